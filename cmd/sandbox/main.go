@@ -1,0 +1,66 @@
+// Command sandbox runs agent TypeScript that calls MCP tools under hard limits,
+// fronts many MCP servers as one gateway, and generates TypeScript types for tools.
+//
+// Each subcommand lives in a file of its own (run.go, types.go, serve.go, ...)
+// and adds itself to the root command with register() from an init function.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// subcommands are added by the init functions of the files beside this one.
+var subcommands []func() *cobra.Command
+
+func register(newCmd func() *cobra.Command) { subcommands = append(subcommands, newCmd) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run agent TypeScript that calls MCP tools, under hard limits",
+		Long: `sandbox runs TypeScript snippets written by AI agents ("code mode"): the snippet
+calls MCP tools as typed async functions, runs in an isolated worker under hard
+limits (time, memory, output, tool calls), and only its JSON result comes back.
+
+Start with:
+  sandbox run examples/hello.ts          run a snippet, print its JSON result
+  sandbox run --help                     the limits and output options
+  sandbox types --from tools.json        TypeScript declarations for MCP tools`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, newCmd := range subcommands {
+		root.AddCommand(newCmd())
+	}
+	return root
+}
+
+// exitError carries the process exit code for a failure that was already
+// explained to the user (for example a snippet that threw).
+type exitError struct {
+	code int
+	msg  string // printed to stderr when non-empty
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	beforeMain()
+	err := newRootCmd().Execute()
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, "sandbox:", ee.msg)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "sandbox:", err)
+	os.Exit(2)
+}
