@@ -28,15 +28,21 @@ import (
 // mcp-go's transport it adds what the conformance suite checks and mcp-go
 // v1.2.1 does not do by itself:
 //
-//   - Request streams (SEP-1699): a tools/call of a 2025 session is answered on
-//     an SSE stream that the handler owns. Notifications a tool sends for its
-//     call (progress, logs) go on that stream, before the response, instead of
-//     through mcp-go's per-session channel, which a concurrent GET stream may
-//     drain, so a client could see the response before the last progress
-//     notification (mcp-go lists tools-call-with-progress as flaky for this).
-//     The stream starts with a priming event (id, retry, empty data); a tool
-//     may close it mid-call (test_reconnection does) and the client resumes
-//     with GET + Last-Event-ID to receive the rest, including the response.
+//   - Request streams: a tools/call from a client that accepts SSE is
+//     answered on an SSE stream that this handler owns, and the notifications
+//     a tool sends for its call (progress, logs) go on that stream, before the
+//     response. mcp-go routes them through a per-session channel instead,
+//     where a concurrent GET stream may take them, or its POST forwarder may
+//     take the last one off the channel and drop it once the response is out:
+//     measured with the suite, plain mcp-go lost a notification in 17 of 25
+//     runs of tools-call-with-logging and 14 of 25 of tools-call-with-progress
+//     (0 of 25 each through this handler); over protocol 2026-07-28 an
+//     mcp-go client lost a progress notification in 20 of 20 calls (0 of 20
+//     through this handler).
+//   - Resumability (SEP-1699) for 2025 sessions: the request stream starts
+//     with a priming event (id, retry, empty data); a tool may close it
+//     mid-call (test_reconnection does) and the client resumes with GET +
+//     Last-Event-ID to receive the rest, including the response.
 //   - DNS-rebinding protection on loopback: a request that reached a loopback
 //     address with a Host or Origin that is not localhost/127.0.0.1/[::1] is
 //     refused with 403 (mcp-go checks only Host).
@@ -108,14 +114,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.inner.ServeHTTP(w, r)
 }
 
-// wantsRequestStream reports whether a POST is a tools/call request of a 2025
-// session from a client that accepts SSE: the calls that get a request stream.
-// Protocol 2026-07-28 removed sessions and resumability, so its requests go
-// straight to mcp-go.
+// wantsRequestStream reports whether a POST is a tools/call request from a
+// client that accepts SSE: the calls that get a request stream.
 func wantsRequestStream(r *http.Request, body []byte) bool {
-	if r.Header.Get(server.HeaderKeySessionID) == "" ||
-		mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) ||
-		!strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		return false
 	}
 	var msg struct {
@@ -125,8 +127,15 @@ func wantsRequestStream(r *http.Request, body []byte) bool {
 	return json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodToolsCall) && len(msg.ID) > 0
 }
 
+// resumable reports whether a request's stream can be resumed: only a 2025
+// session's. Protocol 2026-07-28 removed sessions and resumability, so its
+// streams carry neither priming events nor event ids.
+func resumable(r *http.Request) bool {
+	return r.Header.Get(server.HeaderKeySessionID) != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+}
+
 func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request) {
-	rs := h.newStream(r.Header.Get(server.HeaderKeySessionID), w)
+	rs := h.newStream(r.Header.Get(server.HeaderKeySessionID), resumable(r), w)
 	// The call must be able to outlive this HTTP response (a closed stream is
 	// resumed by another request), so it runs under its own context: cancelled
 	// when the client goes away while still attached, or after detachedLimit.
@@ -156,16 +165,20 @@ func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	rs.release()
 }
 
-func (h *httpHandler) newStream(session string, w http.ResponseWriter) *requestStream {
+func (h *httpHandler) newStream(session string, resumable bool, w http.ResponseWriter) *requestStream {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	rs := &requestStream{
-		id:       eventIDPrefix + hex.EncodeToString(b[:]),
-		session:  session,
-		out:      w,
-		header:   http.Header{},
-		detached: make(chan struct{}),
-		changed:  make(chan struct{}),
+		id:        eventIDPrefix + hex.EncodeToString(b[:]),
+		session:   session,
+		resumable: resumable,
+		out:       w,
+		header:    http.Header{},
+		detached:  make(chan struct{}),
+		changed:   make(chan struct{}),
+	}
+	if !resumable {
+		return rs
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -240,8 +253,11 @@ func parseEventID(id string) (stream string, seq int, ok bool) {
 //     stream starts with a priming event and every message, including
 //     mcp-go's final answer, becomes an SSE event with an id of this stream.
 //     Events are kept so that a client can resume after the stream closed.
+//     A stream that is not resumable (protocol 2026-07-28) gets neither the
+//     priming event nor ids, and cannot be closed early.
 type requestStream struct {
 	id, session string
+	resumable   bool
 	detached    chan struct{} // closed when the tool closed the stream
 
 	mu       sync.Mutex
@@ -368,17 +384,24 @@ func (rs *requestStream) primeLocked() bool {
 		rs.out.Header().Set("Cache-Control", "no-cache")
 		rs.out.WriteHeader(http.StatusOK)
 	}
-	rs.emitLocked(nil)
+	if rs.resumable {
+		rs.emitLocked(nil)
+	}
 	return true
 }
 
-// emitLocked records an event and writes it when a client is attached.
+// emitLocked records an event (on resumable streams) and writes it when a
+// client is attached.
 func (rs *requestStream) emitLocked(data []byte) {
 	ev := sseEvent{seq: len(rs.events), data: append([]byte(nil), data...)}
-	ev.id = rs.id + "." + strconv.Itoa(ev.seq)
-	rs.events = append(rs.events, ev)
+	frame := []byte(fmt.Sprintf("event: message\ndata: %s\n\n", data))
+	if rs.resumable {
+		ev.id = rs.id + "." + strconv.Itoa(ev.seq)
+		rs.events = append(rs.events, ev)
+		frame = ev.frame()
+	}
 	if rs.out != nil {
-		if _, err := rs.out.Write(ev.frame()); err != nil {
+		if _, err := rs.out.Write(frame); err != nil {
 			rs.out = nil // the client is gone; it may resume
 		} else if f, ok := rs.out.(http.Flusher); ok {
 			f.Flush()
@@ -411,11 +434,12 @@ func (rs *requestStream) notify(method string, params map[string]any) error {
 }
 
 // closeStream ends the HTTP response while the call goes on (SEP-1699). It
-// reports false when mcp-go already answers on the stream itself.
+// reports false when the stream cannot be resumed or mcp-go already answers
+// on it itself.
 func (rs *requestStream) closeStream() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if !rs.primeLocked() {
+	if !rs.resumable || !rs.primeLocked() {
 		return false
 	}
 	if rs.out != nil {
