@@ -1,0 +1,121 @@
+package typegen
+
+import (
+	"hash/maphash"
+	"strconv"
+	"sync"
+)
+
+// Cache remembers the declarations of single tools, keyed by a 128-bit hash
+// of everything they depend on: the tool's assigned names, its name, title,
+// description, annotations and raw schemas, and the options that shape the
+// text. A tool whose definition changes gets a new key; stale entries age out.
+//
+// The hash is seeded per process (hash/maphash), so a server cannot craft a
+// schema that collides with another tool's entry.
+//
+// A Cache is safe for concurrent use. Share one per catalog.
+type Cache struct {
+	seeds [2]maphash.Seed
+	max   int
+
+	mu       sync.Mutex
+	current  map[cacheKey]fragment
+	previous map[cacheKey]fragment
+	hits     uint64
+	misses   uint64
+}
+
+type cacheKey [2]uint64
+
+// NewCache returns a cache of about maxEntries tools (0 means 4096). When the
+// newest maxEntries/2 entries fill up, the older generation is dropped: an
+// entry used since then survives, so this behaves like a cheap LRU.
+func NewCache(maxEntries int) *Cache {
+	if maxEntries <= 0 {
+		maxEntries = 4096
+	}
+	return &Cache{
+		seeds:   [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		max:     maxEntries,
+		current: map[cacheKey]fragment{},
+	}
+}
+
+// Stats returns how many lookups found an entry and how many did not.
+func (c *Cache) Stats() (hits, misses uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
+}
+
+func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
+	var k cacheKey
+	for i := range k {
+		var h maphash.Hash
+		h.SetSeed(c.seeds[i])
+		// Every field is length-prefixed so that no two inputs share a stream.
+		field := func(s string) {
+			h.WriteString(strconv.Itoa(len(s)))
+			h.WriteByte(':')
+			h.WriteString(s)
+		}
+		field(b.Namespace)
+		field(b.Function)
+		field(b.ID)
+		field(t.Server)
+		field(t.Name)
+		field(t.Title)
+		field(t.Description)
+		field(string(t.InputSchema))
+		field(string(t.OutputSchema))
+		if a := t.Annotations; a != nil {
+			field(a.Title)
+			for _, p := range []*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
+				switch {
+				case p == nil:
+					h.WriteByte('-')
+				case *p:
+					h.WriteByte('1')
+				default:
+					h.WriteByte('0')
+				}
+			}
+		} else {
+			h.WriteByte('n')
+		}
+		field(strconv.Itoa(maxDoc))
+		k[i] = h.Sum64()
+	}
+	return k
+}
+
+func (c *Cache) get(k cacheKey) (fragment, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.current[k]; ok {
+		c.hits++
+		return f, true
+	}
+	if f, ok := c.previous[k]; ok {
+		c.hits++
+		c.insert(k, f) // promote
+		return f, true
+	}
+	c.misses++
+	return fragment{}, false
+}
+
+func (c *Cache) put(k cacheKey, f fragment) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.insert(k, f)
+}
+
+func (c *Cache) insert(k cacheKey, f fragment) {
+	if len(c.current) >= (c.max+1)/2 {
+		c.previous = c.current
+		c.current = make(map[cacheKey]fragment, len(c.previous))
+	}
+	c.current[k] = f
+}
