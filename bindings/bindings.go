@@ -1,0 +1,224 @@
+// Package bindings puts MCP tools into a goja VM as callable stubs:
+// `await github.listCommits({...})`. A stub sends a message (tool id + JSON
+// arguments) to the host through the runtime and returns a promise; no source is
+// generated and nothing is evaluated. Tool failures are MCPToolError instances
+// that snippets can catch.
+//
+// The stubs are built from data (a list of Tool), so the same code runs inside
+// a worker subprocess: the parent sends the list, the worker installs it.
+// Names come from typegen.AssignNames, the one place tool names are made, so the
+// .d.ts an agent reads and the functions it can call always agree.
+package bindings
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// Tool is one tool bound into the VM, callable as Namespace.Function(args).
+type Tool struct {
+	// ID is the gateway's tool id, "server:tool".
+	ID string `json:"id"`
+	// Namespace and Function are the TypeScript names (typegen.AssignNames).
+	Namespace string `json:"namespace"`
+	Function  string `json:"function"`
+}
+
+// Invoke starts a tool call for a stub and returns the promise the stub
+// returns. It runs on the VM goroutine; args is the stub's first argument
+// (undefined when none was passed). The runtime implements it.
+type Invoke func(tool Tool, args goja.Value) goja.Value
+
+// ErrorInfo is what an MCPToolError carries.
+type ErrorInfo struct {
+	Tool    string          // "server:tool", or "namespace.function" when not bound
+	Code    string          // stable code: VALIDATION_FAILED, UNKNOWN_TOOL, NOT_BOUND, ...
+	Message string          // what went wrong and what to do next
+	Data    json.RawMessage // optional JSON detail (validation errors, upstream content)
+}
+
+// CodeNotBound is the MCPToolError code for a call to a tool that exists in
+// the VM's namespaces by name only: it was not bound to this run.
+const CodeNotBound = "NOT_BOUND"
+
+// Installed is the result of Install: the VM's MCPToolError class, to create
+// instances of it for failed calls.
+type Installed struct {
+	vm        *goja.Runtime
+	errorCtor *goja.Object
+	errorFn   goja.Callable // the VM's own Error constructor, captured before any user code runs
+	errProto  *goja.Object
+	parse     goja.Callable // the VM's own JSON.parse
+	bound     []string      // "namespace.function", sorted, for NOT_BOUND messages
+}
+
+// reservedGlobals are global names a namespace must never replace.
+var reservedGlobals = map[string]bool{
+	"globalThis": true, "console": true, "MCPToolError": true, "setTimeout": true, "clearTimeout": true,
+	"setInterval": true, "clearInterval": true, "queueMicrotask": true, "structuredClone": true,
+	"Object": true, "Function": true, "Array": true, "Number": true, "String": true, "Boolean": true,
+	"Symbol": true, "BigInt": true, "Math": true, "JSON": true, "Date": true, "RegExp": true, "Error": true,
+	"TypeError": true, "RangeError": true, "SyntaxError": true, "ReferenceError": true, "EvalError": true,
+	"URIError": true, "AggregateError": true, "Promise": true, "Proxy": true, "Reflect": true, "Map": true,
+	"Set": true, "WeakMap": true, "WeakSet": true, "ArrayBuffer": true, "DataView": true, "Intl": true,
+	"undefined": true, "NaN": true, "Infinity": true, "eval": true, "isNaN": true, "isFinite": true,
+	"parseInt": true, "parseFloat": true, "encodeURI": true, "decodeURI": true, "encodeURIComponent": true,
+	"decodeURIComponent": true, "escape": true, "unescape": true,
+}
+
+// Install defines the global MCPToolError class and, for each namespace in
+// tools, a frozen global object holding one async function per tool. It must
+// run before any user code, on the VM's goroutine.
+//
+// Reading a function that is not bound from a namespace object gives a function
+// that rejects with a NOT_BOUND MCPToolError listing the bound tools, so a
+// snippet calling a tool the search did not pick learns what to do.
+func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) {
+	in := &Installed{vm: vm}
+	if err := in.defineErrorClass(); err != nil {
+		return nil, err
+	}
+
+	byNS := map[string][]Tool{}
+	seen := map[string]string{}
+	for _, t := range tools {
+		if !isIdentifier(t.Namespace) || !isIdentifier(t.Function) {
+			return nil, fmt.Errorf("bindings: tool %q has names %q.%q that are not JavaScript identifiers; names must come from typegen.AssignNames", t.ID, t.Namespace, t.Function)
+		}
+		if reservedGlobals[t.Namespace] {
+			return nil, fmt.Errorf("bindings: tool %q: namespace %q would replace a JavaScript global", t.ID, t.Namespace)
+		}
+		if t.Function == "then" {
+			return nil, fmt.Errorf("bindings: tool %q: a function named \"then\" would make its namespace a thenable", t.ID)
+		}
+		key := t.Namespace + "." + t.Function
+		if prev, dup := seen[key]; dup {
+			if prev == t.ID {
+				continue
+			}
+			return nil, fmt.Errorf("bindings: tools %q and %q are both named %s", prev, t.ID, key)
+		}
+		seen[key] = t.ID
+		byNS[t.Namespace] = append(byNS[t.Namespace], t)
+		in.bound = append(in.bound, key)
+	}
+	sort.Strings(in.bound)
+
+	freeze, ok := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("freeze"))
+	if !ok {
+		return nil, fmt.Errorf("bindings: Object.freeze is missing")
+	}
+	namespaces := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	for _, ns := range namespaces {
+		target := vm.NewObject()
+		for _, t := range byNS[ns] {
+			stub := in.stub(t, invoke)
+			if err := target.DefineDataProperty(t.Function, stub, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := freeze(goja.Undefined(), target); err != nil {
+			return nil, err
+		}
+		proxy := vm.NewProxy(target, &goja.ProxyTrapConfig{
+			Get: func(target *goja.Object, property string, receiver goja.Value) goja.Value {
+				if v := target.Get(property); v != nil {
+					return v
+				}
+				if !mayBeToolName(property) {
+					return goja.Undefined()
+				}
+				return in.notBoundStub(ns, property)
+			},
+		})
+		if err := vm.GlobalObject().DefineDataProperty(ns, vm.ToValue(proxy), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+			return nil, fmt.Errorf("bindings: namespace %q: %w", ns, err)
+		}
+	}
+	return in, nil
+}
+
+// stub is the function a snippet calls for one tool.
+func (in *Installed) stub(t Tool, invoke Invoke) goja.Value {
+	fn := in.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		if len(call.Arguments) > 1 {
+			return in.rejected(ErrorInfo{Tool: t.ID, Code: "INVALID_ARGUMENTS",
+				Message: fmt.Sprintf("%s.%s takes one argument, an object of named parameters, e.g. %s.%s({ ... }); got %d arguments",
+					t.Namespace, t.Function, t.Namespace, t.Function, len(call.Arguments))})
+		}
+		return invoke(t, call.Argument(0))
+	}).(*goja.Object)
+	_ = fn.DefineDataProperty("name", in.vm.ToValue(t.Function), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return fn
+}
+
+func (in *Installed) notBoundStub(ns, name string) goja.Value {
+	fn := in.vm.ToValue(func(goja.FunctionCall) goja.Value {
+		return in.rejected(ErrorInfo{Tool: ns + "." + name, Code: CodeNotBound, Message: in.notBoundMessage(ns + "." + name)})
+	}).(*goja.Object)
+	_ = fn.DefineDataProperty("name", in.vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return fn
+}
+
+func (in *Installed) notBoundMessage(name string) string {
+	const show = 20
+	list := in.bound
+	more := ""
+	if len(list) > show {
+		more = fmt.Sprintf(" and %d more", len(list)-show)
+		list = list[:show]
+	}
+	return fmt.Sprintf("%s is not bound to this run. Bound tools: %s%s. Use search_tools to find the tool you need, then name it in your code (or in execute_code's tools list) so it is bound.",
+		name, strings.Join(list, ", "), more)
+}
+
+// rejected returns a promise rejected with an MCPToolError whose stack is the
+// current call site.
+func (in *Installed) rejected(info ErrorInfo) goja.Value {
+	p, _, reject := in.vm.NewPromise()
+	_ = reject(in.NewError(info, ""))
+	return in.vm.ToValue(p)
+}
+
+// mayBeToolName filters property reads that are not calls of a tool: promise
+// resolution reads `then`, serializers read `toJSON`, and so on.
+func mayBeToolName(p string) bool {
+	switch p {
+	case "then", "catch", "finally", "toJSON", "toString", "valueOf", "constructor", "inspect", "asymmetricMatch", "nodeType":
+		return false
+	}
+	return isIdentifier(p) && !strings.HasPrefix(p, "__") && !strings.HasPrefix(p, "$$")
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+		case i > 0 && r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return !reservedWords[s]
+}
+
+var reservedWords = map[string]bool{
+	"break": true, "case": true, "catch": true, "class": true, "const": true, "continue": true, "debugger": true,
+	"default": true, "delete": true, "do": true, "else": true, "enum": true, "export": true, "extends": true,
+	"false": true, "finally": true, "for": true, "function": true, "if": true, "import": true, "in": true,
+	"instanceof": true, "new": true, "null": true, "return": true, "super": true, "switch": true, "this": true,
+	"throw": true, "true": true, "try": true, "typeof": true, "var": true, "void": true, "while": true,
+	"with": true, "yield": true, "let": true, "static": true, "implements": true, "interface": true,
+	"package": true, "private": true, "protected": true, "public": true, "await": true, "arguments": true,
+}

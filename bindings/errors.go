@@ -1,0 +1,113 @@
+package bindings
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dop251/goja"
+)
+
+// defineErrorClass defines the global MCPToolError, a subclass of Error:
+//
+//	class MCPToolError extends Error { name = "MCPToolError"; tool; code; data }
+//
+// built with the Go API (no source is evaluated). Snippets may construct it too
+// (`new MCPToolError("msg", {code: "X"})`), which keeps `instanceof` honest.
+func (in *Installed) defineErrorClass() error {
+	vm := in.vm
+	parse, ok := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
+	if !ok {
+		return fmt.Errorf("bindings: JSON.parse is missing")
+	}
+	in.parse = parse
+	errorCtor := vm.Get("Error").ToObject(vm)
+	errorFn, _ := goja.AssertConstructor(errorCtor)
+	in.errorFn = func(this goja.Value, args ...goja.Value) (goja.Value, error) {
+		o, err := errorFn(nil, args...)
+		return o, err
+	}
+
+	proto := vm.CreateObject(errorCtor.Get("prototype").ToObject(vm))
+	_ = proto.DefineDataProperty("name", vm.ToValue("MCPToolError"), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = proto.DefineDataProperty("message", vm.ToValue(""), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	in.errProto = proto
+
+	ctor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
+		info := ErrorInfo{Message: call.Argument(0).String(), Code: "ERROR"}
+		if goja.IsUndefined(call.Argument(0)) {
+			info.Message = ""
+		}
+		if opts, ok := call.Argument(1).(*goja.Object); ok {
+			if v := opts.Get("code"); v != nil && !goja.IsUndefined(v) {
+				info.Code = v.String()
+			}
+			if v := opts.Get("tool"); v != nil && !goja.IsUndefined(v) {
+				info.Tool = v.String()
+			}
+		}
+		obj := in.newError(info, nil, "")
+		if p := call.This.Prototype(); p != nil {
+			_ = obj.SetPrototype(p)
+		}
+		if opts, ok := call.Argument(1).(*goja.Object); ok {
+			if v := opts.Get("data"); v != nil {
+				_ = obj.Set("data", v)
+			}
+		}
+		return obj
+	}).(*goja.Object)
+	_ = ctor.DefineDataProperty("prototype", proto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+	_ = ctor.DefineDataProperty("name", vm.ToValue("MCPToolError"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = proto.DefineDataProperty("constructor", ctor, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = ctor.SetPrototype(errorCtor)
+	in.errorCtor = ctor
+	return vm.GlobalObject().DefineDataProperty("MCPToolError", ctor, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+// NewError creates an MCPToolError. stack, when not empty, replaces the
+// captured stack: a tool call fails after the call site has returned, so the
+// runtime passes the stack it captured when the call started (the snippet's
+// own line), formatted as goja formats stacks.
+func (in *Installed) NewError(info ErrorInfo, stack string) *goja.Object {
+	return in.newError(info, in.errProto, stack)
+}
+
+func (in *Installed) newError(info ErrorInfo, proto *goja.Object, stack string) *goja.Object {
+	vm := in.vm
+	v, err := in.errorFn(nil, vm.ToValue(info.Message))
+	var obj *goja.Object
+	if err == nil {
+		obj, _ = v.(*goja.Object)
+	}
+	if obj == nil { // cannot happen with the VM's own Error; keep a usable object anyway
+		obj = vm.NewObject()
+		_ = obj.Set("message", info.Message)
+	}
+	if proto != nil {
+		_ = obj.SetPrototype(proto)
+	}
+	if stack != "" {
+		_ = obj.DefineDataProperty("stack", vm.ToValue("MCPToolError: "+info.Message+"\n"+stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	} else if s := obj.Get("stack"); s != nil {
+		// The VM's Error named itself "Error"; say what it is.
+		str := s.String()
+		if len(str) >= 5 && str[:5] == "Error" {
+			_ = obj.DefineDataProperty("stack", vm.ToValue("MCPToolError"+str[5:]), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		}
+	}
+	_ = obj.Set("tool", info.Tool)
+	_ = obj.Set("code", info.Code)
+	if len(info.Data) > 0 {
+		if data, err := in.ParseJSON(info.Data); err == nil {
+			_ = obj.Set("data", data)
+		}
+	}
+	return obj
+}
+
+// ParseJSON turns JSON into VM values with the VM's own JSON.parse, captured
+// before user code ran (so a snippet replacing JSON.parse changes nothing),
+// keeping key order and giving plain objects, never wrapped Go values.
+func (in *Installed) ParseJSON(data json.RawMessage) (goja.Value, error) {
+	return in.parse(goja.Undefined(), in.vm.ToValue(string(data)))
+}

@@ -1,0 +1,25 @@
+package bindings_test
+
+import (
+	"fmt"
+
+	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+// Install binds tools as frozen namespace objects; each call goes to invoke,
+// which the runtime implements as a message to the host.
+func Example() {
+	vm := goja.New()
+	invoke := func(tool bindings.Tool, args goja.Value) goja.Value {
+		return vm.ToValue(fmt.Sprintf("would call %s with q=%s", tool.ID, args.ToObject(vm).Get("q")))
+	}
+	_, err := bindings.Install(vm, []bindings.Tool{{ID: "github:search_code", Namespace: "github", Function: "searchCode"}}, invoke)
+	if err != nil {
+		panic(err)
+	}
+	v, _ := vm.RunString(`github.searchCode({ q: "parseConfig" })`)
+	fmt.Println(v)
+	// Output: would call github:search_code with q=parseConfig
+}

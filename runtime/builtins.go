@@ -1,0 +1,409 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/dop251/goja"
+)
+
+// installBuiltins fills the gaps between goja and what agents write today
+// (ES2024-era code): Object.groupBy, Map.groupBy, Promise.withResolvers,
+// Symbol.dispose for `using`, and Unicode property escapes in regular
+// expressions, which goja silently mis-matches. Everything is built with the
+// Go API; no source is evaluated.
+func (e *execution) installBuiltins() error {
+	vm := e.vm
+	g := vm.GlobalObject()
+	// goja's own GoError constructor is not part of the language.
+	if err := g.Delete("GoError"); err != nil {
+		return err
+	}
+
+	symbol := g.Get("Symbol").ToObject(vm)
+	symbolFor, _ := goja.AssertFunction(symbol.Get("for"))
+	for _, name := range []string{"dispose", "asyncDispose"} {
+		if v := symbol.Get(name); v != nil && !goja.IsUndefined(v) {
+			continue
+		}
+		// esbuild's `using` helpers look the symbols up as Symbol.for("Symbol.dispose").
+		sym, err := symbolFor(symbol, vm.ToValue("Symbol."+name))
+		if err != nil {
+			return err
+		}
+		if err := symbol.DefineDataProperty(name, sym, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+			return err
+		}
+	}
+
+	groupBy := func(toMap bool) func(goja.FunctionCall) goja.Value {
+		return func(call goja.FunctionCall) goja.Value {
+			cb, ok := goja.AssertFunction(call.Argument(1))
+			if !ok {
+				panic(vm.NewTypeError("groupBy: the second argument must be a function"))
+			}
+			arr, err := e.intrinsics.arrayFrom(goja.Undefined(), call.Argument(0))
+			if err != nil {
+				panic(err)
+			}
+			items := arr.ToObject(vm)
+			n := items.Get("length").ToInteger()
+			var keys []goja.Value
+			groups := map[any][]any{}
+			for i := int64(0); i < n; i++ {
+				item := items.Get(fmt.Sprint(i))
+				k, err := cb(goja.Undefined(), item, vm.ToValue(i))
+				if err != nil {
+					panic(err)
+				}
+				if !toMap {
+					k = vm.ToValue(k.String())
+				}
+				id := k.Export()
+				if obj, isObj := k.(*goja.Object); isObj {
+					id = obj // objects group by identity
+				}
+				if _, seen := groups[id]; !seen {
+					keys = append(keys, k)
+				}
+				groups[id] = append(groups[id], item)
+			}
+			if toMap {
+				m, err := vm.New(e.intrinsics.mapCtor)
+				if err != nil {
+					panic(err)
+				}
+				set, _ := goja.AssertFunction(m.Get("set"))
+				for _, k := range keys {
+					id := k.Export()
+					if obj, isObj := k.(*goja.Object); isObj {
+						id = obj
+					}
+					if _, err := set(m, k, vm.NewArray(groups[id]...)); err != nil {
+						panic(err)
+					}
+				}
+				return m
+			}
+			out := vm.CreateObject(nil)
+			for _, k := range keys {
+				_ = out.Set(k.String(), vm.NewArray(groups[k.Export()]...))
+			}
+			return out
+		}
+	}
+	if err := g.Get("Object").ToObject(vm).Set("groupBy", groupBy(false)); err != nil {
+		return err
+	}
+	if err := e.intrinsics.mapCtor.Set("groupBy", groupBy(true)); err != nil {
+		return err
+	}
+	if err := g.Get("Promise").ToObject(vm).Set("withResolvers", func(goja.FunctionCall) goja.Value {
+		p, resolve, reject := vm.NewPromise()
+		out := vm.NewObject()
+		_ = out.Set("promise", p)
+		_ = out.Set("resolve", func(call goja.FunctionCall) goja.Value {
+			if err := resolve(call.Argument(0)); err != nil {
+				panic(err)
+			}
+			return goja.Undefined()
+		})
+		_ = out.Set("reject", func(call goja.FunctionCall) goja.Value {
+			if err := reject(call.Argument(0)); err != nil {
+				panic(err)
+			}
+			return goja.Undefined()
+		})
+		return out
+	}); err != nil {
+		return err
+	}
+	return e.installUnicodeRegExp()
+}
+
+// installUnicodeRegExp wraps the RegExp constructor so that \p{...} and
+// \P{...} in a u-flag pattern are rewritten into explicit character ranges
+// from Go's Unicode tables. esbuild turns such regexp literals into
+// `new RegExp(...)` calls (unicode property escapes are marked unsupported),
+// so literals and constructed patterns both come through here. A property Go
+// has no table for is a SyntaxError, never a silent mismatch.
+func (e *execution) installUnicodeRegExp() error {
+	vm := e.vm
+	g := vm.GlobalObject()
+	orig := g.Get("RegExp").ToObject(vm)
+	construct, _ := goja.AssertConstructor(orig)
+	rewrite := func(args []goja.Value) []goja.Value {
+		if len(args) < 2 || goja.IsUndefined(args[1]) {
+			return args
+		}
+		flags := args[1].String()
+		if !strings.ContainsAny(flags, "uv") {
+			return args
+		}
+		src := args[0]
+		if _, isObj := src.(*goja.Object); isObj && src.ToObject(vm).ClassName() == "RegExp" {
+			src = src.ToObject(vm).Get("source")
+		}
+		pattern := src.String()
+		if !strings.Contains(pattern, `\p{`) && !strings.Contains(pattern, `\P{`) {
+			return args
+		}
+		out, err := expandUnicodeProperties(pattern)
+		if err != nil {
+			se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue(err.Error()))
+			panic(se)
+		}
+		return append([]goja.Value{vm.ToValue(out)}, args[1:]...)
+	}
+	proxy := vm.NewProxy(orig, &goja.ProxyTrapConfig{
+		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
+			if newTarget == nil || newTarget.SameAs(target) {
+				newTarget = orig
+			}
+			obj, err := construct(newTarget, rewrite(args)...)
+			if err != nil {
+				panic(err)
+			}
+			return obj
+		},
+		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+			obj, err := construct(orig, rewrite(args)...)
+			if err != nil {
+				panic(err)
+			}
+			return obj
+		},
+	})
+	// goja's instanceof does not see through a proxy of a constructor; answer
+	// it on the target, which the proxy forwards to.
+	regexpProto := orig.Get("prototype").ToObject(vm)
+	hasInstance := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		obj, ok := call.Argument(0).(*goja.Object)
+		if !ok {
+			return vm.ToValue(false)
+		}
+		for p := obj.Prototype(); p != nil; p = p.Prototype() {
+			if p == regexpProto {
+				return vm.ToValue(true)
+			}
+		}
+		return vm.ToValue(false)
+	})
+	if err := orig.DefineDataPropertySymbol(goja.SymHasInstance, hasInstance, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		return err
+	}
+	pv := vm.ToValue(proxy)
+	if err := orig.Get("prototype").ToObject(vm).DefineDataProperty("constructor", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+	return g.DefineDataProperty("RegExp", pv, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+var expandedPatterns = newLRU[string, expansion](256)
+
+type expansion struct {
+	out string
+	err error
+}
+
+// expandUnicodeProperties rewrites \p{X} and \P{X} into character classes.
+// Results are cached: snippets build the same RegExp in loops.
+func expandUnicodeProperties(pattern string) (string, error) {
+	if x, ok := expandedPatterns.get(pattern); ok {
+		return x.out, x.err
+	}
+	out, err := expandPattern(pattern)
+	expandedPatterns.put(pattern, expansion{out, err})
+	return out, err
+}
+
+func expandPattern(pattern string) (string, error) {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		switch {
+		case c == '\\' && i+2 < len(pattern) && (pattern[i+1] == 'p' || pattern[i+1] == 'P') && pattern[i+2] == '{':
+			end := strings.IndexByte(pattern[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("SyntaxError: invalid regular expression /%s/: unterminated \\%c{", pattern, pattern[i+1])
+			}
+			name := pattern[i+3 : i+end]
+			table, err := unicodeTable(name)
+			if err != nil {
+				return "", fmt.Errorf("SyntaxError: invalid regular expression /%s/: %v", pattern, err)
+			}
+			negate := pattern[i+1] == 'P'
+			if inClass && negate {
+				table = complementTable(table)
+				negate = false
+			}
+			ranges := rangesOf(table)
+			switch {
+			case inClass:
+				b.WriteString(ranges)
+			case negate:
+				b.WriteString("[^" + ranges + "]")
+			default:
+				b.WriteString("[" + ranges + "]")
+			}
+			i += end
+		case c == '\\' && i+1 < len(pattern):
+			b.WriteByte(c)
+			b.WriteByte(pattern[i+1])
+			i++
+		case c == '[' && !inClass:
+			inClass = true
+			b.WriteByte(c)
+		case c == ']' && inClass:
+			inClass = false
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
+
+var categoryAliases = map[string]string{
+	"Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
+	"Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Combining_Mark": "M", "Nonspacing_Mark": "Mn",
+	"Spacing_Mark": "Mc", "Enclosing_Mark": "Me", "Number": "N", "Decimal_Number": "Nd", "digit": "Nd",
+	"Letter_Number": "Nl", "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc",
+	"Dash_Punctuation": "Pd", "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi",
+	"Final_Punctuation": "Pf", "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc",
+	"Modifier_Symbol": "Sk", "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+	"Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Private_Use": "Co",
+	"Surrogate": "Cs",
+}
+
+// unicodeTable finds the table for a property name as JavaScript writes it:
+// L, Letter, gc=L, General_Category=Letter, Script=Latin, sc=Latin,
+// Script_Extensions=Latin (approximated by Script), White_Space, Alphabetic, ...
+func unicodeTable(name string) (*unicode.RangeTable, error) {
+	key, value, hasValue := strings.Cut(name, "=")
+	if hasValue {
+		switch key {
+		case "General_Category", "gc":
+			name = value
+		case "Script", "sc", "Script_Extensions", "scx":
+			if t, ok := unicode.Scripts[value]; ok {
+				return t, nil
+			}
+			return nil, fmt.Errorf("unknown script %q in \\p{%s}", value, name)
+		default:
+			return nil, fmt.Errorf("unsupported unicode property %q", name)
+		}
+	}
+	if alias, ok := categoryAliases[name]; ok {
+		name = alias
+	}
+	if name == "LC" {
+		return mergeTables(unicode.Lu, unicode.Ll, unicode.Lt), nil
+	}
+	if t, ok := unicode.Categories[name]; ok {
+		return t, nil
+	}
+	switch name {
+	case "Alphabetic", "Alpha":
+		return mergeTables(unicode.L, unicode.Nl, unicode.Other_Alphabetic), nil
+	case "Any":
+		return &unicode.RangeTable{R32: []unicode.Range32{{Lo: 0, Hi: unicode.MaxRune, Stride: 1}}}, nil
+	case "ASCII":
+		return &unicode.RangeTable{R16: []unicode.Range16{{Lo: 0, Hi: 0x7F, Stride: 1}}}, nil
+	case "Uppercase", "Upper":
+		return mergeTables(unicode.Lu, unicode.Other_Uppercase), nil
+	case "Lowercase", "Lower":
+		return mergeTables(unicode.Ll, unicode.Other_Lowercase), nil
+	}
+	if t, ok := unicode.Properties[name]; ok {
+		return t, nil
+	}
+	if t, ok := unicode.Scripts[name]; ok { // \p{Latin} is not valid JS, but unambiguous
+		return t, nil
+	}
+	return nil, fmt.Errorf("unicode property \\p{%s} is not supported here; use explicit ranges", name)
+}
+
+// runeSet is a table flattened into sorted, merged [lo, hi] pairs.
+type runeSet [][2]rune
+
+func flatten(t *unicode.RangeTable) runeSet {
+	var out runeSet
+	add := func(lo, hi, stride rune) {
+		if stride == 1 {
+			out = append(out, [2]rune{lo, hi})
+			return
+		}
+		for r := lo; r <= hi; r += stride {
+			out = append(out, [2]rune{r, r})
+		}
+	}
+	for _, r := range t.R16 {
+		add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	}
+	for _, r := range t.R32 {
+		add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	}
+	return out
+}
+
+func mergeTables(tables ...*unicode.RangeTable) *unicode.RangeTable {
+	var all runeSet
+	for _, t := range tables {
+		all = append(all, flatten(t)...)
+	}
+	return toTable(normalize(all))
+}
+
+func complementTable(t *unicode.RangeTable) *unicode.RangeTable {
+	set := normalize(flatten(t))
+	var out runeSet
+	next := rune(0)
+	for _, r := range set {
+		if r[0] > next {
+			out = append(out, [2]rune{next, r[0] - 1})
+		}
+		next = r[1] + 1
+	}
+	if next <= unicode.MaxRune {
+		out = append(out, [2]rune{next, unicode.MaxRune})
+	}
+	return toTable(out)
+}
+
+func normalize(s runeSet) runeSet {
+	sort.Slice(s, func(i, j int) bool { return s[i][0] < s[j][0] })
+	var out runeSet
+	for _, r := range s {
+		if n := len(out); n > 0 && r[0] <= out[n-1][1]+1 {
+			out[n-1][1] = max(out[n-1][1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func toTable(s runeSet) *unicode.RangeTable {
+	t := &unicode.RangeTable{}
+	for _, r := range s {
+		t.R32 = append(t.R32, unicode.Range32{Lo: uint32(r[0]), Hi: uint32(r[1]), Stride: 1})
+	}
+	return t
+}
+
+// rangesOf writes a table as the inside of a character class, with \u{...}
+// escapes (valid under the u flag the pattern already has).
+func rangesOf(t *unicode.RangeTable) string {
+	var b strings.Builder
+	for _, r := range normalize(flatten(t)) {
+		fmt.Fprintf(&b, `\u{%X}`, r[0])
+		if r[1] != r[0] {
+			fmt.Fprintf(&b, `-\u{%X}`, r[1])
+		}
+	}
+	return b.String()
+}

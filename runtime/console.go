@@ -1,0 +1,282 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// consoleState captures console output under Limits.OutputBytes. Output never
+// reaches the host's stdout: entries go to vmSide.log, in order, with levels.
+type consoleState struct {
+	e         *execution
+	limit     int
+	used      int
+	truncated bool
+	dropped   int // entries dropped past the limit
+	indent    int // console.group depth
+	counts    map[string]int
+	timers    map[string]time.Time
+}
+
+// maxEntryBytes caps one console call, so that one huge value cannot take the
+// whole output budget in a single entry without a note.
+const maxEntryBytes = 64 << 10
+
+func (e *execution) installConsole() error {
+	c := &consoleState{e: e, limit: e.limits.OutputBytes, counts: map[string]int{}, timers: map[string]time.Time{}}
+	e.console = c
+	vm := e.vm
+	con := vm.NewObject()
+	level := func(l LogLevel) func(goja.FunctionCall) goja.Value {
+		return func(call goja.FunctionCall) goja.Value {
+			c.emit(l, call.Arguments)
+			return goja.Undefined()
+		}
+	}
+	methods := map[string]func(goja.FunctionCall) goja.Value{
+		"log":   level(LevelLog),
+		"info":  level(LevelInfo),
+		"warn":  level(LevelWarn),
+		"error": level(LevelError),
+		"debug": level(LevelDebug),
+		"dir":   level(LevelLog),
+		"table": level(LevelLog),
+		"trace": func(call goja.FunctionCall) goja.Value {
+			msg := c.format(call.Arguments)
+			stack := formatStack(vm.CaptureCallStack(10, nil))
+			c.write(LevelDebug, "Trace: "+msg+"\n"+stack)
+			return goja.Undefined()
+		},
+		"assert": func(call goja.FunctionCall) goja.Value {
+			if call.Argument(0).ToBoolean() {
+				return goja.Undefined()
+			}
+			msg := "Assertion failed"
+			if len(call.Arguments) > 1 {
+				msg += ": " + c.format(call.Arguments[1:])
+			}
+			c.write(LevelError, msg)
+			return goja.Undefined()
+		},
+		"group": func(call goja.FunctionCall) goja.Value {
+			if len(call.Arguments) > 0 {
+				c.emit(LevelLog, call.Arguments)
+			}
+			c.indent++
+			return goja.Undefined()
+		},
+		"groupEnd": func(goja.FunctionCall) goja.Value {
+			if c.indent > 0 {
+				c.indent--
+			}
+			return goja.Undefined()
+		},
+		"count": func(call goja.FunctionCall) goja.Value {
+			label := labelOf(call)
+			c.counts[label]++
+			c.write(LevelLog, fmt.Sprintf("%s: %d", label, c.counts[label]))
+			return goja.Undefined()
+		},
+		"countReset": func(call goja.FunctionCall) goja.Value {
+			delete(c.counts, labelOf(call))
+			return goja.Undefined()
+		},
+		"time": func(call goja.FunctionCall) goja.Value {
+			c.timers[labelOf(call)] = time.Now()
+			return goja.Undefined()
+		},
+		"timeLog": func(call goja.FunctionCall) goja.Value { c.timeLog(labelOf(call), false); return goja.Undefined() },
+		"timeEnd": func(call goja.FunctionCall) goja.Value { c.timeLog(labelOf(call), true); return goja.Undefined() },
+	}
+	methods["groupCollapsed"] = methods["group"]
+	for name, fn := range methods {
+		if err := con.Set(name, fn); err != nil {
+			return err
+		}
+	}
+	return vm.GlobalObject().DefineDataProperty("console", con, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+func labelOf(call goja.FunctionCall) string {
+	if a := call.Argument(0); !goja.IsUndefined(a) {
+		return a.String()
+	}
+	return "default"
+}
+
+func (c *consoleState) timeLog(label string, end bool) {
+	start, ok := c.timers[label]
+	if !ok {
+		c.write(LevelWarn, fmt.Sprintf("Warning: No such label '%s' for console.time%s()", label, map[bool]string{true: "End", false: "Log"}[end]))
+		return
+	}
+	if end {
+		delete(c.timers, label)
+	}
+	c.write(LevelLog, fmt.Sprintf("%s: %.3fms", label, float64(time.Since(start).Microseconds())/1000))
+}
+
+func (c *consoleState) emit(level LogLevel, args []goja.Value) {
+	if c.truncated {
+		c.dropped++
+		return
+	}
+	c.write(level, c.format(args))
+}
+
+func (c *consoleState) write(level LogLevel, msg string) {
+	if c.truncated {
+		c.dropped++
+		return
+	}
+	if c.indent > 0 {
+		pad := strings.Repeat("  ", c.indent)
+		msg = pad + strings.ReplaceAll(msg, "\n", "\n"+pad)
+	}
+	if c.used+len(msg) > c.limit {
+		room := c.limit - c.used
+		c.truncated = true
+		c.dropped++
+		if room <= 0 {
+			return
+		}
+		msg = truncateUTF8(msg, room)
+	}
+	c.used += len(msg)
+	c.e.side.log(LogEntry{Level: level, Message: msg})
+}
+
+// format renders console arguments as Node does: a leading format string
+// with %s %d %i %f %j %o %O %c, then each remaining value, space separated.
+func (c *consoleState) format(args []goja.Value) string {
+	budget := min(maxEntryBytes, max(c.limit-c.used, 0)+1)
+	ins := &inspector{vm: c.e.vm, in: c.e.intrinsics, budget: budget}
+	var b strings.Builder
+	rest := args
+	if len(args) > 0 {
+		if s, ok := primitiveString(args[0]); ok && strings.ContainsRune(s, '%') {
+			rest = args[1:]
+			for i := 0; i < len(s); i++ {
+				ch := s[i]
+				if ch != '%' || i+1 >= len(s) {
+					b.WriteByte(ch)
+					continue
+				}
+				verb := s[i+1]
+				if verb == '%' {
+					b.WriteByte('%')
+					i++
+					continue
+				}
+				if !strings.ContainsRune("sdifjoOc", rune(verb)) || len(rest) == 0 {
+					b.WriteByte(ch)
+					continue
+				}
+				arg := rest[0]
+				rest = rest[1:]
+				i++
+				switch verb {
+				case 's':
+					if str, ok := primitiveString(arg); ok {
+						b.WriteString(str)
+					} else {
+						b.WriteString(ins.inspect(arg, 1))
+					}
+				case 'd', 'i':
+					n := arg.ToFloat()
+					if verb == 'i' {
+						n = math.Trunc(n)
+					}
+					b.WriteString(formatNumber(n))
+				case 'f':
+					b.WriteString(formatNumber(arg.ToFloat()))
+				case 'j':
+					b.WriteString(ins.inspect(arg, 4))
+				case 'o', 'O':
+					b.WriteString(ins.inspect(arg, 4))
+				case 'c': // CSS has no meaning here
+				}
+				if b.Len() > budget {
+					break
+				}
+			}
+		}
+	}
+	for i, a := range rest {
+		if b.Len() > budget {
+			break
+		}
+		if i > 0 || b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if s, ok := primitiveString(a); ok {
+			b.WriteString(truncateUTF8(s, budget))
+			continue
+		}
+		b.WriteString(ins.inspect(a, 0))
+	}
+	out := b.String()
+	if len(out) > maxEntryBytes {
+		out = truncateUTF8(out, maxEntryBytes) + fmt.Sprintf("… [entry truncated at %s]", formatBytes(maxEntryBytes))
+	}
+	return out
+}
+
+// primitiveString returns v's text when v is a string primitive (not a
+// String object, which console shows as [String: 'x']).
+func primitiveString(v goja.Value) (string, bool) {
+	if _, isObj := v.(*goja.Object); isObj || v == nil {
+		return "", false
+	}
+	s, ok := v.Export().(string)
+	return s, ok
+}
+
+func formatNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f == 0 && math.Signbit(f):
+		return "-0"
+	}
+	return jsNumberString(f)
+}
+
+// jsNumberString formats a finite number as JavaScript's Number#toString does.
+func jsNumberString(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	abs := math.Abs(f)
+	if abs >= 1e21 || abs < 1e-6 {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		// Go writes e+21 / e-07; JavaScript writes e+21 / e-7.
+		mant, exp, _ := strings.Cut(s, "e")
+		sign := exp[0]
+		exp = strings.TrimLeft(exp[1:], "0")
+		return mant + "e" + string(sign) + exp
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

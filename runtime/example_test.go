@@ -1,0 +1,61 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sandboxrt/sandbox/bindings"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// A snippet calls a tool bound as weather.forecast; the host answers it.
+// (This example runs in-process; untrusted code belongs in the default worker
+// isolation, which needs runtime.ServeWorkerIfChild in main.)
+func Example() {
+	rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess})
+	if err != nil {
+		panic(err)
+	}
+	defer rt.Close()
+
+	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+		var args struct{ City string }
+		_ = json.Unmarshal(call.Arguments, &args)
+		return json.RawMessage(fmt.Sprintf(`{"city":%q,"tempC":21}`, args.City)), nil
+	})
+	res, err := rt.Run(context.Background(), runtime.Request{
+		Code: `
+const cities = ["Oslo", "Lima"];
+const all = await Promise.all(cities.map((city) => weather.forecast({ city })));
+console.log("fetched", all.length);
+return all.map((f) => f.city + ": " + f.tempC + "°C");`,
+		Tools:  []bindings.Tool{{ID: "weather:forecast", Namespace: "weather", Function: "forecast"}},
+		Host:   host,
+		Limits: runtime.Limits{Timeout: 5 * time.Second},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(res.Value))
+	fmt.Println(res.Logs[0].Message, len(res.Calls), "calls")
+	// Output:
+	// ["Oslo: 21°C","Lima: 21°C"]
+	// fetched 2 2 calls
+}
+
+// A failed run still has a Result: the error is located in the snippet.
+func Example_error() {
+	rt, _ := runtime.New(runtime.Options{Isolation: runtime.InProcess})
+	defer rt.Close()
+	res, _ := rt.Run(context.Background(), runtime.Request{
+		Filename: "agent.ts",
+		Code:     "const items: number[] = [];\nreturn items[0].toFixed(2);",
+	})
+	fmt.Println(res.OK, res.Error.Kind, res.Error.Line)
+	fmt.Println(res.Error.Error())
+	// Output:
+	// false runtime 2
+	// agent.ts:2:14: TypeError: Cannot read property 'toFixed' of undefined or null
+}

@@ -1,0 +1,422 @@
+package runtime
+
+import (
+	"container/heap"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+// vmSide is what an execution needs from its surroundings: a way to start tool
+// calls and a place for console output. In-process it calls the Host directly;
+// in a worker it sends messages to the parent.
+type vmSide interface {
+	// startCall begins a tool call; it must not block. The answer comes back
+	// through execution.deliver, from any goroutine.
+	startCall(id uint64, tool string, args json.RawMessage)
+	// log receives console output that is within the output limit.
+	log(entry LogEntry)
+}
+
+// execOutcome is what an execution ends with.
+type execOutcome struct {
+	Value          json.RawMessage `json:"value,omitempty"`
+	Error          *Error          `json:"error,omitempty"`
+	LogsTruncated  bool            `json:"logsTruncated,omitempty"`
+	DroppedLogs    int             `json:"droppedLogs,omitempty"`
+	CallsAbandoned []uint64        `json:"callsAbandoned,omitempty"`
+}
+
+// execution runs one snippet in a fresh VM. Every method except deliver,
+// interrupt and the constructor runs on the VM's goroutine: goja is not
+// goroutine-safe, so the VM's goroutine owns it and everything else sends it
+// closures through the queue.
+type execution struct {
+	vm       *goja.Runtime
+	side     vmSide
+	limits   Limits
+	filename string
+	start    time.Time
+	tools    *bindings.Installed
+	// intrinsics are built-ins captured before user code ran.
+	intrinsics *intrinsics
+	// sourceLines is the snippet's line count: frames past it are the wrapper's.
+	sourceLines int
+
+	queue    jobQueue
+	stopOnce sync.Once
+	stopped  chan struct{} // closed when the run must end (deadline, memory, cancel)
+	stopErr  *Error        // why; written once before stopped is closed
+
+	// VM-goroutine state.
+	calls       map[uint64]*pendingCall
+	nextCallID  uint64
+	callsMade   int
+	timers      timerHeap
+	timerByID   map[int64]*timer
+	nextTimerID int64
+	timerSeq    uint64
+	console     *consoleState
+	unhandled   []*goja.Promise // rejected promises without a handler, in order of rejection
+	// pendingFatal is an error that must end the run, raised while the loop
+	// ran a job (an interrupt, a stack overflow, an uncaught timer exception).
+	pendingFatal *Error
+}
+
+type pendingCall struct {
+	tool  bindings.Tool
+	stack string // the call site, for the MCPToolError's stack
+	res   func(any) error
+	rej   func(any) error
+}
+
+// programCache holds compiled programs by the hash of their JavaScript: a
+// *goja.Program can be shared between runtimes (design notes), and agents
+// re-run the same snippet often.
+var programCache = newLRU[[32]byte, *goja.Program](64)
+
+// refuseSourceMapFile keeps goja from reading host files named by a
+// sourceMappingURL comment; our own maps are inline data: URLs, which goja
+// decodes without calling the loader.
+func refuseSourceMapFile(string) ([]byte, error) {
+	return nil, errors.New("source maps are only read inline")
+}
+
+func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
+	if p, ok := programCache.get(t.Hash); ok {
+		return p, nil
+	}
+	ast, err := goja.Parse(filename+".js", t.JS, parser.WithSourceMapLoader(refuseSourceMapFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteRegExpLiterals(ast, t.JS); err != nil {
+		return nil, err
+	}
+	p, err := goja.CompileAST(ast, true)
+	if err != nil {
+		return nil, err
+	}
+	programCache.put(t.Hash, p)
+	return p, nil
+}
+
+func newExecution(side vmSide, limits Limits, filename string) *execution {
+	return &execution{
+		vm:        goja.New(),
+		side:      side,
+		limits:    limits,
+		filename:  filename,
+		stopped:   make(chan struct{}),
+		calls:     map[uint64]*pendingCall{},
+		timerByID: map[int64]*timer{},
+		queue:     jobQueue{notify: make(chan struct{}, 1)},
+	}
+}
+
+// interrupt ends the run with err. Safe from any goroutine; the first reason wins.
+func (e *execution) interrupt(err *Error) {
+	e.stopOnce.Do(func() {
+		e.stopErr = err
+		close(e.stopped)
+		e.vm.Interrupt(err)
+	})
+}
+
+// deliver hands a tool call's answer to the VM. Safe from any goroutine.
+func (e *execution) deliver(id uint64, result json.RawMessage, toolErr *ToolError) {
+	e.queue.post(func() { e.settleCall(id, result, toolErr) })
+}
+
+// run executes the snippet and returns its outcome. It runs on the calling
+// goroutine, which becomes the VM's goroutine until run returns.
+func (e *execution) run(t *transpiled, tools []bindings.Tool) (out execOutcome) {
+	e.start = time.Now()
+	e.sourceLines = t.Lines
+	deadline := time.AfterFunc(e.limits.Timeout, func() {
+		e.interrupt(&Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
+			"the snippet ran past its %v time limit; do less work per snippet (fewer or smaller tool calls, no busy loops) or raise the limit", e.limits.Timeout)})
+	})
+	defer deadline.Stop()
+	defer func() {
+		// A host function that panics re-raises through goja (design notes):
+		// never let that take the process down.
+		if r := recover(); r != nil {
+			out = execOutcome{Error: &Error{Kind: KindInternal, Message: fmt.Sprintf("the runtime failed: %v", r)}}
+		}
+		out.LogsTruncated = e.console.truncated
+		out.DroppedLogs = e.console.dropped
+		for id := range e.calls {
+			out.CallsAbandoned = append(out.CallsAbandoned, id)
+		}
+		e.stopTimers()
+	}()
+
+	e.vm.SetMaxCallStackSize(e.limits.StackDepth)
+	if err := e.setup(tools); err != nil {
+		return execOutcome{Error: &Error{Kind: KindInternal, Message: err.Error()}}
+	}
+	prog, err := compileProgram(t, e.filename)
+	if err != nil {
+		return execOutcome{Error: e.compileFailure(t, err)}
+	}
+	v, err := e.vm.RunProgram(prog)
+	if err != nil {
+		return execOutcome{Error: e.errorFrom(err)}
+	}
+	main, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return execOutcome{Error: &Error{Kind: KindInternal, Message: "the wrapped snippet did not produce a promise"}}
+	}
+	if err := e.loop(main); err != nil {
+		return execOutcome{Error: err}
+	}
+	switch main.State() {
+	case goja.PromiseStateRejected:
+		return execOutcome{Error: e.errorFromValue(main.Result())}
+	case goja.PromiseStateFulfilled:
+		e.reportUnhandledRejections(main)
+		value, serr := e.serializeResult(main.Result())
+		if serr != nil {
+			return execOutcome{Error: serr}
+		}
+		return execOutcome{Value: value}
+	}
+	return execOutcome{Error: &Error{Kind: KindInternal, Message: "the event loop ended with the snippet still pending"}}
+}
+
+// loop runs timers and tool-call answers until the snippet's promise settles.
+func (e *execution) loop(main *goja.Promise) *Error {
+	for main.State() == goja.PromiseStatePending {
+		select {
+		case <-e.stopped:
+			return e.stopErr
+		default:
+		}
+		progressed := false
+		for _, job := range e.queue.drain() {
+			job()
+			progressed = true
+			if err := e.takeFatal(); err != nil {
+				return err
+			}
+		}
+		if t := e.timers.peek(); t != nil && !t.when.After(time.Now()) {
+			e.fireTimer(t)
+			if err := e.takeFatal(); err != nil {
+				return err
+			}
+			continue
+		}
+		if progressed || main.State() != goja.PromiseStatePending {
+			continue
+		}
+		if len(e.calls) == 0 && e.timers.Len() == 0 && e.queue.empty() {
+			return &Error{Kind: KindDeadlock, Message: "the snippet is awaiting a promise that can never settle: " +
+				"no timer and no tool call is pending. Check for a promise whose resolve is never called, or an await on something that is not started"}
+		}
+		var wake <-chan time.Time
+		var tm *time.Timer
+		if t := e.timers.peek(); t != nil {
+			tm = time.NewTimer(time.Until(t.when))
+			wake = tm.C
+		}
+		select {
+		case <-e.queue.notify:
+		case <-wake:
+		case <-e.stopped:
+		}
+		if tm != nil {
+			tm.Stop()
+		}
+	}
+	return nil
+}
+
+// takeFatal returns the error that must end the run, if any.
+func (e *execution) takeFatal() *Error {
+	select {
+	case <-e.stopped:
+		return e.stopErr
+	default:
+	}
+	if e.pendingFatal != nil {
+		err := e.pendingFatal
+		e.pendingFatal = nil
+		return err
+	}
+	return nil
+}
+
+// callVM calls into the VM from the loop and records a failure that must end
+// the run: an interrupt, a stack overflow, or an exception nothing caught.
+func (e *execution) callVM(fn goja.Callable, this goja.Value, args ...goja.Value) {
+	if _, err := fn(this, args...); err != nil && e.pendingFatal == nil {
+		e.pendingFatal = e.errorFrom(err)
+	}
+}
+
+// settleCall resolves or rejects the promise of a tool call with its answer.
+func (e *execution) settleCall(id uint64, result json.RawMessage, toolErr *ToolError) {
+	pc, ok := e.calls[id]
+	if !ok {
+		return // answered after the run gave up on it
+	}
+	delete(e.calls, id)
+	var err error
+	if toolErr == nil {
+		v, perr := e.tools.ParseJSON(result)
+		if perr != nil {
+			toolErr = &ToolError{Code: CodeInvalidResult, Message: "the tool's result is not valid JSON: " + perr.Error()}
+		} else {
+			err = pc.res(v)
+		}
+	}
+	if toolErr != nil {
+		err = pc.rej(e.tools.NewError(bindings.ErrorInfo{Tool: pc.tool.ID, Code: toolErr.Code, Message: toolErr.Message, Data: toolErr.Data}, pc.stack))
+	}
+	if err != nil && e.pendingFatal == nil {
+		e.pendingFatal = e.errorFrom(err)
+	}
+}
+
+// invoke is bindings.Invoke: it starts a tool call and returns its promise.
+func (e *execution) invoke(t bindings.Tool, args goja.Value) goja.Value {
+	if e.callsMade >= e.limits.ToolCalls {
+		e.interrupt(&Error{Kind: KindLimit, Limit: LimitToolCalls, Message: fmt.Sprintf(
+			"the snippet tried to make more than %d tool calls; batch the work (fewer, larger calls) or raise the limit", e.limits.ToolCalls)})
+		return goja.Undefined()
+	}
+	stack := formatStack(e.vm.CaptureCallStack(8, nil))
+	argJSON, aerr := e.serializeArgs(args)
+	if aerr != nil {
+		p, _, rej := e.vm.NewPromise()
+		_ = rej(e.tools.NewError(bindings.ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments, Message: fmt.Sprintf("%s.%s: %s", t.Namespace, t.Function, aerr.Message)}, stack))
+		return e.vm.ToValue(p)
+	}
+	e.callsMade++
+	e.nextCallID++
+	id := e.nextCallID
+	p, res, rej := e.vm.NewPromise()
+	e.calls[id] = &pendingCall{tool: t, stack: stack, res: res, rej: rej}
+	e.side.startCall(id, t.ID, argJSON)
+	return e.vm.ToValue(p)
+}
+
+// jobQueue carries closures from other goroutines to the VM's goroutine.
+type jobQueue struct {
+	mu     sync.Mutex
+	jobs   []func()
+	notify chan struct{}
+}
+
+func (q *jobQueue) post(job func()) {
+	q.mu.Lock()
+	q.jobs = append(q.jobs, job)
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (q *jobQueue) drain() []func() {
+	q.mu.Lock()
+	jobs := q.jobs
+	q.jobs = nil
+	q.mu.Unlock()
+	return jobs
+}
+
+func (q *jobQueue) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.jobs) == 0
+}
+
+// timer is a setTimeout/setInterval registration, ordered by due time and
+// then by creation, so timers due at the same time fire in the order they were
+// set, as in browsers and Node.
+type timer struct {
+	id       int64
+	when     time.Time
+	seq      uint64
+	fn       goja.Callable
+	args     []goja.Value
+	interval time.Duration // > 0 for setInterval
+	index    int
+}
+
+type timerHeap []*timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].when.Equal(h[j].when) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].when.Before(h[j].when)
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].index = i; h[j].index = j }
+func (h *timerHeap) Push(x any)   { t := x.(*timer); t.index = len(*h); *h = append(*h, t) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	t.index = -1
+	return t
+}
+func (h timerHeap) peek() *timer {
+	if len(h) == 0 {
+		return nil
+	}
+	return h[0]
+}
+
+func (e *execution) addTimer(fn goja.Callable, delay time.Duration, args []goja.Value, repeat bool) int64 {
+	if delay < 0 {
+		delay = 0
+	}
+	e.nextTimerID++
+	e.timerSeq++
+	t := &timer{id: e.nextTimerID, when: time.Now().Add(delay), seq: e.timerSeq, fn: fn, args: args}
+	if repeat {
+		t.interval = max(delay, time.Millisecond)
+	}
+	heap.Push(&e.timers, t)
+	e.timerByID[t.id] = t
+	return t.id
+}
+
+func (e *execution) clearTimer(id int64) {
+	if t, ok := e.timerByID[id]; ok {
+		delete(e.timerByID, id)
+		if t.index >= 0 {
+			heap.Remove(&e.timers, t.index)
+		}
+	}
+}
+
+func (e *execution) fireTimer(t *timer) {
+	heap.Pop(&e.timers)
+	if t.interval > 0 {
+		e.timerSeq++
+		t.when = time.Now().Add(t.interval)
+		t.seq = e.timerSeq
+		heap.Push(&e.timers, t)
+	} else {
+		delete(e.timerByID, t.id)
+	}
+	e.callVM(t.fn, goja.Undefined(), t.args...)
+}
+
+func (e *execution) stopTimers() {
+	e.timers = nil
+	e.timerByID = map[int64]*timer{}
+}

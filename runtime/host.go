@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Host answers the tool calls a snippet makes. The VM side sends a message
+// (tool id + JSON arguments) and gets a promise; CallTool runs on a goroutine of
+// its own, never the VM's, and its answer is handed back to the VM's event loop.
+//
+// CallTool returns the JSON value the promise resolves to, or an error. A
+// *ToolError keeps its code, message and data in the VM's MCPToolError; any
+// other error becomes an MCPToolError with code HOST_ERROR.
+//
+// ctx is cancelled when the run ends (result, limit, cancellation) while the
+// call is still in flight. Implementations must be safe for concurrent use:
+// Promise.all in a snippet runs calls at the same time.
+type Host interface {
+	CallTool(ctx context.Context, call ToolCall) (json.RawMessage, error)
+}
+
+// HostFunc adapts a function to Host.
+type HostFunc func(ctx context.Context, call ToolCall) (json.RawMessage, error)
+
+// CallTool calls f.
+func (f HostFunc) CallTool(ctx context.Context, call ToolCall) (json.RawMessage, error) {
+	return f(ctx, call)
+}
+
+// ToolCall is one call from the VM.
+type ToolCall struct {
+	// Tool is the tool id, "server:tool".
+	Tool string
+	// Arguments is the JSON object the snippet passed (always an object).
+	Arguments json.RawMessage
+}
+
+// ToolError is a structured tool failure, surfaced in the VM as an
+// MCPToolError with the same code, message and data.
+type ToolError struct {
+	Code    string          `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
+
+// Error codes the runtime itself produces for tool calls.
+const (
+	// CodeHostError: the Host returned an error that is not a *ToolError.
+	CodeHostError = "HOST_ERROR"
+	// CodeNotBound: the snippet called a tool that is not bound to this run.
+	CodeNotBound = "NOT_BOUND"
+	// CodeNoHost: the run has bound tools but no Host to call them.
+	CodeNoHost = "NO_HOST"
+	// CodeInvalidArguments: the arguments could not be turned into a JSON object.
+	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	// CodeInvalidResult: the host answered with something that is not JSON.
+	CodeInvalidResult = "INVALID_RESULT"
+)
+
+// toToolError turns whatever a Host returned into a ToolError.
+func toToolError(err error) *ToolError {
+	var te *ToolError
+	if errors.As(err, &te) {
+		return te
+	}
+	if errors.Is(err, context.Canceled) {
+		return &ToolError{Code: "CANCELLED", Message: "the tool call was cancelled"}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &ToolError{Code: "TIMEOUT", Message: "the tool call ran out of time"}
+	}
+	return &ToolError{Code: CodeHostError, Message: fmt.Sprint(err)}
+}

@@ -1,0 +1,249 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+var demoTools = []bindings.Tool{
+	{ID: "demo:echo", Namespace: "demo", Function: "echo"},
+	{ID: "demo:fail", Namespace: "demo", Function: "fail"},
+	{ID: "demo:slow", Namespace: "demo", Function: "slow"},
+	{ID: "demo:text", Namespace: "demo", Function: "text"},
+	{ID: "other_srv:list-items", Namespace: "otherSrv", Function: "listItems"},
+}
+
+// recordingHost answers demo tools and records what it saw.
+type recordingHost struct {
+	mu          sync.Mutex
+	calls       []ToolCall
+	inFlight    atomic.Int32
+	maxInFlight atomic.Int32
+	cancelled   atomic.Int32
+}
+
+func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+	h.mu.Lock()
+	h.calls = append(h.calls, c)
+	h.mu.Unlock()
+	n := h.inFlight.Add(1)
+	defer h.inFlight.Add(-1)
+	for {
+		m := h.maxInFlight.Load()
+		if n <= m || h.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	switch c.Tool {
+	case "demo:echo", "other_srv:list-items":
+		time.Sleep(2 * time.Millisecond)
+		return json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":%s}`, c.Tool, c.Arguments)), nil
+	case "demo:fail":
+		return nil, &ToolError{Code: "VALIDATION_FAILED", Message: "owner is required", Data: json.RawMessage(`{"errors":[{"path":"/owner"}]}`)}
+	case "demo:slow":
+		select {
+		case <-ctx.Done():
+			h.cancelled.Add(1)
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return json.RawMessage(`"too late"`), nil
+		}
+	case "demo:text":
+		return json.RawMessage(`"plain text result"`), nil
+	}
+	return nil, errors.New("unexpected tool " + c.Tool)
+}
+
+func TestToolCalls(t *testing.T) {
+	code := `
+const [a, b, c] = await Promise.all([demo.echo({ n: 1 }), demo.echo({ n: 2 }), otherSrv.listItems()]);
+let caught: any;
+try {
+  await demo.fail({ repo: "x" });
+} catch (e) {
+  caught = { isTool: e instanceof MCPToolError, isError: e instanceof Error, name: e.name, tool: e.tool, code: e.code, data: e.data, message: e.message };
+}
+const t = await demo.text({});
+return { a, b, c, caught, t };`
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		host := &recordingHost{}
+		res := run(t, rt, Request{Code: code, Tools: demoTools, Host: host})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `{
+			"a":{"tool":"demo:echo","args":{"n":1}},
+			"b":{"tool":"demo:echo","args":{"n":2}},
+			"c":{"tool":"other_srv:list-items","args":{}},
+			"caught":{"isTool":true,"isError":true,"name":"MCPToolError","tool":"demo:fail","code":"VALIDATION_FAILED","data":{"errors":[{"path":"/owner"}]},"message":"owner is required"},
+			"t":"plain text result"}`)
+		if host.maxInFlight.Load() < 2 {
+			t.Errorf("Promise.all ran calls one at a time (max in flight %d)", host.maxInFlight.Load())
+		}
+		if len(res.Calls) != 5 {
+			t.Fatalf("trace has %d calls, want 5: %+v", len(res.Calls), res.Calls)
+		}
+		fail := res.Calls[3]
+		if fail.Tool != "demo:fail" || fail.OK || fail.Code != "VALIDATION_FAILED" || fail.ArgBytes != len(`{"repo":"x"}`) {
+			t.Errorf("trace of the failed call = %+v", fail)
+		}
+		for _, c := range res.Calls {
+			if c.Tool != "demo:fail" && (!c.OK || c.Duration <= 0) {
+				t.Errorf("trace entry %+v", c)
+			}
+		}
+	})
+}
+
+func TestUncaughtToolErrorEndsRunAtCallSite(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: "const x = 1;\nawait demo.echo({});\nconst r = await demo.fail({ owner: '' });\nreturn r", Tools: demoTools, Host: &recordingHost{}})
+		e := res.Error
+		if e == nil || e.Name != "MCPToolError" || e.Code != "VALIDATION_FAILED" || e.Tool != "demo:fail" || e.Line != 3 {
+			t.Fatalf("error = %+v, want the MCPToolError at line 3", e)
+		}
+		if string(e.Data) != `{"errors":[{"path":"/owner"}]}` {
+			t.Errorf("data = %s", e.Data)
+		}
+	})
+}
+
+func TestToolArgumentErrors(t *testing.T) {
+	cases := []struct{ code, msg string }{
+		{"await demo.echo('text')", "must be an object"},
+		{"await demo.echo([1])", "must be an object"},
+		{"await demo.echo(null)", "must be an object"},
+		{"await demo.echo({ n: 1n })", "BigInt at $.n"},
+		{"const o: any = {}; o.o = o; await demo.echo(o)", "cycle at $.o"},
+		{"await demo.echo({ a: 1 }, { b: 2 })", "takes one argument"},
+	}
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		for _, c := range cases {
+			host := &recordingHost{}
+			res := run(t, rt, Request{Code: "try { " + c.code + "; return 'no error' } catch (e) { return [e.code, e.message] }", Tools: demoTools, Host: host})
+			mustOK(t, res)
+			var got []string
+			_ = json.Unmarshal(res.Value, &got)
+			if len(got) != 2 || got[0] != "INVALID_ARGUMENTS" || !strings.Contains(got[1], c.msg) {
+				t.Errorf("%s: got %s, want INVALID_ARGUMENTS containing %q", c.code, res.Value, c.msg)
+			}
+			if len(host.calls) != 0 {
+				t.Errorf("%s: the host was called with bad arguments", c.code)
+			}
+		}
+	})
+}
+
+func TestNotBoundToolSaysWhatToDo(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: "try { await demo.deleteEverything({}) } catch (e) { return [e.name, e.code, e.tool, e.message] }", Tools: demoTools, Host: &recordingHost{}})
+		mustOK(t, res)
+		var got []string
+		_ = json.Unmarshal(res.Value, &got)
+		if len(got) != 4 || got[0] != "MCPToolError" || got[1] != "NOT_BOUND" || got[2] != "demo.deleteEverything" ||
+			!strings.Contains(got[3], "demo.echo") || !strings.Contains(got[3], "search_tools") {
+			t.Fatalf("got %s", res.Value)
+		}
+	})
+}
+
+func TestBoundNamespacesAreFrozen(t *testing.T) {
+	code := `
+const attempts: string[] = [];
+try { (demo as any).echo = () => "hijacked"; } catch (e) { attempts.push("assign: " + e.name); }
+try { delete (demo as any).echo; } catch (e) { attempts.push("delete: " + e.name); }
+try { (globalThis as any).demo = {}; } catch (e) { attempts.push("replace: " + e.name); }
+return { frozen: Object.isFrozen(demo), attempts, still: (await demo.echo({ x: 1 }) as any).tool, keys: Object.keys(demo) };`
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: code, Tools: demoTools, Host: &recordingHost{}})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `{"frozen":true,"attempts":["assign: TypeError","delete: TypeError","replace: TypeError"],"still":"demo:echo","keys":["echo","fail","slow","text"]}`)
+	})
+}
+
+func TestHostFailuresBecomeToolErrors(t *testing.T) {
+	hosts := map[string]Host{
+		"panics":       HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { panic("boom") }),
+		"plain error":  HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return nil, errors.New("socket closed") }),
+		"invalid JSON": HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return json.RawMessage(`{not json`), nil }),
+	}
+	want := map[string][2]string{
+		"panics":       {CodeHostError, "panicked: boom"},
+		"plain error":  {CodeHostError, "socket closed"},
+		"invalid JSON": {CodeInvalidResult, "invalid JSON"},
+	}
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		for name, host := range hosts {
+			res := run(t, rt, Request{Code: "try { await demo.echo({}) } catch (e) { return [e.code, e.message] }", Tools: demoTools, Host: host})
+			mustOK(t, res)
+			var got []string
+			_ = json.Unmarshal(res.Value, &got)
+			if len(got) != 2 || got[0] != want[name][0] || !strings.Contains(got[1], want[name][1]) {
+				t.Errorf("%s: got %s, want %v", name, res.Value, want[name])
+			}
+		}
+		res := run(t, rt, Request{Code: "try { await demo.echo({}) } catch (e) { return e.code }", Tools: demoTools})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `"`+CodeNoHost+`"`)
+	})
+}
+
+func TestRunEndCancelsInFlightCalls(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		host := &recordingHost{}
+		res := run(t, rt, Request{Code: "demo.slow({}).catch(() => {});\nawait demo.echo({});\nreturn 'done without waiting'", Tools: demoTools, Host: host})
+		mustOK(t, res)
+		deadline := time.Now().Add(5 * time.Second)
+		for host.cancelled.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if host.cancelled.Load() != 1 {
+			t.Fatal("the abandoned call's context was not cancelled")
+		}
+		if c := res.Calls[0]; c.Tool != "demo:slow" || c.OK || c.Code != "CANCELLED" {
+			t.Errorf("trace of the abandoned call = %+v", c)
+		}
+	})
+}
+
+func TestCancelRun(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		for _, code := range []string{"while (true) {}", "await demo.slow({})"} {
+			host := &recordingHost{}
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			start := time.Now()
+			res, err := rt.Run(ctx, Request{Code: code, Tools: demoTools, Host: host, Limits: Limits{Timeout: 20 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Error == nil || res.Error.Kind != KindCancelled {
+				t.Fatalf("%q: error = %+v, want cancelled", code, res.Error)
+			}
+			if elapsed := time.Since(start); elapsed > 5*time.Second {
+				t.Errorf("%q: cancellation took %v", code, elapsed)
+			}
+		}
+	})
+}
+
+func TestToolCallLimit(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		host := &recordingHost{}
+		// Catching every error must not let a snippet exceed the limit.
+		res := run(t, rt, Request{Code: "while (true) { try { await demo.echo({}) } catch {} }", Tools: demoTools, Host: host, Limits: Limits{ToolCalls: 5}})
+		if res.Error == nil || res.Error.Kind != KindLimit || res.Error.Limit != LimitToolCalls {
+			t.Fatalf("error = %+v, want the tool-call limit", res.Error)
+		}
+		if len(host.calls) != 5 || len(res.Calls) != 5 {
+			t.Errorf("host saw %d calls, trace %d; want 5", len(host.calls), len(res.Calls))
+		}
+	})
+}

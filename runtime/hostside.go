@@ -1,0 +1,175 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// hostSide is the trusted half of a run: it answers the VM's tool calls
+// through the Host, keeps the trace and the console output, and enforces the
+// call limits again. In worker mode it lives in the parent, so a worker that
+// is killed (timeout, memory) or misbehaves loses none of what was already
+// logged or called, and cannot call tools it was not given.
+type hostSide struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	host   Host
+	bound  map[string]bool
+	limits Limits
+	start  time.Time
+
+	mu         sync.Mutex
+	finished   bool
+	calls      []CallTrace
+	callIndex  map[uint64]int
+	inFlight   map[uint64]bool
+	logs       []LogEntry
+	logBytes   int
+	truncated  bool
+	droppedLog int
+}
+
+func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
+	ctx, cancel := context.WithCancel(ctx)
+	h := &hostSide{
+		ctx: ctx, cancel: cancel, host: req.Host, limits: limits, start: time.Now(),
+		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
+	}
+	for _, t := range req.Tools {
+		h.bound[t.ID] = true
+	}
+	return h
+}
+
+// call answers one tool call from the VM; reply is called exactly once, from
+// another goroutine or before call returns.
+func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func(json.RawMessage, *ToolError)) {
+	h.mu.Lock()
+	if h.finished {
+		h.mu.Unlock()
+		return
+	}
+	_, dup := h.callIndex[id]
+	started := len(h.calls)
+	var refuse *ToolError
+	switch {
+	case dup:
+		refuse = &ToolError{Code: CodeHostError, Message: "duplicate call id from the VM"}
+	case !h.bound[tool]:
+		refuse = &ToolError{Code: CodeNotBound, Message: fmt.Sprintf("tool %q is not bound to this run", tool)}
+	case started >= h.limits.ToolCalls:
+		refuse = &ToolError{Code: "LIMIT_TOOL_CALLS", Message: fmt.Sprintf("more than %d tool calls", h.limits.ToolCalls)}
+	case h.host == nil:
+		refuse = &ToolError{Code: CodeNoHost, Message: "this run has tools bound but no host to call them; pass a Host in the Request"}
+	case !json.Valid(args):
+		refuse = &ToolError{Code: CodeInvalidArguments, Message: "the arguments are not valid JSON"}
+	}
+	if refuse != nil {
+		h.mu.Unlock()
+		reply(nil, refuse)
+		return
+	}
+	h.callIndex[id] = started
+	h.inFlight[id] = true
+	h.calls = append(h.calls, CallTrace{Tool: tool, Start: time.Since(h.start), ArgBytes: len(args)})
+	h.mu.Unlock()
+
+	go func() {
+		t0 := time.Now()
+		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args})
+		var terr *ToolError
+		if err != nil {
+			terr = toToolError(err)
+			res = nil
+		} else if !json.Valid(res) {
+			terr = &ToolError{Code: CodeInvalidResult, Message: "the host answered with invalid JSON"}
+			res = nil
+		}
+		h.mu.Lock()
+		if !h.finished {
+			tr := &h.calls[h.callIndex[id]]
+			tr.Duration = time.Since(t0)
+			tr.OK = terr == nil
+			if terr != nil {
+				tr.Code = terr.Code
+			}
+			tr.ResultBytes = len(res)
+			delete(h.inFlight, id)
+		}
+		h.mu.Unlock()
+		reply(res, terr)
+	}()
+}
+
+// safeCall keeps a panicking Host from taking the process down.
+func safeCall(ctx context.Context, host Host, call ToolCall) (res json.RawMessage, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &ToolError{Code: CodeHostError, Message: fmt.Sprintf("the host panicked: %v", r)}
+		}
+	}()
+	return host.CallTool(ctx, call)
+}
+
+// log keeps one console entry within the output limit.
+func (h *hostSide) log(e LogEntry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.finished {
+		return
+	}
+	if h.truncated || h.logBytes+len(e.Message) > h.limits.OutputBytes {
+		room := h.limits.OutputBytes - h.logBytes
+		if !h.truncated && room > 0 {
+			e.Message = truncateUTF8(e.Message, room)
+			h.logs = append(h.logs, e)
+			h.logBytes += len(e.Message)
+		} else {
+			h.droppedLog++
+		}
+		h.truncated = true
+		return
+	}
+	h.logBytes += len(e.Message)
+	h.logs = append(h.logs, e)
+}
+
+// finish ends the run: in-flight calls are cancelled and marked so, and the
+// result is assembled. Answers that arrive later are ignored.
+func (h *hostSide) finish(out execOutcome) *Result {
+	h.cancel()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.finished = true
+	now := time.Since(h.start)
+	for id := range h.inFlight {
+		tr := &h.calls[h.callIndex[id]]
+		tr.Duration = now - tr.Start
+		tr.Code = "CANCELLED"
+	}
+	res := &Result{
+		OK:       out.Error == nil,
+		Value:    out.Value,
+		Error:    out.Error,
+		Logs:     h.logs,
+		Calls:    h.calls,
+		Duration: now,
+	}
+	if out.LogsTruncated || h.truncated {
+		res.LogsTruncated = true
+		dropped := max(out.DroppedLogs, h.droppedLog)
+		res.Logs = append(res.Logs, LogEntry{Level: LevelWarn, Message: fmt.Sprintf(
+			"[console output truncated: over the %s output limit; %d later console calls were dropped]",
+			formatBytes(int64(h.limits.OutputBytes)), dropped)})
+	}
+	if res.Logs == nil {
+		res.Logs = []LogEntry{}
+	}
+	if res.Calls == nil {
+		res.Calls = []CallTrace{}
+	}
+	return res
+}

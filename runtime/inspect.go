@@ -1,0 +1,376 @@
+package runtime
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// inspector renders values for console output the way Node's util.inspect
+// does (`{ a: 1, b: [ 'x' ] }`), on one line, within a byte budget: logging a
+// huge value costs at most the budget, never the whole value.
+type inspector struct {
+	vm     *goja.Runtime
+	in     *intrinsics
+	budget int
+	b      strings.Builder
+	path   []*goja.Object // objects being rendered, for [Circular]
+}
+
+const (
+	inspectMaxDepth   = 4
+	inspectMaxItems   = 100
+	inspectMaxStrings = 10000
+)
+
+// inspect renders v; depth is how deep v already is (0 at top level).
+func (in *inspector) inspect(v goja.Value, depth int) string {
+	in.b.Reset()
+	in.value(v, depth, true)
+	return truncateUTF8(in.b.String(), in.budget)
+}
+
+func (in *inspector) full() bool { return in.b.Len() > in.budget }
+
+func (in *inspector) write(s string) {
+	if !in.full() {
+		in.b.WriteString(s)
+	}
+}
+
+func (in *inspector) value(v goja.Value, depth int, top bool) {
+	if in.full() {
+		return
+	}
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		in.write("undefined")
+		return
+	case goja.IsNull(v):
+		in.write("null")
+		return
+	}
+	obj, isObj := v.(*goja.Object)
+	if !isObj {
+		in.primitive(v, top)
+		return
+	}
+	for _, p := range in.path {
+		if p == obj {
+			in.write("[Circular]")
+			return
+		}
+	}
+	in.path = append(in.path, obj)
+	defer func() { in.path = in.path[:len(in.path)-1] }()
+
+	switch obj.ClassName() {
+	case "Function":
+		name := obj.Get("name")
+		if name == nil || name.String() == "" {
+			in.write("[Function (anonymous)]")
+		} else {
+			in.write("[Function: " + name.String() + "]")
+		}
+		return
+	case "Error":
+		in.errorValue(obj, depth)
+		return
+	case "Date":
+		if t, ok := obj.Export().(time.Time); ok {
+			in.write(t.UTC().Format("2006-01-02T15:04:05.000Z"))
+		} else {
+			in.write("Invalid Date")
+		}
+		return
+	case "RegExp":
+		in.write(obj.String())
+		return
+	case "Number", "Boolean", "BigInt", "Symbol":
+		in.write("[" + obj.ClassName() + ": " + obj.String() + "]")
+		return
+	case "String":
+		in.write("[String: ")
+		in.primitive(in.vm.ToValue(obj.String()), false)
+		in.write("]")
+		return
+	case "Promise":
+		in.promise(obj, depth)
+		return
+	case "Array":
+		in.array(obj, "", depth)
+		return
+	}
+	// goja names Maps, Sets and typed arrays "Object": ask the prototypes.
+	switch {
+	case in.in.is(obj, in.in.mapCtor):
+		in.collection(obj, "Map", depth)
+	case in.in.is(obj, in.in.setCtor):
+		in.collection(obj, "Set", depth)
+	case in.in.is(obj, in.in.typedArrayCtor):
+		in.array(obj, constructorName(obj)+"("+obj.Get("length").String()+") ", depth)
+	default:
+		in.object(obj, depth)
+	}
+}
+
+func (in *inspector) primitive(v goja.Value, top bool) {
+	switch x := v.Export().(type) {
+	case string:
+		if len(x) > inspectMaxStrings {
+			rest := len(x) - inspectMaxStrings
+			x = truncateUTF8(x, inspectMaxStrings)
+			in.write(quoteJS(x) + fmt.Sprintf("... %d more characters", rest))
+			return
+		}
+		in.write(quoteJS(x))
+	case int64:
+		in.write(strconv.FormatInt(x, 10))
+	case float64:
+		in.write(formatNumber(x))
+	case bool:
+		in.write(strconv.FormatBool(x))
+	case *big.Int:
+		in.write(x.String() + "n")
+	default:
+		in.write(v.String())
+	}
+}
+
+func (in *inspector) errorValue(obj *goja.Object, depth int) {
+	if s := obj.Get("stack"); s != nil && !goja.IsUndefined(s) && s.String() != "" {
+		in.write(s.String())
+	} else {
+		name, msg := obj.Get("name"), obj.Get("message")
+		text := "Error"
+		if name != nil {
+			text = name.String()
+		}
+		if msg != nil && msg.String() != "" {
+			text += ": " + msg.String()
+		}
+		in.write("[" + text + "]")
+	}
+	keys := obj.Keys()
+	if len(keys) == 0 || depth >= inspectMaxDepth {
+		return
+	}
+	in.write(" ")
+	in.properties(obj, keys, depth)
+}
+
+func (in *inspector) promise(obj *goja.Object, depth int) {
+	p, ok := obj.Export().(*goja.Promise)
+	if !ok {
+		in.write("Promise {}")
+		return
+	}
+	switch p.State() {
+	case goja.PromiseStatePending:
+		in.write("Promise { <pending> }")
+	case goja.PromiseStateRejected:
+		in.write("Promise { <rejected> ")
+		in.value(p.Result(), depth+1, false)
+		in.write(" }")
+	default:
+		in.write("Promise { ")
+		in.value(p.Result(), depth+1, false)
+		in.write(" }")
+	}
+}
+
+func (in *inspector) collection(obj *goja.Object, kind string, depth int) {
+	size := obj.Get("size")
+	in.write(kind + "(" + size.String() + ") ")
+	if depth >= inspectMaxDepth {
+		in.write("[" + kind + "]")
+		return
+	}
+	arr, err := in.in.arrayFrom(goja.Undefined(), obj)
+	if err != nil {
+		panic(err)
+	}
+	items := arr.ToObject(in.vm)
+	n := int(items.Get("length").ToInteger())
+	if n == 0 {
+		in.write("{}")
+		return
+	}
+	in.write("{ ")
+	for i := 0; i < n && i < inspectMaxItems && !in.full(); i++ {
+		if i > 0 {
+			in.write(", ")
+		}
+		item := items.Get(strconv.Itoa(i))
+		if kind == "Map" {
+			pair := item.ToObject(in.vm)
+			in.value(pair.Get("0"), depth+1, false)
+			in.write(" => ")
+			in.value(pair.Get("1"), depth+1, false)
+		} else {
+			in.value(item, depth+1, false)
+		}
+	}
+	if n > inspectMaxItems {
+		in.write(fmt.Sprintf(", ... %d more items", n-inspectMaxItems))
+	}
+	in.write(" }")
+}
+
+func (in *inspector) array(obj *goja.Object, prefix string, depth int) {
+	n := int(obj.Get("length").ToInteger())
+	in.write(prefix)
+	if depth >= inspectMaxDepth && n > 0 {
+		in.write("[Array]")
+		return
+	}
+	if n == 0 {
+		in.write("[]")
+		return
+	}
+	in.write("[ ")
+	for i := 0; i < n && i < inspectMaxItems && !in.full(); i++ {
+		if i > 0 {
+			in.write(", ")
+		}
+		in.value(obj.Get(strconv.Itoa(i)), depth+1, false)
+	}
+	if n > inspectMaxItems {
+		in.write(fmt.Sprintf(", ... %d more items", n-inspectMaxItems))
+	}
+	in.write(" ]")
+}
+
+func (in *inspector) object(obj *goja.Object, depth int) {
+	prefix := ""
+	if obj.Prototype() == nil {
+		prefix = "[Object: null prototype] "
+	} else if name := constructorName(obj); name != "Object" && name != "" {
+		prefix = name + " "
+	}
+	keys := obj.Keys()
+	in.write(prefix)
+	if len(keys) == 0 {
+		in.write("{}")
+		return
+	}
+	if depth >= inspectMaxDepth {
+		in.write("[Object]")
+		return
+	}
+	in.properties(obj, keys, depth)
+}
+
+func (in *inspector) properties(obj *goja.Object, keys []string, depth int) {
+	in.write("{ ")
+	for i, k := range keys {
+		if i >= inspectMaxItems || in.full() {
+			if i >= inspectMaxItems {
+				in.write(fmt.Sprintf(", ... %d more properties", len(keys)-inspectMaxItems))
+			}
+			break
+		}
+		if i > 0 {
+			in.write(", ")
+		}
+		if isPlainKey(k) {
+			in.write(k)
+		} else {
+			in.write(quoteJS(k))
+		}
+		in.write(": ")
+		in.value(obj.Get(k), depth+1, false)
+	}
+	in.write(" }")
+}
+
+func isPlainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i, r := range k {
+		if !(r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteJS quotes a string as Node's inspect does: single quotes unless the
+// string has one and no double quote.
+func quoteJS(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+func constructorName(obj *goja.Object) string {
+	if proto := obj.Prototype(); proto != nil {
+		if c, ok := proto.Get("constructor").(*goja.Object); ok {
+			if name := c.Get("name"); name != nil {
+				return name.String()
+			}
+		}
+	}
+	return ""
+}
+
+// intrinsics are built-ins captured before user code runs, so that a snippet
+// replacing globals (Map = ..., Array.from = ...) cannot confuse the runtime.
+type intrinsics struct {
+	vm             *goja.Runtime
+	mapCtor        *goja.Object
+	setCtor        *goja.Object
+	typedArrayCtor *goja.Object
+	syntaxError    *goja.Object
+	arrayFrom      goja.Callable
+}
+
+func captureIntrinsics(vm *goja.Runtime) (*intrinsics, error) {
+	get := func(name string) *goja.Object { return vm.Get(name).ToObject(vm) }
+	in := &intrinsics{vm: vm, mapCtor: get("Map"), setCtor: get("Set"), syntaxError: get("SyntaxError")}
+	in.typedArrayCtor = get("Uint8Array").Prototype()
+	from, ok := goja.AssertFunction(get("Array").Get("from"))
+	if !ok || in.typedArrayCtor == nil {
+		return nil, fmt.Errorf("runtime: the VM lacks Array.from or typed arrays")
+	}
+	in.arrayFrom = from
+	return in, nil
+}
+
+// is reports whether obj is an instance of ctor (subclasses included).
+func (in *intrinsics) is(obj *goja.Object, ctor *goja.Object) bool {
+	proto, _ := ctor.Get("prototype").(*goja.Object)
+	for p := obj.Prototype(); p != nil; p = p.Prototype() {
+		if p == proto {
+			return true
+		}
+	}
+	return false
+}

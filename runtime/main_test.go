@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMain lets this test binary serve as its own worker subprocess.
+func TestMain(m *testing.M) {
+	ServeWorkerIfChild()
+	os.Exit(m.Run())
+}
+
+var (
+	sharedOnce sync.Once
+	sharedRTs  map[Isolation]*Runtime
+)
+
+// runtimes returns one Runtime per isolation mode, shared by the tests.
+func runtimes(t testing.TB) map[Isolation]*Runtime {
+	t.Helper()
+	sharedOnce.Do(func() {
+		sharedRTs = map[Isolation]*Runtime{}
+		for _, iso := range []Isolation{IsolateWorkers, InProcess} {
+			rt, err := New(Options{Isolation: iso, Workers: 2})
+			if err != nil {
+				panic(err)
+			}
+			sharedRTs[iso] = rt
+		}
+	})
+	return sharedRTs
+}
+
+// bothModes runs f once per isolation mode.
+func bothModes(t *testing.T, f func(t *testing.T, rt *Runtime)) {
+	t.Helper()
+	for iso, rt := range runtimes(t) {
+		t.Run(iso.String(), func(t *testing.T) { f(t, rt) })
+	}
+}
+
+// run runs code with a short default timeout and fails the test on a runtime error.
+func run(t testing.TB, rt *Runtime, req Request) *Result {
+	t.Helper()
+	if req.Limits.Timeout == 0 {
+		req.Limits.Timeout = 10 * time.Second
+	}
+	res, err := rt.Run(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.OK == (res.Error != nil) {
+		t.Fatalf("inconsistent result: ok=%v error=%v", res.OK, res.Error)
+	}
+	if res.Logs == nil || res.Calls == nil {
+		t.Fatalf("logs and calls must be non-nil slices: %+v", res)
+	}
+	return res
+}
+
+func mustOK(t testing.TB, res *Result) {
+	t.Helper()
+	if !res.OK {
+		t.Fatalf("run failed: %v\n%s", res.Error, res.Error.Stack)
+	}
+}
+
+// jsonEqual compares JSON documents by value.
+func jsonEqual(t testing.TB, got json.RawMessage, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("result is not JSON: %q: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want %q: %v", want, err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if string(gb) != string(wb) {
+		t.Fatalf("value = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,360 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+const (
+	// killGrace is how long past its deadline (or its cancellation) a worker
+	// has to report before it is killed: enough for an interrupted VM to send
+	// its result, short against a native built-in that ignores interrupts.
+	killGrace = 200 * time.Millisecond
+	// startTimeout bounds a worker's start-up.
+	startTimeout = 10 * time.Second
+	// maxRunsPerWorker recycles workers now and then, so that nothing a long
+	// series of snippets leaves behind in a process (fragmentation, caches)
+	// accumulates.
+	maxRunsPerWorker = 1000
+	// stderrKeep is how much of a worker's stderr is kept to explain a crash
+	// (the Go runtime's "fatal error: ..." line comes first).
+	stderrKeep = 8 << 10
+)
+
+// pool keeps up to size warm workers. A worker runs one snippet at a time;
+// one that dies, overruns or is cancelled is killed and replaced in the
+// background.
+type pool struct {
+	cmd  []string
+	size int
+
+	mu     sync.Mutex
+	cond   *sync.Cond // signalled when idle, live or closed change
+	idle   []*worker
+	live   int
+	all    map[*worker]struct{}
+	closed bool
+}
+
+type worker struct {
+	cmd    *exec.Cmd
+	fw     *frameWriter
+	frames chan *message // closed when the worker's stdout ends
+	exited chan struct{} // closed when the process has been reaped
+	stderr *headBuffer
+	pid    int
+	runs   int
+	killed atomic.Bool // by us
+}
+
+func newPool(cmd []string, size int) *pool {
+	p := &pool{cmd: cmd, size: size, all: map[*worker]struct{}{}}
+	p.cond = sync.NewCond(&p.mu)
+	for i := 0; i < size; i++ {
+		p.live++
+		go p.replenish()
+	}
+	return p
+}
+
+// replenish starts one worker for the idle list; p.live already counts it.
+func (p *pool) replenish() {
+	w, err := p.spawn()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.cond.Broadcast()
+	if err != nil || p.closed {
+		p.live--
+		if w != nil {
+			w.kill()
+		}
+		return
+	}
+	p.idle = append(p.idle, w)
+}
+
+// get takes an idle worker; when none is idle it waits for one being
+// started, or starts one itself if the pool is below its size. The pool never
+// holds more than size workers.
+func (p *pool) get() (*worker, error) {
+	p.mu.Lock()
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if n := len(p.idle); n > 0 {
+			w := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			return w, nil
+		}
+		if p.live < p.size {
+			break
+		}
+		p.cond.Wait()
+	}
+	p.live++
+	p.mu.Unlock()
+	w, err := p.spawn()
+	if err != nil {
+		p.mu.Lock()
+		p.live--
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+	return w, err
+}
+
+// put returns a healthy worker to the idle list, or discards a used-up one
+// and starts its replacement.
+func (p *pool) put(w *worker, healthy bool) {
+	p.mu.Lock()
+	if healthy && !p.closed && w.runs < maxRunsPerWorker {
+		p.idle = append(p.idle, w)
+		p.cond.Broadcast()
+		p.mu.Unlock()
+		return
+	}
+	delete(p.all, w)
+	closed := p.closed
+	p.mu.Unlock()
+	w.kill()
+	if !closed {
+		// p.live keeps counting the slot: the replacement takes it over.
+		go p.replenish()
+	} else {
+		p.mu.Lock()
+		p.live--
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+}
+
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	workers := make([]*worker, 0, len(p.all))
+	for w := range p.all {
+		workers = append(workers, w)
+	}
+	p.idle = nil
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, w := range workers {
+		w.kill()
+	}
+}
+
+func (p *pool) spawn() (*worker, error) {
+	cmd := exec.Command(p.cmd[0], p.cmd[1:]...)
+	cmd.Env = []string{workerEnv + "=1"}
+	cmd.Dir = os.TempDir()
+	// Its own process group keeps a terminal's Ctrl-C for the parent, which
+	// then ends its workers; Pdeathsig ends a worker whose parent died.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{cmd: cmd, fw: newFrameWriter(stdin), frames: make(chan *message, 64), exited: make(chan struct{}), stderr: &headBuffer{max: stderrKeep}}
+	cmd.Stderr = w.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("runtime: starting a worker (%s): %w", p.cmd[0], err)
+	}
+	w.pid = cmd.Process.Pid
+	go func() {
+		r := bufio.NewReaderSize(stdout, 64<<10)
+		for {
+			m, err := readFrame(r)
+			if err != nil {
+				close(w.frames)
+				return
+			}
+			w.frames <- m
+		}
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(w.exited)
+	}()
+
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case m, ok := <-w.frames:
+		if ok && m.T == msgReady {
+			p.mu.Lock()
+			p.all[w] = struct{}{}
+			closed := p.closed
+			p.mu.Unlock()
+			if closed {
+				w.kill()
+				return nil, ErrClosed
+			}
+			return w, nil
+		}
+	case <-timer.C:
+	}
+	w.kill()
+	<-w.exited
+	return nil, fmt.Errorf("runtime: the worker (%s) did not start: it must call runtime.ServeWorkerIfChild() first thing in main (or TestMain); its stderr: %s",
+		p.cmd[0], firstLine(w.stderr.String()))
+}
+
+func (w *worker) kill() {
+	w.killed.Store(true)
+	if w.cmd.Process != nil {
+		// The whole group: nothing a worker started outlives it.
+		_ = syscall.Kill(-w.pid, syscall.SIGKILL)
+		_ = w.cmd.Process.Kill()
+	}
+}
+
+// run executes one snippet in a worker.
+func (p *pool) run(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []bindings.Tool) (*Result, error) {
+	w, err := p.get()
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: err.Error()}}), nil
+	}
+	w.runs++
+	if err := w.fw.send(&message{T: msgRun, Run: &runMessage{Program: t, Filename: filename, Limits: limits, Tools: tools}}); err != nil {
+		p.put(w, false)
+		return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: "sending the snippet to a worker failed: " + err.Error()}}), nil
+	}
+
+	deadline := time.NewTimer(limits.Timeout + killGrace)
+	defer deadline.Stop()
+	var grace <-chan time.Time
+	cancelled := ctx.Done()
+	for {
+		select {
+		case m, ok := <-w.frames:
+			if !ok {
+				out := w.crashOutcome(limits)
+				p.put(w, false)
+				return hs.finish(out), nil
+			}
+			switch m.T {
+			case msgCall:
+				id := m.ID
+				hs.call(id, m.Tool, m.Args, func(res json.RawMessage, terr *ToolError) {
+					_ = w.fw.send(&message{T: msgReply, ID: id, Result: res, Err: terr})
+				})
+			case msgLog:
+				if m.Log != nil {
+					hs.log(*m.Log)
+				}
+			case msgDone:
+				if m.Outcome == nil {
+					p.put(w, false)
+					return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: "the worker sent an empty result"}}), nil
+				}
+				p.put(w, !m.Retire)
+				return hs.finish(*m.Outcome), nil
+			default:
+				p.put(w, false)
+				return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: fmt.Sprintf("the worker broke the protocol (%q message)", m.T)}}), nil
+			}
+		case <-cancelled:
+			cancelled = nil
+			_ = w.fw.send(&message{T: msgCancel})
+			grace = time.After(killGrace)
+		case <-grace:
+			p.put(w, false)
+			return hs.finish(execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}), nil
+		case <-deadline.C:
+			// The VM did not stop at its deadline: a native built-in (a huge
+			// sort, a regexp, a giant string operation) does not see interrupts.
+			p.put(w, false)
+			return hs.finish(execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
+				"the snippet ran past its %v time limit inside a built-in operation (a huge sort, regular expression or string operation) and its worker was stopped; work on smaller inputs or raise the limit",
+				limits.Timeout)}}), nil
+		}
+	}
+}
+
+// crashOutcome explains a worker that ended without a result.
+func (w *worker) crashOutcome(limits Limits) execOutcome {
+	select {
+	case <-w.exited:
+	case <-time.After(time.Second):
+		w.kill()
+		<-w.exited
+	}
+	stderr := w.stderr.String()
+	state := w.cmd.ProcessState
+	switch {
+	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
+		return execOutcome{Error: memoryLimitError(limits.MemoryBytes, "a single allocation was too large and the worker was stopped")}
+	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
+		return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitStackDepth, Message: "the snippet's recursion exhausted the worker's stack; rewrite deep recursion as a loop"}}
+	}
+	how := "exited"
+	if state != nil {
+		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			how = "was killed by " + ws.Signal().String()
+			if ws.Signal() == syscall.SIGKILL && !w.killed.Load() {
+				// The kernel's OOM killer sends SIGKILL.
+				return execOutcome{Error: memoryLimitError(limits.MemoryBytes, "the worker was killed by the system")}
+			}
+		} else {
+			how = fmt.Sprintf("exited with status %d", state.ExitCode())
+		}
+	}
+	msg := "the worker running the snippet " + how + " without a result"
+	if line := firstLine(stderr); line != "" {
+		msg += ": " + line
+	}
+	return execOutcome{Error: &Error{Kind: KindInternal, Message: msg}}
+}
+
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (b *headBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+func firstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
+}

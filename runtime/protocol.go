@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+// The parent and a worker exchange frames over the worker's stdin and stdout:
+// a 4-byte big-endian length, then one JSON message. Nothing else is shared.
+//
+//	parent -> worker: run, reply (a tool call's answer), cancel
+//	worker -> parent: ready (once, at start), call, log, done
+//
+// The parent trusts nothing a worker says beyond its own run: calls are
+// checked against the run's bound tools and limits, frames are size-capped,
+// and a worker that breaks the protocol is killed.
+
+// maxFrameBytes bounds one frame: a tool result of several MB must pass, a
+// runaway frame must not exhaust the parent.
+const maxFrameBytes = 64 << 20
+
+type message struct {
+	T string `json:"t"`
+
+	// run
+	Run *runMessage `json:"run,omitempty"`
+
+	// call / reply
+	ID     uint64          `json:"id,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Err    *ToolError      `json:"err,omitempty"`
+
+	// log
+	Log *LogEntry `json:"log,omitempty"`
+
+	// done
+	Outcome *execOutcome `json:"outcome,omitempty"`
+	// Retire asks the parent not to reuse this worker (its heap grew large).
+	Retire bool `json:"retire,omitempty"`
+
+	// ready
+	PID int `json:"pid,omitempty"`
+}
+
+type runMessage struct {
+	Program  *transpiled     `json:"program"`
+	Filename string          `json:"filename"`
+	Limits   Limits          `json:"limits"`
+	Tools    []bindings.Tool `json:"tools,omitempty"`
+}
+
+const (
+	msgRun    = "run"
+	msgReply  = "reply"
+	msgCancel = "cancel"
+	msgReady  = "ready"
+	msgCall   = "call"
+	msgLog    = "log"
+	msgDone   = "done"
+)
+
+// frameWriter writes frames; safe for concurrent use (tool answers arrive on
+// many goroutines).
+type frameWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func newFrameWriter(w io.Writer) *frameWriter {
+	return &frameWriter{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+func (fw *frameWriter) send(m *message) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if len(data) > maxFrameBytes {
+		return fmt.Errorf("runtime: a %s message of %s is over the %s frame limit", m.T, formatBytes(int64(len(data))), formatBytes(maxFrameBytes))
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(data)))
+	if _, err := fw.w.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := fw.w.Write(data); err != nil {
+		return err
+	}
+	return fw.w.Flush()
+}
+
+func readFrame(r *bufio.Reader) (*message, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxFrameBytes {
+		return nil, fmt.Errorf("runtime: frame of %d bytes is over the %s limit", n, formatBytes(maxFrameBytes))
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	m := new(message)
+	if err := json.Unmarshal(buf, m); err != nil {
+		return nil, fmt.Errorf("runtime: malformed frame: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,233 @@
+// Package runtime runs agent TypeScript under hard limits and returns a JSON
+// result, with the console output, a trace of tool calls and source-mapped
+// errors.
+//
+// A snippet is transpiled by esbuild (cached by hash) and run in a fresh goja
+// VM that owns its goroutine; tool calls are messages answered by a Host on
+// other goroutines and handed back to the VM's event loop.
+//
+// goja cannot bound memory, and a native built-in (a sort of millions of
+// strings, a catastrophic regexp) ignores interrupts. So untrusted snippets
+// run in worker subprocesses of this same binary, from a warm pool, each with a
+// hard address-space cap and a heap watchdog; the parent enforces the wall
+// clock by killing a worker that does not stop, and replaces any worker that
+// dies. See RATIONALE.md. InProcess mode skips the subprocess for trusted code.
+//
+// A binary that uses IsolateWorkers must call ServeWorkerIfChild first thing
+// in main (and in TestMain for tests).
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	goruntime "runtime"
+	"sync"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+// Isolation chooses where snippets run.
+type Isolation int
+
+const (
+	// IsolateWorkers runs each snippet in a worker subprocess with a hard
+	// memory cap, killed and replaced if it overruns. The default, and the only
+	// safe choice for untrusted code.
+	IsolateWorkers Isolation = iota
+	// InProcess runs snippets on goroutines of the calling process. Faster,
+	// but only for trusted code: memory is not bounded (one huge allocation
+	// kills the whole process) and a slow native built-in overruns the time
+	// limit, holding its goroutine until it finishes.
+	InProcess
+)
+
+func (i Isolation) String() string {
+	if i == InProcess {
+		return "in-process"
+	}
+	return "workers"
+}
+
+// Options configure a Runtime.
+type Options struct {
+	Isolation Isolation
+	// Workers is the most snippets that run at once (and the worker pool's
+	// size). Default: the number of CPUs.
+	Workers int
+	// WorkerCommand starts a worker: a binary that calls ServeWorkerIfChild.
+	// Default: this executable.
+	WorkerCommand []string
+	// Defaults fill the zero fields of each Request's Limits (then
+	// DefaultLimits fills the rest).
+	Defaults Limits
+}
+
+// Request is one snippet to run.
+type Request struct {
+	// Code is the TypeScript (or JavaScript) source. It may use top-level
+	// await and a top-level return; the returned value is the result.
+	Code string
+	// Filename names the snippet in errors and stacks. Default "snippet.ts".
+	Filename string
+	Limits   Limits
+	// Tools are bound into the VM as Namespace.Function(args); calls go to Host.
+	Tools []bindings.Tool
+	Host  Host
+}
+
+// Runtime runs snippets. It is safe for concurrent use; at most
+// Options.Workers snippets run at once, the rest wait their turn (bounded by
+// their context).
+type Runtime struct {
+	opts      Options
+	slots     chan struct{}
+	pool      *pool // nil in-process
+	transpile *lru[string, transpileResult]
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+type transpileResult struct {
+	t   *transpiled
+	err *Error
+}
+
+// ErrClosed is returned by Run after Close.
+var ErrClosed = errors.New("runtime: closed")
+
+// New creates a Runtime. With IsolateWorkers it starts warming the worker pool
+// in the background.
+func New(opts Options) (*Runtime, error) {
+	if opts.Workers <= 0 {
+		opts.Workers = goruntime.NumCPU()
+	}
+	if err := opts.Defaults.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Runtime{
+		opts:      opts,
+		slots:     make(chan struct{}, opts.Workers),
+		transpile: newLRU[string, transpileResult](256),
+		closed:    make(chan struct{}),
+	}
+	if opts.Isolation == IsolateWorkers {
+		cmd := opts.WorkerCommand
+		if len(cmd) == 0 {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("runtime: cannot find this executable to start workers: %w; set Options.WorkerCommand", err)
+			}
+			cmd = []string{exe}
+		}
+		r.pool = newPool(cmd, opts.Workers)
+	}
+	return r, nil
+}
+
+// Close stops the workers. Runs in progress are killed.
+func (r *Runtime) Close() error {
+	r.closeOnce.Do(func() {
+		close(r.closed)
+		if r.pool != nil {
+			r.pool.close()
+		}
+	})
+	return nil
+}
+
+// Run runs one snippet. The returned error is only for the runtime's own
+// failures (closed, the context ended while waiting for a worker); everything
+// about the snippet, its failures included, is in the Result.
+func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
+	limits := mergeLimits(req.Limits, r.opts.Defaults).WithDefaults()
+	if err := limits.Validate(); err != nil {
+		return nil, err
+	}
+	filename := sanitizeFilename(req.Filename)
+	if e := checkCode(req.Code, limits); e != nil {
+		e.File = filename
+		return failed(e), nil
+	}
+	key := filename + "\x00" + req.Code
+	tr, ok := r.transpile.get(key)
+	if !ok {
+		t, e := transpile(filename, req.Code)
+		tr = transpileResult{t: t, err: e}
+		r.transpile.put(key, tr)
+	}
+	if tr.err != nil {
+		e := *tr.err
+		return failed(&e), nil
+	}
+
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("runtime: waiting for a free worker: %w", ctx.Err())
+	case <-r.closed:
+		return nil, ErrClosed
+	}
+	defer func() { <-r.slots }()
+
+	hs := newHostSide(ctx, &req, limits)
+	if r.pool == nil {
+		return r.runInProcess(ctx, hs, tr.t, filename, limits, req.Tools), nil
+	}
+	return r.pool.run(ctx, hs, tr.t, filename, limits, req.Tools)
+}
+
+// mergeLimits fills the zero fields of l from d.
+func mergeLimits(l, d Limits) Limits {
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.OutputBytes == 0 {
+		l.OutputBytes = d.OutputBytes
+	}
+	if l.ResultBytes == 0 {
+		l.ResultBytes = d.ResultBytes
+	}
+	if l.StackDepth == 0 {
+		l.StackDepth = d.StackDepth
+	}
+	if l.CodeBytes == 0 {
+		l.CodeBytes = d.CodeBytes
+	}
+	if l.ToolCalls == 0 {
+		l.ToolCalls = d.ToolCalls
+	}
+	return l
+}
+
+func failed(e *Error) *Result {
+	return &Result{OK: false, Error: e, Logs: []LogEntry{}, Calls: []CallTrace{}}
+}
+
+// inProcessSide connects an execution to its hostSide directly.
+type inProcessSide struct {
+	hs *hostSide
+	ex *execution
+}
+
+func (s *inProcessSide) startCall(id uint64, tool string, args json.RawMessage) {
+	s.hs.call(id, tool, args, func(res json.RawMessage, terr *ToolError) { s.ex.deliver(id, res, terr) })
+}
+
+func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
+
+func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []bindings.Tool) *Result {
+	side := &inProcessSide{hs: hs}
+	ex := newExecution(side, limits, filename)
+	side.ex = ex
+	stop := context.AfterFunc(ctx, func() {
+		ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()})
+	})
+	defer stop()
+	return hs.finish(ex.run(t, tools))
+}

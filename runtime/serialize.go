@@ -1,0 +1,396 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// Results and tool arguments become JSON inside the VM, under the run's
+// deadline and a size cap: turning a value into JSON runs user code (toJSON,
+// getters, Proxy traps), and a value can be far larger than any limit. The
+// walk follows JSON.stringify exactly, with these outcomes documented in
+// RATIONALE.md:
+//   - undefined, functions and symbols: omitted in objects, null in arrays;
+//     a top-level undefined is "no value" (Result.Value absent).
+//   - NaN and ±Infinity: null. Dates: their ISO string (toJSON).
+//   - Map, Set and other objects without enumerable properties: {} (as
+//     JSON.stringify); convert them first (Object.fromEntries, [...set]).
+//   - Error objects: {"name", "message", ...own enumerable properties} rather
+//     than JSON.stringify's {}, so a caught error returned as data keeps its
+//     meaning (an MCPToolError keeps tool, code and data).
+//   - A cycle, a BigInt, nesting deeper than maxJSONDepth: an error naming the
+//     path ($.a.b[2]) and how to fix it.
+//   - Over the size cap: an error saying the limit; serialization stops there.
+
+// maxJSONDepth bounds nesting so the Go walk cannot exhaust its own stack.
+const maxJSONDepth = 256
+
+// maxArgBytes caps the JSON arguments of one tool call.
+const maxArgBytes = 4 << 20
+
+type jsonError struct {
+	kind    string // "cycle", "bigint", "depth", "size", "throw"
+	path    string
+	message string
+}
+
+type jsonWriter struct {
+	e     *execution
+	buf   []byte
+	limit int
+	stack []*goja.Object
+	path  []string
+	steps int
+	err   *jsonError
+	fatal error // an uncatchable VM error (interrupt) to re-raise
+}
+
+// toJSON serializes v inside the VM. It returns (nil, nil) for a top-level
+// undefined (or function, or symbol).
+func (e *execution) toJSON(v goja.Value, limit int) (json.RawMessage, *jsonError, error) {
+	w := &jsonWriter{e: e, limit: limit, path: []string{"$"}}
+	var wrote bool
+	// Run inside a native function called through goja, so that exceptions from
+	// user code (toJSON, getters) and interrupts come back as errors.
+	fn := e.vm.ToValue(func(goja.FunctionCall) goja.Value {
+		wrote = w.property(v, "", nil, 0)
+		return goja.Undefined()
+	})
+	call, _ := goja.AssertFunction(fn)
+	_, err := call(goja.Undefined())
+	select {
+	case <-e.stopped: // the run is over (deadline, memory, cancel): that is the error
+		return nil, nil, e.stopErr
+	default:
+	}
+	if err != nil {
+		if ex, ok := err.(*goja.Exception); ok && w.err == nil {
+			return nil, &jsonError{kind: "throw", path: w.pathString(), message: ex.Value().String()}, nil
+		}
+		if w.err == nil {
+			return nil, nil, err
+		}
+	}
+	if w.err != nil {
+		return nil, w.err, nil
+	}
+	if !wrote {
+		return nil, nil, nil
+	}
+	return json.RawMessage(w.buf), nil, nil
+}
+
+func (w *jsonWriter) pathString() string { return strings.Join(w.path, "") }
+
+func (w *jsonWriter) fail(kind, message string) bool {
+	if w.err == nil {
+		w.err = &jsonError{kind: kind, path: w.pathString(), message: message}
+	}
+	return false
+}
+
+func (w *jsonWriter) write(s string) bool {
+	if len(w.buf)+len(s) > w.limit {
+		return w.fail("size", "")
+	}
+	w.buf = append(w.buf, s...)
+	return true
+}
+
+// property writes the JSON of v (the value of key in holder) and reports
+// whether anything was written (false for undefined, functions, symbols) or
+// an error stopped the walk (w.err set).
+func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, depth int) bool {
+	if w.err != nil {
+		return false
+	}
+	w.steps++
+	if w.steps&1023 == 0 {
+		select {
+		case <-w.e.stopped: // deadline or memory: stop walking pure-Go loops too
+			return w.fail("stopped", "")
+		default:
+		}
+	}
+	if obj, ok := v.(*goja.Object); ok {
+		if toJSON, ok := goja.AssertFunction(obj.Get("toJSON")); ok {
+			nv, err := toJSON(obj, w.e.vm.ToValue(key))
+			if err != nil {
+				panic(err)
+			}
+			v = nv
+		}
+	} else if _, isBig := exportOf(v).(*big.Int); isBig {
+		return w.fail("bigint", "")
+	}
+	if v == nil || goja.IsUndefined(v) {
+		return false
+	}
+	if goja.IsNull(v) {
+		return w.write("null")
+	}
+	obj, isObj := v.(*goja.Object)
+	if !isObj {
+		if _, isSym := v.(*goja.Symbol); isSym {
+			return false
+		}
+		return w.primitive(exportOf(v))
+	}
+	switch obj.ClassName() {
+	case "Function":
+		return false
+	case "Number", "Boolean":
+		return w.primitive(obj.Export()) // the wrapped primitive
+	case "String":
+		return w.primitive(obj.String())
+	case "BigInt":
+		return w.fail("bigint", "")
+	}
+	for _, o := range w.stack {
+		if o == obj {
+			return w.fail("cycle", "")
+		}
+	}
+	if depth >= maxJSONDepth {
+		return w.fail("depth", "")
+	}
+	w.stack = append(w.stack, obj)
+	defer func() { w.stack = w.stack[:len(w.stack)-1] }()
+	if obj.ClassName() == "Array" {
+		return w.array(obj, depth)
+	}
+	return w.object(obj, depth)
+}
+
+func exportOf(v goja.Value) any {
+	if v == nil {
+		return nil
+	}
+	return v.Export()
+}
+
+func (w *jsonWriter) primitive(x any) bool {
+	switch t := x.(type) {
+	case string:
+		return w.write(quoteJSON(t))
+	case bool:
+		return w.write(strconv.FormatBool(t))
+	case int64:
+		return w.write(strconv.FormatInt(t, 10))
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return w.write("null")
+		}
+		if t == 0 {
+			return w.write("0")
+		}
+		return w.write(jsNumberString(t))
+	case *big.Int:
+		return w.fail("bigint", "")
+	}
+	return w.write("null")
+}
+
+func (w *jsonWriter) array(obj *goja.Object, depth int) bool {
+	n := obj.Get("length").ToInteger()
+	if !w.write("[") {
+		return false
+	}
+	for i := int64(0); i < n; i++ {
+		if i > 0 && !w.write(",") {
+			return false
+		}
+		w.path = append(w.path, "["+strconv.FormatInt(i, 10)+"]")
+		wrote := w.property(obj.Get(strconv.FormatInt(i, 10)), strconv.FormatInt(i, 10), obj, depth+1)
+		w.path = w.path[:len(w.path)-1]
+		if w.err != nil {
+			return false
+		}
+		if !wrote && !w.write("null") {
+			return false
+		}
+	}
+	return w.write("]")
+}
+
+func (w *jsonWriter) object(obj *goja.Object, depth int) bool {
+	keys := obj.Keys()
+	if obj.ClassName() == "Error" {
+		keys = errorKeys(obj, keys)
+	}
+	if !w.write("{") {
+		return false
+	}
+	first := true
+	for _, k := range keys {
+		mark := len(w.buf)
+		if !first && !w.write(",") {
+			return false
+		}
+		if !w.write(quoteJSON(k)) || !w.write(":") {
+			return false
+		}
+		w.path = append(w.path, pathKey(k))
+		wrote := w.property(obj.Get(k), k, obj, depth+1)
+		w.path = w.path[:len(w.path)-1]
+		if w.err != nil {
+			return false
+		}
+		if !wrote {
+			w.buf = w.buf[:mark] // undefined values leave no key behind
+			continue
+		}
+		first = false
+	}
+	return w.write("}")
+}
+
+// errorKeys puts name and message (not enumerable on errors) before the own
+// enumerable properties, skipping stack (host detail, noise in data).
+func errorKeys(obj *goja.Object, keys []string) []string {
+	out := []string{"name", "message"}
+	for _, k := range keys {
+		if k != "name" && k != "message" && k != "stack" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func pathKey(k string) string {
+	if isPlainKey(k) {
+		return "." + k
+	}
+	return "[" + quoteJSON(k) + "]"
+}
+
+// quoteJSON writes a JSON string as JSON.stringify does: only ", \ and
+// control characters are escaped; invalid UTF-8 becomes U+FFFD.
+func quoteJSON(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"':
+				b.WriteString(`\"`)
+			case c == '\\':
+				b.WriteString(`\\`)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c == '\b':
+				b.WriteString(`\b`)
+			case c == '\f':
+				b.WriteString(`\f`)
+			case c < 0x20:
+				fmt.Fprintf(&b, `\u%04x`, c)
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\ufffd")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// serializeResult turns the snippet's value into the run's JSON result.
+func (e *execution) serializeResult(v goja.Value) (json.RawMessage, *Error) {
+	out, jerr, err := e.toJSON(v, e.limits.ResultBytes)
+	if err != nil {
+		return nil, e.errorFrom(err)
+	}
+	if jerr != nil {
+		return nil, resultError(jerr, e.limits.ResultBytes)
+	}
+	return out, nil
+}
+
+func resultError(j *jsonError, limit int) *Error {
+	switch j.kind {
+	case "size":
+		return &Error{Kind: KindLimit, Limit: LimitResultSize, Message: fmt.Sprintf(
+			"the returned value is larger than the %s result limit (stopped at %s); return less: pick the fields you need, slice long arrays, or summarize",
+			formatBytes(int64(limit)), j.path)}
+	case "cycle":
+		return &Error{Kind: KindResult, Message: fmt.Sprintf("the returned value contains a cycle at %s (an object that contains itself); return a copy without the back-reference", j.path)}
+	case "bigint":
+		return &Error{Kind: KindResult, Message: fmt.Sprintf("the returned value has a BigInt at %s, which JSON cannot represent; convert it with String(x) or Number(x)", j.path)}
+	case "depth":
+		return &Error{Kind: KindResult, Message: fmt.Sprintf("the returned value is nested deeper than %d levels at %s; flatten it", maxJSONDepth, j.path)}
+	default:
+		return &Error{Kind: KindResult, Message: fmt.Sprintf("turning the returned value into JSON threw at %s: %s", j.path, j.message)}
+	}
+}
+
+// serializeArgs turns a stub's argument into the JSON object sent to the host.
+func (e *execution) serializeArgs(v goja.Value) (json.RawMessage, *Error) {
+	if v == nil || goja.IsUndefined(v) {
+		return json.RawMessage("{}"), nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || goja.IsNull(v) || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
+		return nil, &Error{Message: "the argument must be an object of named parameters, e.g. ({ owner: \"acme\" }); got " + describeKind(v)}
+	}
+	out, jerr, err := e.toJSON(v, maxArgBytes)
+	if err != nil {
+		panic(err) // an interrupt: let it end the run
+	}
+	if jerr != nil {
+		msg := resultError(jerr, maxArgBytes).Message
+		msg = strings.Replace(msg, "the returned value", "the argument", 1)
+		msg = strings.Replace(msg, "result limit", "argument limit", 1)
+		return nil, &Error{Message: msg}
+	}
+	if len(out) == 0 || out[0] != '{' {
+		return nil, &Error{Message: "the argument must serialize to a JSON object; its toJSON returned " + string(out)}
+	}
+	return out, nil
+}
+
+func describeKind(v goja.Value) string {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return "undefined"
+	case goja.IsNull(v):
+		return "null"
+	}
+	if obj, ok := v.(*goja.Object); ok {
+		if obj.ClassName() == "Array" {
+			return "an array"
+		}
+		return "a " + strings.ToLower(obj.ClassName())
+	}
+	switch v.Export().(type) {
+	case string:
+		return "a string"
+	case int64, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case *big.Int:
+		return "a bigint"
+	}
+	return "a " + v.ExportType().String()
+}

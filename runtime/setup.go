@@ -1,0 +1,155 @@
+package runtime
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/bindings"
+)
+
+// setup prepares a fresh VM before any user code runs: it removes code
+// generation, installs console and timers, and binds the run's tools. The VM
+// then holds only the language's built-ins and what is installed here: no
+// require, no file system, network, environment or process.
+func (e *execution) setup(tools []bindings.Tool) error {
+	vm := e.vm
+	intr, err := captureIntrinsics(vm)
+	if err != nil {
+		return err
+	}
+	e.intrinsics = intr
+	if err := harden(vm); err != nil {
+		return err
+	}
+	if err := e.installBuiltins(); err != nil {
+		return err
+	}
+	if err := e.installConsole(); err != nil {
+		return err
+	}
+	if err := e.installTimers(); err != nil {
+		return err
+	}
+	if err := installBase64(vm); err != nil {
+		return err
+	}
+	installed, err := bindings.Install(vm, tools, e.invoke)
+	if err != nil {
+		return err
+	}
+	e.tools = installed
+	vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		switch op {
+		case goja.PromiseRejectionReject:
+			e.unhandled = append(e.unhandled, p)
+		case goja.PromiseRejectionHandle:
+			for i, q := range e.unhandled {
+				if q == p {
+					e.unhandled = append(e.unhandled[:i], e.unhandled[i+1:]...)
+					break
+				}
+			}
+		}
+	})
+	return nil
+}
+
+func (e *execution) installTimers() error {
+	vm := e.vm
+	schedule := func(repeat bool) func(goja.FunctionCall) goja.Value {
+		return func(call goja.FunctionCall) goja.Value {
+			fn, ok := goja.AssertFunction(call.Argument(0))
+			if !ok {
+				panic(vm.NewTypeError("the first argument of setTimeout/setInterval must be a function (code strings are not evaluated)"))
+			}
+			ms := call.Argument(1).ToFloat()
+			if math.IsNaN(ms) || ms < 0 {
+				ms = 0
+			}
+			delay := time.Duration(math.Min(ms, float64(math.MaxInt32))) * time.Millisecond
+			var args []goja.Value
+			if len(call.Arguments) > 2 {
+				args = append(args, call.Arguments[2:]...)
+			}
+			return vm.ToValue(e.addTimer(fn, delay, args, repeat))
+		}
+	}
+	clear := func(call goja.FunctionCall) goja.Value {
+		e.clearTimer(call.Argument(0).ToInteger())
+		return goja.Undefined()
+	}
+	g := vm.GlobalObject()
+	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
+		"setTimeout":    schedule(false),
+		"setInterval":   schedule(true),
+		"clearTimeout":  clear,
+		"clearInterval": clear,
+		"queueMicrotask": func(call goja.FunctionCall) goja.Value {
+			fn, ok := goja.AssertFunction(call.Argument(0))
+			if !ok {
+				panic(vm.NewTypeError("queueMicrotask needs a function"))
+			}
+			// A promise reaction is a microtask: run fn as one.
+			p, resolve, _ := vm.NewPromise()
+			then, _ := goja.AssertFunction(vm.ToValue(p).ToObject(vm).Get("then"))
+			callback := vm.ToValue(func(goja.FunctionCall) goja.Value {
+				if _, err := fn(goja.Undefined()); err != nil {
+					panic(err)
+				}
+				return goja.Undefined()
+			})
+			if _, err := then(vm.ToValue(p), callback); err != nil {
+				panic(err)
+			}
+			_ = resolve(goja.Undefined())
+			return goja.Undefined()
+		},
+	} {
+		if err := g.Set(name, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installBase64 adds atob and btoa, which agents use on tool results
+// (base64 file contents, images).
+func installBase64(vm *goja.Runtime) error {
+	g := vm.GlobalObject()
+	if err := g.Set("btoa", func(call goja.FunctionCall) goja.Value {
+		s := call.Argument(0).String()
+		b := make([]byte, 0, len(s))
+		for _, r := range s {
+			if r > 0xFF {
+				panic(vm.NewTypeError("btoa: the string contains characters outside Latin-1; encode it to bytes first"))
+			}
+			b = append(b, byte(r))
+		}
+		return vm.ToValue(base64.StdEncoding.EncodeToString(b))
+	}); err != nil {
+		return err
+	}
+	return g.Set("atob", func(call goja.FunctionCall) goja.Value {
+		s := strings.Map(func(r rune) rune {
+			if r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r' {
+				return -1
+			}
+			return r
+		}, call.Argument(0).String())
+		s = strings.TrimRight(s, "=")
+		b, err := base64.RawStdEncoding.DecodeString(s)
+		if err != nil {
+			panic(vm.NewTypeError(fmt.Sprintf("atob: the string is not valid base64: %v", err)))
+		}
+		var out strings.Builder
+		for _, c := range b {
+			out.WriteRune(rune(c))
+		}
+		return vm.ToValue(out.String())
+	})
+}

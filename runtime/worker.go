@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	goruntime "runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+)
+
+// workerEnv marks a process started as a worker. It is the only variable in a
+// worker's environment: nothing of the parent's environment (API keys,
+// tokens) is reachable from a worker, even through a VM escape.
+const workerEnv = "SANDBOX_RUNTIME_WORKER"
+
+// ServeWorkerIfChild turns this process into a sandbox worker when it was
+// started as one, and never returns in that case. Call it first thing in
+// main (and in TestMain of tests that run snippets in workers); it returns at
+// once in any other process.
+func ServeWorkerIfChild() {
+	if os.Getenv(workerEnv) != "1" {
+		return
+	}
+	os.Exit(serveWorker(os.Stdin, os.Stdout))
+}
+
+// retireHeapBytes: a worker whose heap grew past this during a run exits
+// after it, so the next snippet starts in a small, fresh process (Go keeps
+// address space it once mapped).
+const retireHeapBytes = 96 << 20
+
+// serveWorker runs snippets one at a time, as the parent asks, until stdin
+// closes. It returns the process exit code.
+func serveWorker(in io.Reader, out io.Writer) int {
+	fw := newFrameWriter(out)
+	if err := fw.send(&message{T: msgReady, PID: os.Getpid()}); err != nil {
+		return 3
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+
+	var mu sync.Mutex
+	var cur *workerRun
+	for {
+		m, err := readFrame(r)
+		if err != nil {
+			if err == io.EOF {
+				return 0
+			}
+			fmt.Fprintln(os.Stderr, "sandbox worker:", err)
+			return 3
+		}
+		mu.Lock()
+		run := cur
+		mu.Unlock()
+		switch m.T {
+		case msgRun:
+			if run != nil || m.Run == nil || m.Run.Program == nil {
+				fmt.Fprintln(os.Stderr, "sandbox worker: protocol error: a run while another is in progress, or an empty run")
+				return 3
+			}
+			wr := &workerRun{fw: fw}
+			mu.Lock()
+			cur = wr
+			mu.Unlock()
+			go func() {
+				outcome, retire := wr.execute(m.Run)
+				mu.Lock()
+				cur = nil
+				mu.Unlock()
+				if err := fw.send(&message{T: msgDone, Outcome: &outcome, Retire: retire}); err != nil {
+					os.Exit(3)
+				}
+				if retire {
+					os.Exit(0)
+				}
+			}()
+		case msgReply:
+			if run != nil {
+				run.ex.deliver(m.ID, m.Result, m.Err)
+			}
+		case msgCancel:
+			if run != nil {
+				run.ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller"})
+			}
+		default:
+			fmt.Fprintf(os.Stderr, "sandbox worker: protocol error: unexpected %q message\n", m.T)
+			return 3
+		}
+	}
+}
+
+// workerRun is one snippet in a worker; it implements vmSide by sending
+// frames to the parent.
+type workerRun struct {
+	fw *frameWriter
+	ex *execution
+}
+
+func (w *workerRun) startCall(id uint64, tool string, args json.RawMessage) {
+	if err := w.fw.send(&message{T: msgCall, ID: id, Tool: tool, Args: args}); err != nil {
+		w.ex.deliver(id, nil, &ToolError{Code: CodeHostError, Message: "the call could not be sent: " + err.Error()})
+	}
+}
+
+func (w *workerRun) log(e LogEntry) { _ = w.fw.send(&message{T: msgLog, Log: &e}) }
+
+func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
+	limits := m.Limits.WithDefaults()
+	w.ex = newExecution(w, limits, m.Filename)
+
+	// A backtracking regexp runs inside a native call that no interrupt
+	// reaches. With a match timeout at the deadline it returns (as "no match")
+	// and the interrupt that the deadline already raised ends the run.
+	regexp2.DefaultMatchTimeout = limits.Timeout
+	setAddressSpaceLimit(limits.MemoryBytes)
+	debug.SetMemoryLimit(limits.MemoryBytes)
+	stopWatch := watchHeap(w.ex, limits.MemoryBytes)
+
+	out := w.ex.run(m.Program, m.Tools)
+
+	peak := stopWatch()
+	retire := peak > retireHeapBytes
+	return out, retire
+}
+
+var heapSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/gc/heap/live:bytes"},
+}
+
+// watchHeap interrupts the VM when its heap passes limit. Reading the
+// runtime's metrics costs ~200 ns, so a 1 ms poll is cheap; a snippet growing
+// its heap gradually is stopped within about a millisecond of allocation. The
+// one huge allocation a poll cannot catch fails against the address-space
+// limit instead, which ends the process (see pool.go for how that is reported).
+func watchHeap(ex *execution, limit int64) (stop func() int64) {
+	done := make(chan struct{})
+	var peak int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		samples := make([]metrics.Sample, len(heapSamples))
+		copy(samples, heapSamples)
+		for {
+			select {
+			case <-done:
+				return
+			case <-ex.stopped:
+				return
+			case <-t.C:
+			}
+			metrics.Read(samples)
+			objects := int64(samples[0].Value.Uint64())
+			peak = max(peak, objects)
+			if objects <= limit {
+				continue
+			}
+			// Garbage counts in objects until the next GC: collect, then decide
+			// on what is live.
+			goruntime.GC()
+			metrics.Read(samples)
+			if live := int64(samples[1].Value.Uint64()); live > limit {
+				ex.interrupt(memoryLimitError(limit, ""))
+				return
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+func memoryLimitError(limit int64, detail string) *Error {
+	msg := fmt.Sprintf("the snippet used more than its %s memory limit; process data in smaller pieces (page through results, avoid building huge strings or arrays) or raise the limit",
+		formatBytes(limit))
+	if detail != "" {
+		msg += " (" + detail + ")"
+	}
+	return &Error{Kind: KindLimit, Limit: LimitMemory, Message: msg}
+}
+
+// addressSpaceHeadroom is what a worker may map beyond its current size plus
+// twice the memory limit: Go's GC needs room above the live heap, and the
+// VM's own structures need some.
+const addressSpaceHeadroom = 256 << 20
+
+// setAddressSpaceLimit caps the worker's virtual memory so that one huge
+// allocation ('x'.repeat(2**40), new Uint8Array(2**40)) fails at once instead
+// of taking the machine's memory. Go reserves ~1 GiB of address space at
+// start, so the cap is relative to the current size.
+func setAddressSpaceLimit(memory int64) {
+	current := vmSizeBytes()
+	if current <= 0 {
+		return
+	}
+	soft := uint64(current + 2*memory + addressSpaceHeadroom)
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		return
+	}
+	if lim.Max != ^uint64(0) && soft > lim.Max {
+		soft = lim.Max
+	}
+	lim.Cur = soft
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox worker: cannot set the address-space limit:", err)
+	}
+}
+
+// vmSizeBytes reads this process's virtual memory size from /proc.
+func vmSizeBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
