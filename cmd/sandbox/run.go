@@ -1,0 +1,256 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+func init() {
+	register(newRunCmd)
+	// A worker subprocess is this same binary, started with a marker in its
+	// environment: it must become a worker before cobra parses anything.
+	beforeMainHooks = append(beforeMainHooks, runtime.ServeWorkerIfChild)
+}
+
+// Exit codes of `sandbox run`, documented in its help.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // the snippet threw, or its result is not JSON, or it deadlocked
+	exitUsage    = 2 // bad flags or unreadable input
+	exitCompile  = 3
+	exitLimit    = 4
+	exitInternal = 5 // the runtime failed, or the run was cancelled
+)
+
+// runFlags are the options of `sandbox run`.
+type runFlags struct {
+	timeout     time.Duration
+	memory      string
+	outputLimit string
+	resultLimit string
+	codeLimit   string
+	stackDepth  int
+	toolCalls   int
+	jsonOut     bool
+	inProcess   bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run <script.ts | ->",
+		Short: "Run a TypeScript snippet and print its JSON result",
+		Long: `Run a TypeScript (or JavaScript) snippet under hard limits and print the value it
+returns as JSON on stdout. Console output goes to stderr. Use - to read the
+snippet from stdin.
+
+The snippet may use top-level await and a top-level return:
+
+  const r = await Promise.all([1, 2].map(async (n) => n * 2));
+  console.log("doubled", r);
+  return { r };
+
+It runs in an isolated worker process: no file system, network, environment,
+require or eval; only the language's built-ins, console, timers, atob/btoa, and
+the tools bound to the run.
+
+Exit status: 0 success; 1 the snippet threw (or deadlocked, or returned
+something that is not JSON); 2 usage error; 3 compile error; 4 a limit was hit;
+5 internal error or cancelled.`,
+		Example: `  sandbox run examples/hello.ts
+  echo 'return 6 * 7' | sandbox run -
+  sandbox run script.ts --timeout 5s --memory 128MiB --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSnippet(cmd, args[0], f)
+		},
+	}
+	d := runtime.DefaultLimits
+	fl := cmd.Flags()
+	fl.DurationVar(&f.timeout, "timeout", d.Timeout, "wall-clock limit of the whole run")
+	fl.StringVar(&f.memory, "memory", "256MiB", "memory limit of the worker's heap (e.g. 128MiB, 1GiB)")
+	fl.StringVar(&f.outputLimit, "output-limit", "1MiB", "console output kept; the rest is dropped with a note")
+	fl.StringVar(&f.resultLimit, "result-limit", "1MiB", "largest JSON result")
+	fl.StringVar(&f.codeLimit, "code-limit", "256KiB", "largest snippet source")
+	fl.IntVar(&f.stackDepth, "stack-depth", d.StackDepth, "deepest nesting of JavaScript calls")
+	fl.IntVar(&f.toolCalls, "tool-calls", d.ToolCalls, "most tool calls one run may make")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the whole result envelope (ok, value, error, logs, calls) as JSON on stdout")
+	fl.BoolVar(&f.inProcess, "in-process", false, "run in this process instead of a worker: faster start, but NO memory limit; trusted code only")
+	return cmd
+}
+
+func (f runFlags) limits() (runtime.Limits, error) {
+	l := runtime.Limits{Timeout: f.timeout, StackDepth: f.stackDepth, ToolCalls: f.toolCalls}
+	var err error
+	if l.MemoryBytes, err = parseBytes("--memory", f.memory); err != nil {
+		return l, err
+	}
+	sizes := []struct {
+		flag, val string
+		dst       *int
+	}{{"--output-limit", f.outputLimit, &l.OutputBytes}, {"--result-limit", f.resultLimit, &l.ResultBytes}, {"--code-limit", f.codeLimit, &l.CodeBytes}}
+	for _, s := range sizes {
+		n, err := parseBytes(s.flag, s.val)
+		if err != nil {
+			return l, err
+		}
+		*s.dst = int(n)
+	}
+	if f.timeout <= 0 {
+		return l, fmt.Errorf("--timeout must be positive, e.g. 30s")
+	}
+	if f.stackDepth <= 0 || f.toolCalls <= 0 {
+		return l, fmt.Errorf("--stack-depth and --tool-calls must be positive")
+	}
+	return l, l.Validate()
+}
+
+func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
+	limits, err := f.limits()
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	code, filename, err := readSnippet(cmd.InOrStdin(), path)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	opts := runtime.Options{Workers: 1}
+	if f.inProcess {
+		opts.Isolation = runtime.InProcess
+	}
+	rt, err := runtime.New(opts)
+	if err != nil {
+		return &exitError{code: exitInternal, msg: err.Error()}
+	}
+	defer rt.Close()
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := rt.Run(ctx, runtime.Request{Code: code, Filename: filename, Limits: limits})
+	if err != nil {
+		return &exitError{code: exitInternal, msg: err.Error()}
+	}
+	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, f.jsonOut)
+}
+
+// readSnippet reads the snippet from a file, or stdin for "-".
+func readSnippet(stdin io.Reader, path string) (code, filename string, err error) {
+	if path == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
+		if err != nil {
+			return "", "", fmt.Errorf("reading the snippet from stdin: %w", err)
+		}
+		return string(b), "stdin.ts", nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", "", fmt.Errorf("cannot read %s: %w (pass a .ts file, or - to read stdin)", path, errors.Unwrap(err))
+	}
+	if st.IsDir() {
+		return "", "", fmt.Errorf("%s is a directory; pass a .ts file, or - to read stdin", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	return string(b), path, nil
+}
+
+// printResult writes the value (or the envelope) to stdout and console output
+// and errors to stderr, and gives the exit status.
+func printResult(stdout, stderr io.Writer, res *runtime.Result, envelope bool) error {
+	if envelope {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		for _, l := range res.Logs {
+			fmt.Fprintln(stderr, l.Message)
+		}
+		if res.OK {
+			value := []byte("null")
+			if len(res.Value) > 0 {
+				value = indentJSON(res.Value)
+			}
+			fmt.Fprintf(stdout, "%s\n", value)
+		}
+	}
+	if res.OK {
+		return nil
+	}
+	e := res.Error
+	msg := e.Error()
+	if e.Stack != "" {
+		msg += "\n" + e.Stack
+	}
+	if len(e.Data) > 0 && !envelope {
+		msg += "\n    data: " + truncate(string(e.Data), 2000)
+	}
+	code := exitFailed
+	switch e.Kind {
+	case runtime.KindCompile:
+		code = exitCompile
+	case runtime.KindLimit:
+		code = exitLimit
+	case runtime.KindInternal, runtime.KindCancelled:
+		code = exitInternal
+	}
+	if envelope {
+		msg = "" // the envelope on stdout says it all
+	}
+	return &exitError{code: code, msg: msg}
+}
+
+func indentJSON(raw json.RawMessage) []byte {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return raw
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// parseBytes reads sizes such as 256MiB, 512MB, 64k, 1G or a plain byte count.
+func parseBytes(flag, s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"gib", 1 << 30}, {"mib", 1 << 20}, {"kib", 1 << 10}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			mult = u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<50 {
+		return 0, fmt.Errorf("%s %q is not a size; use a positive number with a unit, e.g. 256MiB, 64KiB", flag, s)
+	}
+	return int64(n * float64(mult)), nil
+}
