@@ -15,6 +15,8 @@ import (
 // Verified by the escape tests in sandbox_test.go, which try the known
 // reach-arounds (Reflect.construct, getPrototypeOf chains, descriptors, bound
 // functions, generator and async constructors).
+var functionKinds = goja.MustCompile("harden.js", `[async function () {}, function* () {}]`, true)
+
 func harden(vm *goja.Runtime) error {
 	global := vm.GlobalObject()
 	functionCtor := global.Get("Function").ToObject(vm)
@@ -32,7 +34,7 @@ func harden(vm *goja.Runtime) error {
 
 	// The prototypes of async and generator functions are only reachable from
 	// instances. This constant expression is ours, not agent input.
-	kinds, err := vm.RunString(`[async function () {}, function* () {}]`)
+	kinds, err := vm.RunProgram(functionKinds)
 	if err != nil {
 		return fmt.Errorf("harden: %w", err)
 	}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -143,8 +142,6 @@ func codeFrame(code string, line, col int) string {
 	prefix := fmt.Sprintf("%5d | ", line)
 	return prefix + shown + "\n" + strings.Repeat(" ", len(prefix)-2) + "| " + strings.Repeat(" ", caret) + "^"
 }
-
-var errEmptyCode = errors.New("empty")
 
 // checkCode applies the limits that hold before transpiling.
 func checkCode(code string, limits Limits) *Error {
