@@ -1,0 +1,601 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// connection is one live session with an upstream. Requests are sent raw
+// through mcp-go's transport (mcp-go's typed client drops parts of schemas
+// and fails a whole result on an unknown content type); mcp-go's client is
+// used for what it does well: the handshake in both protocol eras and the
+// 2026-07-28 subscriptions/listen stream.
+type connection struct {
+	u          *upstream
+	client     *client.Client
+	tr         transport.Interface
+	proc       *process
+	isHTTP     bool
+	modern     bool
+	version    string
+	caps       mcp.ServerCapabilities
+	serverInfo mcp.Implementation
+	clientInfo mcp.Implementation
+	capsJSON   json.RawMessage // our capabilities, pre-encoded for modern _meta
+
+	nextID   atomic.Uint64
+	lastOK   atomic.Int64 // unix nanos of the last successful request
+	progMu   sync.Mutex
+	progress map[string]func(Progress)
+
+	dead     chan struct{}
+	deadOnce sync.Once
+	deadMu   sync.Mutex
+	deadWhy  string
+
+	listenMu   sync.Mutex
+	listenStop func()
+
+	refreshMu      sync.Mutex
+	refreshPending refreshKind
+	refreshRunning bool
+}
+
+func newConnection(u *upstream) *connection {
+	c := &connection{u: u, dead: make(chan struct{}), progress: map[string]func(Progress){}}
+	c.lastOK.Store(time.Now().UnixNano())
+	return c
+}
+
+// start runs the handshake: the stateless 2026-07-28 protocol when the
+// server offers it (unless pinned), the initialize handshake otherwise.
+func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface, pinned string) error {
+	c.tr = tr
+	caps := clientCapabilities()
+	c.capsJSON, _ = json.Marshal(caps)
+	c.clientInfo = mcp.Implementation{Name: c.u.g.clientName, Version: c.u.g.clientVersion}
+	opts := []client.ClientOption{client.WithClientCapabilities(caps)}
+	if pinned != "" {
+		opts = append(opts, client.WithProtocolVersion(pinned))
+	}
+	cl := client.NewClient(tr, opts...)
+	cl.OnNotification(c.onNotification)
+	if err := cl.Start(ctx); err != nil {
+		return fmt.Errorf("starting the %s transport: %w", c.u.sc.Transport, err)
+	}
+	c.client = cl
+	if bi, ok := tr.(transport.BidirectionalInterface); ok {
+		bi.SetRequestHandler(c.onRequest)
+	}
+	res, err := cl.Initialize(initCtx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: pinned, ClientInfo: c.clientInfo, Capabilities: caps,
+	}})
+	if err != nil {
+		if c.proc != nil {
+			select {
+			case <-c.proc.exited:
+				return fmt.Errorf("the server process %s", c.proc.exitReason())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		return fmt.Errorf("initialize: %w", err)
+	}
+	c.version = res.ProtocolVersion
+	if v := cl.ProtocolVersion(); v != "" {
+		c.version = v
+	}
+	c.modern = mcp.IsModernProtocol(c.version)
+	c.caps, c.serverInfo = res.Capabilities, res.ServerInfo
+	return nil
+}
+
+// markDead records why the connection is unusable and wakes the supervisor.
+func (c *connection) markDead(why string) {
+	c.deadOnce.Do(func() {
+		c.deadMu.Lock()
+		c.deadWhy = why
+		c.deadMu.Unlock()
+		close(c.dead)
+	})
+}
+
+func (c *connection) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *connection) deathReason() string {
+	c.deadMu.Lock()
+	defer c.deadMu.Unlock()
+	if c.deadWhy == "" {
+		return "connection closed"
+	}
+	return c.deadWhy
+}
+
+// close ends the connection and, for stdio, the server process.
+func (c *connection) close() {
+	c.markDead("closed by the gateway")
+	c.listenMu.Lock()
+	if c.listenStop != nil {
+		stop := c.listenStop
+		c.listenStop = nil
+		c.listenMu.Unlock()
+		stop()
+	} else {
+		c.listenMu.Unlock()
+	}
+	if c.client != nil {
+		_ = c.client.Close()
+	} else if c.tr != nil {
+		_ = c.tr.Close()
+	}
+	if c.proc != nil {
+		c.proc.stop()
+	}
+}
+
+// rpcError is a JSON-RPC error response from the upstream.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// connLostError says the connection died while a request was in flight.
+type connLostError struct{ reason string }
+
+func (e *connLostError) Error() string { return "connection lost: " + e.reason }
+
+// requestMeta returns the _meta of a request: the progress token if any
+// and, on the stateless protocol, the per-request protocol metadata.
+func (c *connection) requestMeta(progressToken string, logLevel string) map[string]any {
+	if !c.modern && progressToken == "" {
+		return nil
+	}
+	m := make(map[string]any, 5)
+	if progressToken != "" {
+		m["progressToken"] = progressToken
+	}
+	if c.modern {
+		m[mcp.MetaKeyProtocolVersion] = c.version
+		m[mcp.MetaKeyClientCapabilities] = c.capsJSON
+		m[mcp.MetaKeyClientInfo] = c.clientInfo
+		if logLevel != "" {
+			m[mcp.MetaKeyLogLevel] = logLevel
+		}
+	}
+	return m
+}
+
+// request sends one JSON-RPC request and returns the raw result. params is
+// encoded as given (it carries its own _meta).
+func (c *connection) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
+	if c.isDead() {
+		return nil, &connLostError{c.deathReason()}
+	}
+	encoded, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s params: %w", method, err)
+	}
+	if c.modern && c.isHTTP {
+		std := mcp.StandardHeaders(c.version, mcp.MCPMethod(method), encoded)
+		if len(std) > 0 {
+			if header == nil {
+				header = make(http.Header, len(std))
+			}
+			for k, v := range std {
+				header.Set(k, v)
+			}
+		}
+	}
+	id := mcp.NewRequestId("sbx-" + strconv.FormatUint(c.nextID.Add(1), 10))
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: json.RawMessage(encoded), Header: header}
+
+	var tooLarge atomic.Bool
+	if c.isHTTP {
+		ctx = withTooLargeFlag(ctx, &tooLarge)
+	}
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.cancelUpstream(id, ctx.Err())
+			return nil, ctx.Err()
+		}
+		if tooLarge.Load() || errors.Is(err, errResultTooLarge) {
+			return nil, errResultTooLarge
+		}
+		if c.isDead() {
+			return nil, &connLostError{c.deathReason()}
+		}
+		if errors.Is(err, transport.ErrTransportClosed) {
+			if c.proc != nil {
+				// stdout ended; the exit status usually follows within
+				// milliseconds and says why.
+				select {
+				case <-c.proc.exited:
+					c.markDead("the server process " + c.proc.exitReason())
+				case <-time.After(500 * time.Millisecond):
+				}
+			}
+			c.markDead("the transport closed")
+			return nil, &connLostError{c.deathReason()}
+		}
+		if c.isHTTP {
+			// The server is unreachable or forgot our session: reconnect.
+			c.markDead(fmt.Sprintf("%s failed: %v", method, err))
+			return nil, &connLostError{c.deathReason()}
+		}
+		return nil, err
+	}
+	if resp.Error != nil {
+		if resp.Error.Code == tooLargeRPCCode {
+			return nil, errResultTooLarge
+		}
+		e := &rpcError{Code: resp.Error.Code, Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			e.Data, _ = json.Marshal(resp.Error.Data)
+		}
+		c.lastOK.Store(time.Now().UnixNano())
+		return nil, e
+	}
+	c.lastOK.Store(time.Now().UnixNano())
+	return resp.Result, nil
+}
+
+// send hands a request to the transport. The in-process transport runs the
+// handler on the caller's goroutine and only the handler can notice a
+// cancelled context, so there the wait is raced against ctx.
+func (c *connection) send(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if _, inproc := c.tr.(*transport.InProcessTransport); !inproc || ctx.Done() == nil {
+		return c.tr.SendRequest(ctx, req)
+	}
+	type answer struct {
+		resp *transport.JSONRPCResponse
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		r, err := c.tr.SendRequest(ctx, req)
+		ch <- answer{r, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.resp, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// cancelUpstream tells the server to stop working on a request whose caller
+// went away (notifications/cancelled). On the 2026-07-28 HTTP transport the
+// closed response stream is the cancellation, so nothing is sent there.
+func (c *connection) cancelUpstream(id mcp.RequestId, cause error) {
+	if c.isDead() || (c.modern && c.isHTTP) {
+		return
+	}
+	if _, inproc := c.tr.(*transport.InProcessTransport); inproc {
+		return // the handler's context is the caller's, already cancelled
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationCancelled),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": cause.Error()}},
+	}}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.tr.SendNotification(ctx, n)
+	}()
+}
+
+type listParams struct {
+	Cursor string         `json:"cursor,omitempty"`
+	Meta   map[string]any `json:"_meta,omitempty"`
+}
+
+// listAll follows a paginated list to the end and returns the raw items.
+func (c *connection) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	seen := map[string]bool{"": true}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxListPages {
+			return nil, fmt.Errorf("more than %d pages", maxListPages)
+		}
+		raw, err := c.request(ctx, method, listParams{Cursor: cursor, Meta: c.requestMeta("", "")}, nil)
+		if err != nil {
+			return nil, err
+		}
+		var res map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("result is not a JSON object: %w", err)
+		}
+		var items []json.RawMessage
+		if r, ok := res[field]; ok && string(r) != "null" {
+			if err := json.Unmarshal(r, &items); err != nil {
+				return nil, fmt.Errorf("%q is not an array: %w", field, err)
+			}
+		}
+		out = append(out, items...)
+		if len(out) > maxListItems {
+			return nil, fmt.Errorf("more than %d items", maxListItems)
+		}
+		var next string
+		if r, ok := res["nextCursor"]; ok && string(r) != "null" {
+			_ = json.Unmarshal(r, &next)
+		}
+		if next == "" {
+			return out, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("the server repeated cursor %q", truncate(next, 40))
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// healthCheck sends one real request.
+func (c *connection) healthCheck(ctx context.Context) error {
+	ctx = c.u.withSessionToken(ctx, DefaultSession)
+	var method string
+	switch {
+	case c.caps.Tools != nil:
+		method = "tools/list"
+	case c.caps.Resources != nil:
+		method = "resources/list"
+	case c.caps.Prompts != nil:
+		method = "prompts/list"
+	case !c.modern:
+		method = "ping"
+	default:
+		return nil
+	}
+	var params any = listParams{Meta: c.requestMeta("", "")}
+	if method == "ping" {
+		params = struct{}{}
+	}
+	_, err := c.request(ctx, method, params, nil)
+	var re *rpcError
+	if errors.As(err, &re) {
+		return nil // it answered
+	}
+	return err
+}
+
+// --- progress ---
+
+// Progress is one progress notification relayed from the upstream.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"` // 0 when the upstream did not say
+	Message  string  `json:"message,omitempty"`
+}
+
+func (c *connection) watchProgress(token string, fn func(Progress)) (stop func()) {
+	c.progMu.Lock()
+	c.progress[token] = fn
+	c.progMu.Unlock()
+	return func() {
+		c.progMu.Lock()
+		delete(c.progress, token)
+		c.progMu.Unlock()
+	}
+}
+
+// --- notifications from the upstream ---
+
+func (c *connection) onNotification(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case string(mcp.MethodNotificationProgress):
+		f := n.Params.AdditionalFields
+		token := progressTokenString(f["progressToken"])
+		c.progMu.Lock()
+		fn := c.progress[token]
+		c.progMu.Unlock()
+		if fn == nil {
+			return
+		}
+		p := Progress{}
+		p.Progress, _ = numberOf(f["progress"])
+		p.Total, _ = numberOf(f["total"])
+		if m, ok := f["message"].(string); ok {
+			p.Message = m
+		}
+		fn(p)
+	case string(mcp.MethodNotificationToolsListChanged):
+		c.scheduleRefresh(refreshTools)
+	case string(mcp.MethodNotificationResourcesListChanged):
+		c.scheduleRefresh(refreshResources)
+	case string(mcp.MethodNotificationPromptsListChanged):
+		c.scheduleRefresh(refreshPrompts)
+	case string(mcp.MethodNotificationResourceUpdated):
+		uri, _ := n.Params.AdditionalFields["uri"].(string)
+		c.u.g.resourceUpdated(c.u.name, uri, notificationParams(n))
+	case string(mcp.MethodNotificationMessage):
+		c.u.g.relayLog(c.u, notificationParams(n))
+	}
+}
+
+// progressTokenString makes string and numeric tokens comparable.
+func progressTokenString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case json.Number:
+		return t.String()
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// notificationParams re-encodes a notification's params without _meta.
+func notificationParams(n mcp.JSONRPCNotification) json.RawMessage {
+	if len(n.Params.AdditionalFields) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	b, err := json.Marshal(n.Params.AdditionalFields)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// scheduleRefresh re-lists after a list_changed notification; bursts of
+// notifications are coalesced into one refresh.
+func (c *connection) scheduleRefresh(kind refreshKind) {
+	c.refreshMu.Lock()
+	c.refreshPending |= kind
+	if c.refreshRunning {
+		c.refreshMu.Unlock()
+		return
+	}
+	c.refreshRunning = true
+	c.refreshMu.Unlock()
+	go func() {
+		for {
+			time.Sleep(20 * time.Millisecond)
+			c.refreshMu.Lock()
+			k := c.refreshPending
+			c.refreshPending = 0
+			if k == 0 || c.isDead() {
+				c.refreshRunning = false
+				c.refreshMu.Unlock()
+				return
+			}
+			c.refreshMu.Unlock()
+			ctx, cancel := context.WithTimeout(c.u.g.ctx, c.u.g.cfg.Options.StartupTimeout)
+			ctx = c.u.withSessionToken(ctx, DefaultSession)
+			if err := c.u.refresh(ctx, c, k); err != nil {
+				c.u.g.log.Warn("refresh after list_changed failed", "server", c.u.name, "error", err)
+			}
+			cancel()
+		}
+	}()
+}
+
+// startListen opens the 2026-07-28 subscriptions/listen stream, through
+// which a modern server sends list_changed and resource updates.
+func (c *connection) startListen(ctx context.Context) {
+	filter := mcp.SubscriptionFilter{
+		ToolsListChanged:     c.caps.Tools != nil && c.caps.Tools.ListChanged,
+		PromptsListChanged:   c.caps.Prompts != nil && c.caps.Prompts.ListChanged,
+		ResourcesListChanged: c.caps.Resources != nil && c.caps.Resources.ListChanged,
+	}
+	if c.caps.Resources != nil && c.caps.Resources.Subscribe {
+		filter.ResourceSubscriptions = c.u.g.subscribedURIs(c.u.name)
+	}
+	c.listenMu.Lock()
+	defer c.listenMu.Unlock()
+	if c.listenStop != nil {
+		c.listenStop()
+		c.listenStop = nil
+	}
+	if filter.IsEmpty() {
+		return
+	}
+	lctx := c.u.withSessionToken(ctx, DefaultSession)
+	stop, err := c.client.ListenAsync(lctx, filter, func(err error) {
+		c.u.g.log.Debug("subscriptions/listen ended", "server", c.u.name, "error", err)
+	})
+	if err != nil {
+		c.u.g.log.Warn("subscriptions/listen failed", "server", c.u.name, "error", err)
+		return
+	}
+	c.listenStop = stop
+}
+
+// subscribe turns a resource subscription on or off upstream.
+func (c *connection) subscribe(ctx context.Context, uri string, on bool) error {
+	if c.caps.Resources == nil || !c.caps.Resources.Subscribe {
+		return nil // the server sends no updates; nothing to ask for
+	}
+	if c.modern {
+		c.startListen(c.u.g.ctx)
+		return nil
+	}
+	method := "resources/subscribe"
+	if !on {
+		method = "resources/unsubscribe"
+	}
+	_, err := c.request(c.u.withSessionToken(ctx, DefaultSession), method, map[string]any{"uri": uri}, nil)
+	return err
+}
+
+// --- requests from the upstream to its client ---
+
+func (c *connection) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	var params json.RawMessage
+	if req.Params != nil {
+		params, _ = json.Marshal(req.Params)
+	}
+	if req.Method == string(mcp.MethodPing) {
+		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil
+	}
+	res, err := c.u.g.relayClientRequest(ctx, c.u, req.Method, params)
+	if err != nil {
+		var re *rpcError
+		if errors.As(err, &re) {
+			return transport.NewJSONRPCErrorResponse(req.ID, re.Code, re.Message, nil), nil
+		}
+		return transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil), nil
+	}
+	return transport.NewJSONRPCResultResponse(req.ID, res), nil
+}
+
+// In-process upstreams call typed handlers instead of sending requests.
+type inprocSampling struct{ c *connection }
+type inprocElicitation struct{ c *connection }
+type inprocRoots struct{ c *connection }
+
+func relayTyped[Req, Res any](ctx context.Context, c *connection, method string, params Req) (*Res, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.u.g.relayClientRequest(ctx, c.u, method, raw)
+	if err != nil {
+		return nil, err
+	}
+	var res Res
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("the client's %s result: %w", method, err)
+	}
+	return &res, nil
+}
+
+func (s inprocSampling) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return relayTyped[mcp.CreateMessageParams, mcp.CreateMessageResult](ctx, s.c, string(mcp.MethodSamplingCreateMessage), r.CreateMessageParams)
+}
+
+func (s inprocElicitation) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return relayTyped[mcp.ElicitationParams, mcp.ElicitationResult](ctx, s.c, string(mcp.MethodElicitationCreate), r.Params)
+}
+
+func (s inprocRoots) ListRoots(ctx context.Context, r mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return relayTyped[struct{}, mcp.ListRootsResult](ctx, s.c, string(mcp.MethodListRoots), struct{}{})
+}
+
+// hasParamHeaders reports whether a tool schema uses x-mcp-header (SEP-2243).
+func hasParamHeaders(raw json.RawMessage) bool { return bytes.Contains(raw, []byte("x-mcp-header")) }

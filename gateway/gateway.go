@@ -1,0 +1,374 @@
+// Package gateway connects to many MCP servers (upstreams), keeps one catalog
+// of their tools ("server:tool"), resources and prompts, routes every tool
+// call through a fixed pipeline (lookup, schema validation, path-traversal
+// check, session token, rate limit, forward), and serves all of it again as
+// one MCP server (see NewMCPServer).
+//
+// The code-mode runtime uses the Go API: New, Start, Tools, Subscribe and
+// Call. Every call error is a *Error with a stable Code.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Gateway is the set of upstream connections, the catalog and the router.
+// All methods are safe for concurrent use.
+type Gateway struct {
+	cfg     *Config
+	log     *slog.Logger
+	tokens  TokenStore
+	catalog *catalog
+	metrics *metrics
+
+	upstreams map[string]*upstream // fixed after New
+	names     []string             // sorted server names
+
+	peersMu sync.RWMutex
+	peers   map[SessionID]Peer
+
+	subsMu sync.Mutex
+	subs   map[string]map[SessionID]bool // resource URI -> subscribed sessions
+
+	logLevelMu sync.RWMutex
+	logLevels  map[SessionID]string
+
+	callSeq atomic.Uint64
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	startOnce sync.Once
+	closeOnce sync.Once
+
+	clientName, clientVersion string
+}
+
+// Option configures a Gateway.
+type Option func(*Gateway) error
+
+// WithLogger sets the structured logger (default: discard). Every routed
+// call is logged at Info with its id, tool, session, duration and outcome.
+func WithLogger(l *slog.Logger) Option {
+	return func(g *Gateway) error {
+		if l != nil {
+			g.log = l
+		}
+		return nil
+	}
+}
+
+// WithTokenStore replaces the in-memory session token store.
+func WithTokenStore(ts TokenStore) Option {
+	return func(g *Gateway) error {
+		if ts != nil {
+			g.tokens = ts
+		}
+		return nil
+	}
+}
+
+// WithMetrics registers the gateway's Prometheus metrics (per-tool call
+// counts, errors by code, latency histograms, server states) with reg.
+func WithMetrics(reg prometheus.Registerer) Option {
+	return func(g *Gateway) error {
+		m, err := newMetrics(reg)
+		if err != nil {
+			return err
+		}
+		g.metrics = m
+		return nil
+	}
+}
+
+// WithInProcessServer adds an upstream that is an mcp-go server in this
+// process (no serialization over a pipe): for built-in tool sets and for
+// measuring the gateway's own overhead. name must be a valid, unused server
+// name; sc may be nil (defaults) and its transport fields are ignored.
+func WithInProcessServer(name string, srv *server.MCPServer, sc *ServerConfig) Option {
+	return func(g *Gateway) error {
+		n, err := ValidateName(name)
+		if err != nil || n != name {
+			return fmt.Errorf("in-process server name %q: must be in normal form [a-z0-9_-]+", name)
+		}
+		if name == ReservedServerName {
+			return fmt.Errorf("in-process server name %q is reserved", name)
+		}
+		if _, dup := g.cfg.Servers[name]; dup {
+			return fmt.Errorf("in-process server %q: a server of that name is already configured", name)
+		}
+		cp := ServerConfig{CheckPaths: true}
+		if sc != nil {
+			cp = *sc
+		}
+		cp.Name, cp.Transport = name, transportInProcess
+		g.cfg.Servers[name] = &cp
+		g.upstreams[name] = newUpstream(g, &cp, srv)
+		return nil
+	}
+}
+
+// WithClientInfo sets the client name and version the gateway presents to
+// upstream servers (default "sandbox-gateway").
+func WithClientInfo(name, version string) Option {
+	return func(g *Gateway) error {
+		g.clientName, g.clientVersion = name, version
+		return nil
+	}
+}
+
+// transportInProcess marks servers added with WithInProcessServer.
+const transportInProcess Transport = "in-process"
+
+// New builds a gateway from a configuration; nothing is started until Start.
+func New(cfg *Config, opts ...Option) (*Gateway, error) {
+	if cfg == nil {
+		cfg = &Config{Servers: map[string]*ServerConfig{}, Options: DefaultOptions()}
+	}
+	// The gateway owns its copy: WithInProcessServer adds servers to it.
+	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Options: cfg.Options}
+	for k, v := range cfg.Servers {
+		own.Servers[k] = v
+	}
+	if own.Options.Timeout == 0 {
+		own.Options = mergeDefaults(own.Options)
+	}
+	g := &Gateway{
+		cfg:           own,
+		log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		tokens:        NewMemoryTokenStore(),
+		catalog:       newCatalog(own.Options.ToolNames),
+		upstreams:     map[string]*upstream{},
+		peers:         map[SessionID]Peer{},
+		subs:          map[string]map[SessionID]bool{},
+		logLevels:     map[SessionID]string{},
+		clientName:    "sandbox-gateway",
+		clientVersion: "0.1.0",
+	}
+	for name, sc := range own.Servers {
+		g.upstreams[name] = newUpstream(g, sc, nil)
+	}
+	for _, o := range opts {
+		if err := o(g); err != nil {
+			return nil, err
+		}
+	}
+	for name := range g.upstreams {
+		g.names = append(g.names, name)
+	}
+	sort.Strings(g.names)
+	if g.metrics == nil {
+		g.metrics = noMetrics()
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	return g, nil
+}
+
+// mergeDefaults fills zero options (a Config built in Go rather than parsed).
+func mergeDefaults(o Options) Options {
+	d := DefaultOptions()
+	if o.Timeout == 0 {
+		o.Timeout = d.Timeout
+	}
+	if o.StartupTimeout == 0 {
+		o.StartupTimeout = d.StartupTimeout
+	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = d.MaxResultBytes
+	}
+	if o.ToolNames == "" {
+		o.ToolNames = d.ToolNames
+	}
+	if o.RestartBackoff == 0 {
+		o.RestartBackoff = d.RestartBackoff
+	}
+	if o.MaxRestartBackoff == 0 {
+		o.MaxRestartBackoff = d.MaxRestartBackoff
+	}
+	return o
+}
+
+// Start connects to every enabled upstream concurrently and returns once
+// each has connected or failed its first attempt (at most StartupTimeout).
+// A server that fails keeps being retried with backoff in the background; it
+// never holds up the others. ctx bounds only this wait.
+func (g *Gateway) Start(ctx context.Context) error {
+	started := false
+	g.startOnce.Do(func() { started = true })
+	if !started {
+		return fmt.Errorf("gateway: Start called twice")
+	}
+	firstTry := make(chan struct{}, len(g.upstreams))
+	n := 0
+	for _, name := range g.names {
+		u := g.upstreams[name]
+		if u.sc.Disabled {
+			u.setState(StateDisabled, "disabled in the configuration")
+			continue
+		}
+		n++
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.run(g.ctx, firstTry)
+		}()
+	}
+	timeout := time.NewTimer(g.cfg.Options.StartupTimeout + time.Second)
+	defer timeout.Stop()
+	for i := 0; i < n; i++ {
+		select {
+		case <-firstTry:
+		case <-timeout.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// Close disconnects every upstream (stopping stdio servers) and waits for
+// the background work to end. Calls in flight fail with UPSTREAM_UNAVAILABLE.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() {
+		g.cancel()
+		g.wg.Wait()
+	})
+	return nil
+}
+
+// Tools returns the catalog's tools, sorted by id. The slice is a copy.
+func (g *Gateway) Tools() []Tool {
+	snap := g.catalog.load()
+	out := make([]Tool, len(snap.tools))
+	copy(out, snap.tools)
+	return out
+}
+
+// Tool returns one tool by id ("server:tool") or by wire name.
+func (g *Gateway) Tool(name string) (Tool, bool) {
+	snap := g.catalog.load()
+	if t, ok := snap.byID[name]; ok {
+		return *t, true
+	}
+	if t, ok := snap.byWire[name]; ok {
+		return *t, true
+	}
+	return Tool{}, false
+}
+
+// Subscribe calls fn with every change of the catalog, one server at a time,
+// in order, from a single goroutine; fn must return quickly. The returned
+// function stops the subscription.
+func (g *Gateway) Subscribe(fn func(CatalogChange)) (cancel func()) {
+	return g.catalog.subscribe(fn)
+}
+
+// Resources returns every listed resource, sorted by server then URI.
+func (g *Gateway) Resources() []Resource {
+	snap := g.catalog.load()
+	var out []Resource
+	for _, name := range g.names {
+		if l := snap.servers[name]; l != nil {
+			out = append(out, l.resources...)
+		}
+	}
+	return out
+}
+
+// ResourceTemplates returns every listed resource template.
+func (g *Gateway) ResourceTemplates() []ResourceTemplate {
+	snap := g.catalog.load()
+	var out []ResourceTemplate
+	for _, name := range g.names {
+		if l := snap.servers[name]; l != nil {
+			out = append(out, l.templates...)
+		}
+	}
+	return out
+}
+
+// Prompts returns every listed prompt with its wire name.
+func (g *Gateway) Prompts() []Prompt {
+	snap := g.catalog.load()
+	out := make([]Prompt, 0, len(snap.prompts))
+	for _, p := range snap.prompts {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].WireName < out[j].WireName })
+	return out
+}
+
+// ServerNames returns the configured server names, sorted.
+func (g *Gateway) ServerNames() []string { return append([]string(nil), g.names...) }
+
+// Servers reports the state of every upstream, sorted by name.
+func (g *Gateway) Servers() []ServerStatus {
+	snap := g.catalog.load()
+	out := make([]ServerStatus, 0, len(g.names))
+	for _, name := range g.names {
+		st := g.upstreams[name].status()
+		if l := snap.servers[name]; l != nil {
+			st.Tools, st.Resources, st.Prompts = len(l.tools), len(l.resources)+len(l.templates), len(l.prompts)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Tokens returns the session token store.
+func (g *Gateway) Tokens() TokenStore { return g.tokens }
+
+// Config returns the configuration the gateway runs with (do not modify).
+func (g *Gateway) Config() *Config { return g.cfg }
+
+// Peer is a connected client session that can answer what upstream servers
+// ask of their client during a call (sampling, elicitation, roots) and
+// receive their notifications (log messages, resource updates).
+type Peer interface {
+	// Request sends a request (sampling/createMessage, elicitation/create,
+	// roots/list) to the client and returns its raw result.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Notify sends a notification to the client; it must not block.
+	Notify(method string, params json.RawMessage)
+	// Supports reports whether the client declared a capability
+	// ("sampling", "elicitation", "roots").
+	Supports(capability string) bool
+}
+
+// AttachPeer connects a session to its client; upstream requests made while
+// serving the session's calls are relayed to it. The returned function
+// detaches it (and forgets the session's subscriptions).
+func (g *Gateway) AttachPeer(session SessionID, p Peer) (detach func()) {
+	g.peersMu.Lock()
+	g.peers[session] = p
+	g.peersMu.Unlock()
+	return func() {
+		g.peersMu.Lock()
+		if g.peers[session] == p {
+			delete(g.peers, session)
+		}
+		g.peersMu.Unlock()
+		g.dropSessionSubscriptions(session)
+		g.logLevelMu.Lock()
+		delete(g.logLevels, session)
+		g.logLevelMu.Unlock()
+	}
+}
+
+func (g *Gateway) peer(session SessionID) Peer {
+	g.peersMu.RLock()
+	defer g.peersMu.RUnlock()
+	return g.peers[session]
+}

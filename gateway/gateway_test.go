@@ -1,0 +1,585 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	testserver.MaybeServeStdio()
+	os.Exit(m.Run())
+}
+
+// testServerConfig is a stdio server entry that runs this test binary as
+// the test MCP server.
+func testServerConfig(t testing.TB, mode string, extra string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := json.Marshal(exe)
+	if extra != "" {
+		extra = ", " + extra
+	}
+	return fmt.Sprintf(`{"command": %s, "env": {%q: %q}%s}`, cmd, testserver.EnvVar, mode, extra)
+}
+
+// logBuffer collects the gateway's logs for assertions.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startGateway parses cfgJSON, starts a gateway and closes it with the test.
+func startGateway(t testing.TB, cfgJSON string, opts ...Option) (*Gateway, *logBuffer) {
+	t.Helper()
+	cfg, err := ParseConfig("test.json", []byte(cfgJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	opts = append([]Option{WithLogger(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
+	g, err := New(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return g, logs
+}
+
+func callText(t testing.TB, res *CallResult) string {
+	t.Helper()
+	var parts []string
+	for _, b := range res.Content {
+		var tb struct {
+			Type, Text string
+		}
+		if err := json.Unmarshal(b, &tb); err != nil {
+			t.Fatalf("content block %s: %v", b, err)
+		}
+		parts = append(parts, tb.Text)
+	}
+	return strings.Join(parts, "")
+}
+
+func wantCode(t testing.TB, err error, code Code) *Error {
+	t.Helper()
+	var ge *Error
+	if !errors.As(err, &ge) {
+		t.Fatalf("error %v (%T) is not a *gateway.Error", err, err)
+	}
+	if ge.Code != code {
+		t.Fatalf("code = %s, want %s; message: %s", ge.Code, code, ge.Message)
+	}
+	if !json.Valid(ge.Data) {
+		t.Fatalf("error data is not JSON: %q", ge.Data)
+	}
+	return ge
+}
+
+func TestStdioCatalogAndCalls(t *testing.T) {
+	g, logs := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
+	ids := map[string]Tool{}
+	for _, tool := range g.Tools() {
+		ids[tool.ID] = tool
+	}
+	for _, want := range []string{"t:echo", "t:add", "t:slow", "t:union", "t:ask_llm"} {
+		if _, ok := ids[want]; !ok {
+			t.Fatalf("catalog lacks %s; has %v", want, keys(ids))
+		}
+	}
+	for id := range ids {
+		if strings.Contains(id, "proto") || strings.Contains(id, "constructor") || strings.Contains(id, "!") {
+			t.Fatalf("refused name %q reached the catalog", id)
+		}
+	}
+	if !strings.Contains(logs.String(), "tool refused") || !strings.Contains(logs.String(), "reserved") {
+		t.Fatalf("refused tools were not logged with a reason:\n%s", logs.String())
+	}
+	union := ids["t:union"]
+	want := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"id":{"type":"integer","minimum":1}},"anyOf":[{"required":["id"]},{"required":["name"]}],"properties":{"id":{"$ref":"#/$defs/id"},"name":{"type":"string"}}}`
+	if compactJSON(t, union.InputSchema) != compactJSON(t, json.RawMessage(want)) {
+		t.Fatalf("schema not kept whole:\n got %s\nwant %s", union.InputSchema, want)
+	}
+	if union.WireName != "t__union" || union.UpstreamName != "union" || union.Server != "t" {
+		t.Fatalf("names = %+v", union)
+	}
+
+	res, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if callText(t, res) != "hi" || res.IsError {
+		t.Fatalf("echo = %+v", res)
+	}
+	res, err = g.Call(context.Background(), CallRequest{Tool: "t:add", Arguments: json.RawMessage(`{"a":2,"b":40}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compactJSON(t, res.StructuredContent) != `{"sum":42}` {
+		t.Fatalf("structuredContent = %s", res.StructuredContent)
+	}
+	// Unknown content types come through raw, in order.
+	res, err = g.Call(context.Background(), CallRequest{Tool: "t:odd_content"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 2 || !strings.Contains(string(res.Content[1]), `"resource_link"`) {
+		t.Fatalf("content = %s", res.Content)
+	}
+	// The wire name resolves too.
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "t__echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"outcome":"OK"`) || !strings.Contains(logs.String(), `"tool":"t:echo"`) {
+		t.Fatalf("calls not logged:\n%s", logs.String())
+	}
+	st := g.Servers()
+	if len(st) != 1 || st[0].State != StateReady || st[0].Tools != len(ids) || st[0].ProtocolVersion == "" {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func keys[M ~map[string]V, V any](m M) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func compactJSON(t testing.TB, raw json.RawMessage) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatalf("compact %s: %v", raw, err)
+	}
+	return b.String()
+}
+
+func TestCallPipelineErrors(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio",
+		`"toolTimeouts": {"slow": "150ms"}, "pathRoots": ["/srv/data"]`)+`}, "gateway": {"maxResultBytes": 1048576}}`)
+	ctx := context.Background()
+	call := func(tool, args string) (*CallResult, error) {
+		return g.Call(ctx, CallRequest{Tool: tool, Arguments: json.RawMessage(args)})
+	}
+
+	_, err := call("nope:echo", `{}`)
+	e := wantCode(t, err, CodeServiceNotFound)
+	if !strings.Contains(e.Message, `"nope"`) || !strings.Contains(e.Message, "t") {
+		t.Fatalf("message = %s", e.Message)
+	}
+
+	_, err = call("t:ecko", `{}`)
+	e = wantCode(t, err, CodeUnknownTool)
+	if !strings.Contains(e.Message, "t:echo") || !strings.Contains(string(e.Data), "t:echo") {
+		t.Fatalf("no closest name in %s / %s", e.Message, e.Data)
+	}
+
+	_, err = call("t:echo", `{"text": 5, "extra": true}`)
+	e = wantCode(t, err, CodeValidationFailed)
+	for _, want := range []string{"t:echo", "Echo the text back", "/text", "/extra", "Required: text (string)", `Valid example: t:echo {"text":"text"}`} {
+		if !strings.Contains(e.Message, want) {
+			t.Errorf("validation help lacks %q:\n%s", want, e.Message)
+		}
+	}
+	if e.Tool != "t:echo" {
+		t.Fatalf("tool = %q", e.Tool)
+	}
+
+	_, err = call("t:echo", `[1,2]`)
+	wantCode(t, err, CodeValidationFailed)
+	_, err = call("t:echo", `{not json`)
+	wantCode(t, err, CodeValidationFailed)
+
+	_, err = call("t:read_path", `{"path": "/srv/data/../../etc/passwd"}`)
+	e = wantCode(t, err, CodePathTraversal)
+	if !strings.Contains(e.Message, "/path") || !strings.Contains(e.Message, "/srv/data") {
+		t.Fatalf("message = %s", e.Message)
+	}
+	_, err = call("t:read_path", `{"path": "/etc/shadow"}`)
+	wantCode(t, err, CodePathTraversal)
+	_, err = call("t:read_path", `{"path": "ok", "options": {"nested": ["%2e%2e%2fsecret"]}}`)
+	e = wantCode(t, err, CodePathTraversal)
+	if !strings.Contains(e.Message, "/options/nested/0") {
+		t.Fatalf("message = %s", e.Message)
+	}
+	if res, err := call("t:read_path", `{"path": "/srv/data/reports/q3.csv"}`); err != nil || callText(t, res) != "read /srv/data/reports/q3.csv" {
+		t.Fatalf("a path inside the roots was refused: %v", err)
+	}
+
+	res, err := call("t:fail", `{}`)
+	e = wantCode(t, err, CodeUpstreamError)
+	if res == nil || !res.IsError || e.Message != "the widget is broken: try widget 2" || !strings.Contains(string(e.Data), "widget") {
+		t.Fatalf("isError result = %+v, err = %+v", res, e)
+	}
+
+	_, err = call("t:rpcerror", `{}`)
+	e = wantCode(t, err, CodeProtocolError)
+	if !strings.Contains(e.Message, "database is down") || !strings.Contains(string(e.Data), `"code"`) {
+		t.Fatalf("protocol error = %s / %s", e.Message, e.Data)
+	}
+
+	_, err = call("t:big", `{"bytes": 3000000}`)
+	e = wantCode(t, err, CodeResultTooLarge)
+	if !strings.Contains(e.Message, "1048576") {
+		t.Fatalf("message = %s", e.Message)
+	}
+	// The connection survives a refused result.
+	if res, err := call("t:big", `{"bytes": 500000}`); err != nil || len(callText(t, res)) != 500000 {
+		t.Fatalf("call after a too-large result: %v", err)
+	}
+
+	start := time.Now()
+	_, err = call("t:slow", `{"ms": 5000}`)
+	wantCode(t, err, CodeTimeout)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("timeout took %v", d)
+	}
+
+	if _, err = call("t:slow", `{"ms": 50}`); err != nil {
+		t.Fatalf("50ms call under a 150ms timeout: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(30*time.Millisecond, cancel)
+	_, err = g.Call(cctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 140}`)})
+	wantCode(t, err, CodeCancelled)
+}
+
+func TestRateLimitAndConcurrencyCap(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {
+		"r": `+testServerConfig(t, "stdio", `"rateLimit": {"perSecond": 2, "burst": 1}, "maxWait": "0s"`)+`,
+		"c": `+testServerConfig(t, "stdio", `"maxConcurrent": 1, "maxWait": "50ms"`)+`}}`)
+	ctx := context.Background()
+	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"a"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"b"}`)})
+	e := wantCode(t, err, CodeRateLimited)
+	if !strings.Contains(e.Message, "rate limit") || !strings.Contains(string(e.Data), "retryAfterMs") {
+		t.Fatalf("message = %s data = %s", e.Message, e.Data)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"c"}`)}); err != nil {
+		t.Fatalf("after the bucket refilled: %v", err)
+	}
+
+	errs := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			_, err := g.Call(ctx, CallRequest{Tool: "c:slow", Arguments: json.RawMessage(`{"ms": 300}`)})
+			errs <- err
+		}()
+	}
+	var limited, ok int
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err == nil {
+			ok++
+		} else {
+			e := wantCode(t, err, CodeRateLimited)
+			if !strings.Contains(e.Message, "concurrency cap") {
+				t.Fatalf("message = %s", e.Message)
+			}
+			limited++
+		}
+	}
+	if ok != 1 || limited != 1 {
+		t.Fatalf("ok=%d limited=%d, want 1 and 1", ok, limited)
+	}
+}
+
+func TestProgressIsRelayedInOrder(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
+	var mu sync.Mutex
+	var got []Progress
+	res, err := g.Call(context.Background(), CallRequest{Tool: "t:progress", Arguments: json.RawMessage(`{"steps": 5}`),
+		Progress: func(p Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if callText(t, res) != "done 5 steps" {
+		t.Fatal(callText(t, res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 5 {
+		t.Fatalf("got %d progress notifications: %+v", len(got), got)
+	}
+	for i, p := range got {
+		if p.Progress != float64(i+1) || p.Total != 5 || p.Message != fmt.Sprintf("step %d", i+1) {
+			t.Fatalf("progress %d = %+v", i, p)
+		}
+	}
+}
+
+func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "30s"`)+`},
+		"gateway": {"restartBackoff": "100ms"}}`)
+	ctx := context.Background()
+	// Calls in flight when the server dies fail together, not after 30 s.
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	start := time.Now()
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = g.Call(ctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 20000}`)})
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	_, err := g.Call(ctx, CallRequest{Tool: "t:crash"})
+	wantCode(t, err, CodeUpstreamUnavailable)
+	wg.Wait()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("in-flight calls took %v to fail", d)
+	}
+	for _, err := range errs {
+		e := wantCode(t, err, CodeUpstreamUnavailable)
+		if !strings.Contains(e.Message, "exit status 7") {
+			t.Fatalf("message does not say why: %s", e.Message)
+		}
+	}
+	// It is restarted and its tools work again.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"back"}`)})
+		if err == nil {
+			if callText(t, res) != "back" {
+				t.Fatal(callText(t, res))
+			}
+			break
+		}
+		wantCode(t, err, CodeUpstreamUnavailable)
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not come back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st := g.Servers()[0]
+	if st.Restarts != 1 || st.State != StateReady || !strings.Contains(st.LastError, "exit status 7") {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestBrokenServersDoNotStopTheOthers(t *testing.T) {
+	start := time.Now()
+	g, _ := startGateway(t, `{"mcpServers": {
+		"good": `+testServerConfig(t, "stdio", "")+`,
+		"missing": {"command": "/nonexistent/mcp-server"},
+		"hangs": `+testServerConfig(t, "hang", "")+`,
+		"exits": `+testServerConfig(t, "exit", "")+`,
+		"off": {"command": "true", "disabled": true}},
+		"gateway": {"startupTimeout": "3s", "restartBackoff": "5s"}}`)
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("Start took %v; a hanging server must not hold it past startupTimeout", d)
+	}
+	states := map[string]ServerStatus{}
+	for _, s := range g.Servers() {
+		states[s.Name] = s
+	}
+	if states["good"].State != StateReady {
+		t.Fatalf("good = %+v", states["good"])
+	}
+	for _, name := range []string{"missing", "hangs", "exits"} {
+		if states[name].State != StateFailed || states[name].LastError == "" {
+			t.Fatalf("%s = %+v", name, states[name])
+		}
+	}
+	if !strings.Contains(states["exits"].LastError, "exiting at once as asked") {
+		t.Fatalf("stderr not reported: %q", states["exits"].LastError)
+	}
+	if states["off"].State != StateDisabled {
+		t.Fatalf("off = %+v", states["off"])
+	}
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "good:echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := g.Call(context.Background(), CallRequest{Tool: "hangs:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	e := wantCode(t, err, CodeUpstreamUnavailable)
+	if !strings.Contains(e.Message, "failed") {
+		t.Fatalf("message = %s", e.Message)
+	}
+}
+
+func TestListChangedUpdatesCatalog(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
+	changes := make(chan CatalogChange, 10)
+	stop := g.Subscribe(func(c CatalogChange) { changes <- c })
+	defer stop()
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "t:add_tool", Arguments: json.RawMessage(`{"name":"Fresh.Tool"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-changes:
+		if c.Server != "t" || len(c.Added) != 1 || c.Added[0].ID != "t:fresh_tool" || c.Added[0].UpstreamName != "Fresh.Tool" || len(c.Removed) != 0 {
+			t.Fatalf("change = %+v", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catalog change after tools/list_changed")
+	}
+	res, err := g.Call(context.Background(), CallRequest{Tool: "t:fresh_tool"})
+	if err != nil || callText(t, res) != "I am Fresh.Tool" {
+		t.Fatalf("new tool: %v", err)
+	}
+}
+
+// fakePeer is a downstream client that answers sampling and records notifications.
+type fakePeer struct {
+	mu       sync.Mutex
+	caps     map[string]bool
+	requests []string
+	notes    []string
+}
+
+func (p *fakePeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	p.mu.Lock()
+	p.requests = append(p.requests, method+" "+string(params))
+	p.mu.Unlock()
+	return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"42"},"model":"fake"}`), nil
+}
+
+func (p *fakePeer) Notify(method string, params json.RawMessage) {
+	p.mu.Lock()
+	p.notes = append(p.notes, method+" "+string(params))
+	p.mu.Unlock()
+}
+
+func (p *fakePeer) Supports(c string) bool { return p.caps[c] }
+
+func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("protocol="+version, func(t *testing.T) {
+			extra := ""
+			if version != "" {
+				extra = fmt.Sprintf(`"protocolVersion": %q`, version)
+			}
+			g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", extra)+`}}`)
+			if version == "" && !strings.HasPrefix(g.Servers()[0].ProtocolVersion, "2026") {
+				t.Fatalf("expected the stateless protocol, got %q", g.Servers()[0].ProtocolVersion)
+			}
+			p := &fakePeer{caps: map[string]bool{"sampling": true}}
+			defer g.AttachPeer("s1", p)()
+			res, err := g.Call(context.Background(), CallRequest{Tool: "t:ask_llm", Session: "s1", Arguments: json.RawMessage(`{"prompt":"meaning of life?"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if callText(t, res) != "LLM said: 42" {
+				t.Fatalf("got %q", callText(t, res))
+			}
+			if len(p.requests) != 1 || !strings.Contains(p.requests[0], "sampling/createMessage") || !strings.Contains(p.requests[0], "meaning of life?") {
+				t.Fatalf("peer saw %v", p.requests)
+			}
+			// A session whose client cannot sample gets an error, not another session's answer.
+			_, err = g.Call(context.Background(), CallRequest{Tool: "t:ask_llm", Session: "s2", Arguments: json.RawMessage(`{"prompt":"x"}`)})
+			if err == nil {
+				t.Fatal("a session without a sampling client got an answer")
+			}
+		})
+	}
+}
+
+func TestLogsGoOnlyToTheCallingSession(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`)+`}}`)
+	p1, p2 := &fakePeer{}, &fakePeer{}
+	defer g.AttachPeer("s1", p1)()
+	defer g.AttachPeer("s2", p2)()
+	g.SetLogLevel(context.Background(), "s1", "debug")
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "t:log", Session: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	p1.mu.Lock()
+	defer p1.mu.Unlock()
+	if len(p1.notes) != 1 || !strings.Contains(p1.notes[0], "careful now") {
+		t.Fatalf("s1 got %v", p1.notes)
+	}
+	if len(p2.notes) != 0 {
+		t.Fatalf("s2 got another session's log: %v", p2.notes)
+	}
+}
+
+func TestResourcesPromptsPassThrough(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
+	ctx := context.Background()
+	if rs := g.Resources(); len(rs) != 1 || rs[0].URI != "test://static" || rs[0].Server != "t" {
+		t.Fatalf("resources = %+v", rs)
+	}
+	if ts := g.ResourceTemplates(); len(ts) != 1 || ts[0].URITemplate != "test://item/{id}" {
+		t.Fatalf("templates = %+v", ts)
+	}
+	raw, err := g.ReadResource(ctx, DefaultSession, "test://item/77")
+	if err != nil || !strings.Contains(string(raw), "item 77") {
+		t.Fatalf("read = %s, %v", raw, err)
+	}
+	_, err = g.ReadResource(ctx, DefaultSession, "nothing://here")
+	if err == nil {
+		t.Fatal("reading an unlisted scheme from a single server should go to it and fail there, or be NOT_FOUND")
+	}
+	ps := g.Prompts()
+	if len(ps) != 1 || ps[0].WireName != "t__greet" {
+		t.Fatalf("prompts = %+v", ps)
+	}
+	raw, err = g.GetPrompt(ctx, DefaultSession, "t__greet", map[string]string{"name": "Ada"})
+	if err != nil || !strings.Contains(string(raw), "Hello, Ada") {
+		t.Fatalf("prompt = %s, %v", raw, err)
+	}
+	_, err = g.GetPrompt(ctx, DefaultSession, "nope", nil)
+	wantCode(t, err, CodeNotFound)
+}
+
+func TestInProcessServer(t *testing.T) {
+	g, err := New(nil, WithInProcessServer("mem", testserver.New(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Call(context.Background(), CallRequest{Tool: "mem:add", Arguments: json.RawMessage(`{"a":1,"b":2}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compactJSON(t, res.StructuredContent) != `{"sum":3}` {
+		t.Fatalf("structured = %s", res.StructuredContent)
+	}
+	// Cancellation reaches an in-process handler too.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = g.Call(ctx, CallRequest{Tool: "mem:slow", Arguments: json.RawMessage(`{"ms": 5000}`)})
+	wantCode(t, err, CodeTimeout)
+	if time.Since(start) > time.Second {
+		t.Fatal("in-process call ignored its deadline")
+	}
+}

@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// Pass-through of resources, prompts and completions: the MCP front end
+// forwards these to the server that listed the resource or prompt. Results
+// are returned raw (minus the upstream's _meta).
+
+// CodeNotFound: a resource URI or prompt name that no server listed.
+const CodeNotFound Code = "NOT_FOUND"
+
+// resourceOwner finds the server of a resource URI: one that listed it, else
+// one whose resource template matches it, else the only server with resources.
+func (g *Gateway) resourceOwner(uri string) (*upstream, error) {
+	snap := g.catalog.load()
+	for _, name := range g.names {
+		if l := snap.servers[name]; l != nil {
+			for _, r := range l.resources {
+				if r.URI == uri {
+					return g.upstreams[name], nil
+				}
+			}
+		}
+	}
+	for _, name := range g.names {
+		if l := snap.servers[name]; l != nil {
+			for _, t := range l.templates {
+				tpl, err := uritemplate.New(t.URITemplate)
+				if err == nil && tpl.Regexp().MatchString(uri) {
+					return g.upstreams[name], nil
+				}
+			}
+		}
+	}
+	var only *upstream
+	for _, name := range g.names {
+		if c := g.upstreams[name].conn.Load(); c != nil && c.caps.Resources != nil {
+			if only != nil {
+				only = nil
+				break
+			}
+			only = g.upstreams[name]
+		}
+	}
+	if only != nil {
+		return only, nil
+	}
+	return nil, newError(CodeNotFound, "", nil, map[string]any{"uri": uri}, "no server lists the resource %q; list resources (resources/list) to see what exists", truncate(uri, 200))
+}
+
+// forward sends one pass-through request to a server for a session.
+func (g *Gateway) forward(ctx context.Context, u *upstream, session SessionID, method string, params map[string]any) (json.RawMessage, error) {
+	c := u.conn.Load()
+	if c == nil {
+		return nil, g.unavailable(u, "", nil)
+	}
+	if u.sc.SessionToken {
+		tok, ok := g.tokens.Token(session, u.name)
+		if !ok {
+			return nil, newError(CodeAuthRequired, "", nil, map[string]any{"server": u.name}, "server %q needs a token for this session and none is set", u.name)
+		}
+		ctx = context.WithValue(ctx, tokenKey{}, tok)
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.timeoutFor(u.sc, ""))
+	defer cancel()
+	ctx = context.WithValue(ctx, callSessionKey{}, session)
+	u.enter(session)
+	defer u.leave(session)
+	if meta := c.requestMeta("", g.sessionLogLevel(session)); meta != nil {
+		params["_meta"] = meta
+	}
+	raw, err := c.request(ctx, method, params, nil)
+	if err != nil {
+		return nil, g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, ""))
+	}
+	if int64(len(raw)) > g.cfg.Options.MaxResultBytes {
+		return nil, tooLarge(method, g.cfg.Options.MaxResultBytes)
+	}
+	return stripMeta(raw), nil
+}
+
+// ReadResource reads a resource from the server that lists it.
+func (g *Gateway) ReadResource(ctx context.Context, session SessionID, uri string) (json.RawMessage, error) {
+	u, err := g.resourceOwner(uri)
+	if err != nil {
+		return nil, err
+	}
+	return g.forward(ctx, u, session, "resources/read", map[string]any{"uri": uri})
+}
+
+// GetPrompt renders a prompt, named by its wire name.
+func (g *Gateway) GetPrompt(ctx context.Context, session SessionID, name string, args map[string]string) (json.RawMessage, error) {
+	p, ok := g.catalog.load().prompts[name]
+	if !ok {
+		return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q; list prompts (prompts/list) to see what exists", truncate(name, 100))
+	}
+	params := map[string]any{"name": p.Name}
+	if len(args) > 0 {
+		params["arguments"] = args
+	}
+	return g.forward(ctx, g.upstreams[p.Server], session, "prompts/get", params)
+}
+
+// Complete forwards completion/complete for a prompt argument (ref/prompt,
+// by wire name) or a resource template argument (ref/resource). A server
+// that does not offer completions yields an empty list.
+func (g *Gateway) Complete(ctx context.Context, session SessionID, params json.RawMessage) (json.RawMessage, error) {
+	var p map[string]any
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, newError(CodeNotFound, "", err, nil, "completion/complete params are not a JSON object")
+	}
+	delete(p, "_meta")
+	ref, _ := p["ref"].(map[string]any)
+	var u *upstream
+	switch ref["type"] {
+	case "ref/prompt":
+		name, _ := ref["name"].(string)
+		pr, ok := g.catalog.load().prompts[name]
+		if !ok {
+			return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q", truncate(name, 100))
+		}
+		u = g.upstreams[pr.Server]
+		ref["name"] = pr.Name
+	case "ref/resource":
+		uri, _ := ref["uri"].(string)
+		var err error
+		if u, err = g.resourceOwner(uri); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, newError(CodeNotFound, "", nil, nil, "completion ref type %v is not ref/prompt or ref/resource", ref["type"])
+	}
+	if c := u.conn.Load(); c != nil && c.caps.Completions == nil {
+		return json.RawMessage(`{"completion":{"values":[]}}`), nil
+	}
+	return g.forward(ctx, u, session, "completion/complete", p)
+}

@@ -1,0 +1,304 @@
+package gateway
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A stdio upstream is a child process that the gateway starts itself (rather
+// than letting mcp-go's stdio transport do it) for three reasons: the
+// process group is killed as a whole (npx starts node, which starts the
+// server), the exit is noticed at once so every in-flight call fails
+// immediately with UPSTREAM_UNAVAILABLE, and stdout passes through a reader
+// that never holds more than the result cap of one line in memory.
+
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Reader // capped line reader over the pipe
+	stderr *tailBuffer
+	exited chan struct{} // closed when the process has exited
+	err    error         // exit error; valid after exited is closed
+}
+
+// startProcess starts a stdio server in its own process group.
+func startProcess(sc *ServerConfig, maxLine int64) (*process, error) {
+	cmd := exec.Command(sc.Command, sc.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range sc.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = sc.Cwd
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, stdin: stdin, stderr: newTailBuffer(8 << 10), exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %q: %w", sc.Command, err)
+	}
+	p.stdout = newCappedLineReader(stdout, maxLine)
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// exitReason describes how the process ended, with the tail of its stderr.
+func (p *process) exitReason() string {
+	msg := "exited"
+	if p.err != nil {
+		msg = p.err.Error()
+	}
+	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
+		lines := strings.Split(tail, "\n")
+		if len(lines) > 3 {
+			lines = lines[len(lines)-3:]
+		}
+		msg += "; stderr: " + truncate(strings.Join(lines, " | "), 400)
+	}
+	return msg
+}
+
+// stop closes stdin, gives the server a moment to exit, then terminates and
+// finally kills its whole process group.
+func (p *process) stop() {
+	_ = p.stdin.Close()
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(500 * time.Millisecond):
+	}
+	signalGroup(p.cmd, false)
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(2 * time.Second):
+	}
+	signalGroup(p.cmd, true)
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+// kill ends the process group at once (a crashed or hung server).
+func (p *process) kill() {
+	signalGroup(p.cmd, true)
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	n   int
+	buf []byte
+}
+
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// tooLargeRPCCode marks the synthesized response that replaces an oversized
+// line; the router turns it into RESULT_TOO_LARGE.
+const tooLargeRPCCode = -32099
+
+// cappedLineReader passes newline-delimited JSON-RPC messages through
+// unchanged while they are at most max bytes. A longer line is never held in
+// memory: it is skipped while its top-level "id" is picked out, and replaced
+// by a JSON-RPC error response for that id, so the waiting call fails with
+// RESULT_TOO_LARGE instead of the gateway running out of memory. (mcp-go's
+// stdio transport reads whole lines with no limit.)
+type cappedLineReader struct {
+	br      *bufio.Reader
+	max     int64
+	pending []byte // bytes ready to hand out
+	err     error
+}
+
+func newCappedLineReader(r io.Reader, max int64) *cappedLineReader {
+	return &cappedLineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+func (c *cappedLineReader) Read(p []byte) (int, error) {
+	for len(c.pending) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		c.fill()
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
+}
+
+// fill reads the next line into pending (or the replacement for an oversized one).
+func (c *cappedLineReader) fill() {
+	var line []byte
+	for {
+		frag, err := c.br.ReadSlice('\n')
+		line = append(line, frag...)
+		if err == nil {
+			c.pending = line
+			return
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if int64(len(line)) > c.max {
+				c.pending = c.skipOversized(line)
+				return
+			}
+			continue
+		}
+		// EOF or a read error: hand out what we have, then the error.
+		c.pending = line
+		c.err = err
+		return
+	}
+}
+
+// skipOversized consumes the rest of an oversized line, scanning it for the
+// top-level "id", and returns the replacement line.
+func (c *cappedLineReader) skipOversized(head []byte) []byte {
+	s := &idScanner{}
+	s.feed(head)
+	total := int64(len(head))
+	for {
+		frag, err := c.br.ReadSlice('\n')
+		total += int64(len(frag))
+		s.feed(frag)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			c.err = err
+			break
+		}
+	}
+	if s.id == nil || !s.isResponse {
+		// A notification or a request from the server: nobody waits for it.
+		return nil
+	}
+	msg := fmt.Sprintf("the upstream's response is larger than the result cap of %d bytes (%d bytes or more)", c.max, total)
+	out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q,"data":{"limit":%d,"size":%d}}}`+"\n",
+		s.id, tooLargeRPCCode, msg, c.max, total)
+	return []byte(out)
+}
+
+// idScanner walks JSON text incrementally and records the raw value of the
+// top-level "id" member (numbers and strings, which is all JSON-RPC allows)
+// and whether the object has a "result" or "error" member.
+type idScanner struct {
+	depth      int
+	inStr, esc bool
+	strBuf     []byte // a string being read at depth 1 (first 16 bytes)
+	lastStr    string // the last string completed at depth 1 in key position
+	inValue    bool   // after a top-level "key": until the next ','
+	curKey     string
+	capturing  bool
+	val        []byte
+	id         []byte
+	isResponse bool
+}
+
+func (s *idScanner) feed(b []byte) {
+	for _, ch := range b {
+		if s.inStr {
+			if s.capturing {
+				s.val = append(s.val, ch)
+			}
+			switch {
+			case s.esc:
+				s.esc = false
+			case ch == '\\':
+				s.esc = true
+			case ch == '"':
+				s.inStr = false
+				if s.depth == 1 && !s.inValue {
+					s.lastStr = string(s.strBuf)
+				}
+				if s.capturing {
+					s.finishID()
+				}
+			default:
+				if s.depth == 1 && !s.inValue && len(s.strBuf) < 16 {
+					s.strBuf = append(s.strBuf, ch)
+				}
+			}
+			continue
+		}
+		if s.capturing {
+			if ch != ',' && ch != '}' && ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n' {
+				if len(s.val) < 64 {
+					s.val = append(s.val, ch)
+				}
+				continue
+			}
+			s.finishID()
+		}
+		switch ch {
+		case '"':
+			s.inStr = true
+			s.strBuf = s.strBuf[:0]
+			if s.depth == 1 && s.inValue && s.curKey == "id" && s.id == nil {
+				s.capturing = true
+				s.val = append(s.val[:0], ch)
+			}
+		case ':':
+			if s.depth == 1 {
+				s.inValue = true
+				s.curKey = s.lastStr
+				if s.curKey == "result" || s.curKey == "error" {
+					s.isResponse = true
+				}
+			}
+		case '{', '[':
+			s.depth++
+		case '}', ']':
+			s.depth--
+		case ',':
+			if s.depth == 1 {
+				s.inValue = false
+			}
+		case ' ', '\t', '\r', '\n':
+		default:
+			if s.depth == 1 && s.inValue && s.curKey == "id" && s.id == nil {
+				s.capturing = true
+				s.val = append(s.val[:0], ch)
+			}
+		}
+	}
+}
+
+func (s *idScanner) finishID() {
+	if len(s.val) > 0 && len(s.val) <= 256 && s.id == nil {
+		s.id = append([]byte(nil), s.val...)
+	}
+	s.capturing, s.val = false, nil
+}
