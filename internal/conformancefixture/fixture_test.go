@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,43 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/internal/conformancefixture"
+	"github.com/sandboxrt/sandbox/internal/conformancefixture/suite"
 )
-
-// The fixture binary, built once for the stdio tests: the gateway runs the
-// fixture exactly like this, as a stdio upstream.
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func fixtureBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "conformance-fixture-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "conformance-fixture")
-		out, err := exec.Command("go", "build", "-o", binPath, "./cmd/conformance-fixture").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
 
 // recorder answers sampling and elicitation like a conformance client does
 // and collects the notifications the fixture sends.
@@ -117,7 +79,7 @@ var eras = []struct {
 func startStdio(t *testing.T, version string, withHandlers bool) (*client.Client, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	tr := transport.NewStdio(fixtureBinary(t), nil)
+	tr := transport.NewStdio(suite.BuildFixture(t), nil)
 	var opts []client.ClientOption
 	if version != "" {
 		opts = append(opts, client.WithProtocolVersion(version))

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,6 +167,40 @@ func List(t testing.TB) []string {
 		t.Fatalf("conformance list printed no server scenarios:\n%s", out)
 	}
 	return names
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// BuildFixture builds the fixture's command
+// (internal/conformancefixture/cmd/conformance-fixture) once per test binary
+// and returns its path, for tests that run the fixture as a stdio upstream,
+// e.g. behind the gateway. The binary lives in a temporary folder that the
+// operating system cleans up; it is not removed when the test ends, because
+// other tests of the same process reuse it.
+func BuildFixture(t testing.TB) string {
+	t.Helper()
+	root := testpeers.RepoRoot(t)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "conformance-fixture-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "conformance-fixture")
+		cmd := exec.Command("go", "build", "-o", buildPath, "./internal/conformancefixture/cmd/conformance-fixture")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the conformance fixture: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
 }
 
 func entryPoint(t testing.TB) string {
