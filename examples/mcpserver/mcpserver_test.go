@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -19,7 +21,8 @@ import (
 
 // rpc sends one JSON-RPC request straight to the server, the bytes a client
 // would send, and returns the raw result (or fails on a protocol error).
-// Raw JSON, because typed clients drop parts of schemas.
+// tools/list is read this way because typed clients drop parts of schemas
+// (design notes); tool calls go through mcp-go's client (conn).
 func rpc(t testing.TB, s *server.MCPServer, method string, params any) json.RawMessage {
 	t.Helper()
 	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
@@ -37,44 +40,74 @@ func rpc(t testing.TB, s *server.MCPServer, method string, params any) json.RawM
 	return resp.Result
 }
 
+// conn is one tracker server and an mcp-go client connected to it in-process.
+type conn struct {
+	srv *server.MCPServer
+	c   *client.Client
+}
+
+func newConn(t testing.TB) *conn {
+	t.Helper()
+	srv := mcpserver.New()
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &conn{srv, c}
+}
+
 type toolResult struct {
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           bool            `json:"isError"`
+	*mcp.CallToolResult
+	structured []byte // StructuredContent as JSON, nil when absent
 }
 
 func (r toolResult) text() string {
 	var parts []string
 	for _, c := range r.Content {
-		parts = append(parts, c.Text)
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-func callTool(t testing.TB, s *server.MCPServer, name string, args any) toolResult {
+func (cn *conn) call(t testing.TB, name string, args any) toolResult {
 	t.Helper()
-	var r toolResult
-	raw := rpc(t, s, "tools/call", map[string]any{"name": name, "arguments": args})
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("%s: %v in %s", name, err, raw)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := cn.c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	r := toolResult{CallToolResult: res}
+	if res.StructuredContent != nil {
+		if r.structured, err = json.Marshal(res.StructuredContent); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return r
 }
 
 // ok calls a tool that must succeed and decodes its structured content, or
 // its JSON text when it has none, into out.
-func ok(t testing.TB, s *server.MCPServer, name string, args any, out any) toolResult {
+func (cn *conn) ok(t testing.TB, name string, args any, out any) toolResult {
 	t.Helper()
-	r := callTool(t, s, name, args)
+	r := cn.call(t, name, args)
 	if r.IsError {
 		t.Fatalf("%s(%v) failed: %s", name, args, r.text())
 	}
 	if out != nil {
-		data := []byte(r.StructuredContent)
-		if len(data) == 0 {
+		data := r.structured
+		if data == nil {
 			data = []byte(r.text())
 		}
 		if err := json.Unmarshal(data, out); err != nil {
@@ -85,9 +118,9 @@ func ok(t testing.TB, s *server.MCPServer, name string, args any, out any) toolR
 }
 
 // fails calls a tool that must answer isError with a message containing says.
-func fails(t testing.TB, s *server.MCPServer, name string, args any, says string) {
+func (cn *conn) fails(t testing.TB, name string, args any, says string) {
 	t.Helper()
-	r := callTool(t, s, name, args)
+	r := cn.call(t, name, args)
 	if !r.IsError || !strings.Contains(r.text(), says) {
 		t.Errorf("%s(%v) = isError %v %q, want an error saying %q", name, args, r.IsError, r.text(), says)
 	}
@@ -186,8 +219,8 @@ func TestToolsList(t *testing.T) {
 // TestStructuredContentMatchesOutputSchema validates every structured
 // result against the tool's declared output schema, as a strict client would.
 func TestStructuredContentMatchesOutputSchema(t *testing.T) {
-	s := mcpserver.New()
-	tools := listTools(t, s)
+	s := newConn(t)
+	tools := listTools(t, s.srv)
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -197,58 +230,61 @@ func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 		{"create_task", map[string]any{"project_id": "PRJ-1", "title": "Write launch blog post", "labels": []string{"content"}, "due": "2026-03-30"}},
 		{"update_task_status", map[string]any{"task_id": "T-102", "status": "in_progress"}},
 	} {
-		r := ok(t, s, c.tool, c.args, nil)
-		if len(r.StructuredContent) == 0 {
+		r := s.ok(t, c.tool, c.args, nil)
+		if r.structured == nil {
 			t.Errorf("%s: no structuredContent", c.tool)
 			continue
 		}
-		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(r.StructuredContent))
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(r.structured))
 		if err := compile(t, c.tool+".output", tools[c.tool].OutputSchema).Validate(inst); err != nil {
 			t.Errorf("%s: structuredContent does not match the outputSchema: %v", c.tool, err)
 		}
-		if r.text() != string(r.StructuredContent) {
-			t.Errorf("%s: text fallback %q differs from structuredContent", c.tool, r.text())
+		var fromText, fromStructured any
+		json.Unmarshal([]byte(r.text()), &fromText)
+		json.Unmarshal(r.structured, &fromStructured)
+		if !reflect.DeepEqual(fromText, fromStructured) {
+			t.Errorf("%s: text fallback %q is not the structuredContent %s", c.tool, r.text(), r.structured)
 		}
 	}
 }
 
 func TestListAndGetProjects(t *testing.T) {
-	s := mcpserver.New()
+	s := newConn(t)
 	type row struct {
 		ID        string `json:"id"`
 		OpenTasks int    `json:"open_tasks"`
 	}
 	var active, all []row
-	r := ok(t, s, "list_projects", map[string]any{}, &active)
-	if len(r.StructuredContent) != 0 || !strings.HasPrefix(r.text(), "[") {
+	r := s.ok(t, "list_projects", map[string]any{}, &active)
+	if r.structured != nil || !strings.HasPrefix(r.text(), "[") {
 		t.Errorf("list_projects should answer JSON text only, got %+v", r)
 	}
 	if fmt.Sprint(active) != "[{PRJ-1 5} {PRJ-2 5}]" {
 		t.Errorf("active projects = %v", active)
 	}
-	ok(t, s, "list_projects", map[string]any{"status": "all"}, &all)
+	s.ok(t, "list_projects", map[string]any{"status": "all"}, &all)
 	if len(all) != 3 {
 		t.Errorf("all projects = %v", all)
 	}
-	fails(t, s, "list_projects", map[string]any{"status": "open"}, "status must be one of active, archived, all")
+	s.fails(t, "list_projects", map[string]any{"status": "open"}, "status must be one of active, archived, all")
 
 	var p mcpserver.ProjectDetails
-	ok(t, s, "get_project", map[string]any{"project_id": "prj-1"}, &p)
+	s.ok(t, "get_project", map[string]any{"project_id": "prj-1"}, &p)
 	if p.ID != "PRJ-1" || p.TaskCounts["in_progress"] != 2 || !slices.Equal(p.OverdueTasks, []string{"T-104"}) || len(p.Milestones) != 3 {
 		t.Errorf("get_project PRJ-1 = %+v", p)
 	}
-	fails(t, s, "get_project", map[string]any{"project_id": "PRJ-9"}, "known projects: PRJ-1 (Website relaunch), PRJ-2")
-	fails(t, s, "get_project", map[string]any{}, "project_id is required")
+	s.fails(t, "get_project", map[string]any{"project_id": "PRJ-9"}, "known projects: PRJ-1 (Website relaunch), PRJ-2")
+	s.fails(t, "get_project", map[string]any{}, "project_id is required")
 }
 
 func TestSearchTasks(t *testing.T) {
-	s := mcpserver.New()
+	s := newConn(t)
 	ids := func(args map[string]any) string {
 		var res struct {
 			Total int
 			Tasks []mcpserver.Task
 		}
-		ok(t, s, "search_tasks", args, &res)
+		s.ok(t, "search_tasks", args, &res)
 		var out []string
 		for _, task := range res.Tasks {
 			out = append(out, task.ID)
@@ -270,21 +306,21 @@ func TestSearchTasks(t *testing.T) {
 			t.Errorf("search_tasks(%v) = %s, want %s", c.args, got, c.want)
 		}
 	}
-	fails(t, s, "search_tasks", map[string]any{"limit": 0}, "limit must be between 1 and 100")
-	fails(t, s, "search_tasks", map[string]any{"limit": "3"}, `argument "limit" must be a number`)
-	fails(t, s, "search_tasks", map[string]any{"filter": map[string]any{"status": []string{"open"}}}, "filter.status[] must be one of")
-	fails(t, s, "search_tasks", map[string]any{"filter": map[string]any{"due_before": "next week"}}, "YYYY-MM-DD")
-	fails(t, s, "search_tasks", map[string]any{"project": "PRJ-1"}, `unknown argument "project"; this tool takes: project_id, query, filter, sort, limit`)
+	s.fails(t, "search_tasks", map[string]any{"limit": 0}, "limit must be between 1 and 100")
+	s.fails(t, "search_tasks", map[string]any{"limit": "3"}, `argument "limit" must be a number`)
+	s.fails(t, "search_tasks", map[string]any{"filter": map[string]any{"status": []string{"open"}}}, "filter.status[] must be one of")
+	s.fails(t, "search_tasks", map[string]any{"filter": map[string]any{"due_before": "next week"}}, "YYYY-MM-DD")
+	s.fails(t, "search_tasks", map[string]any{"project": "PRJ-1"}, `unknown argument "project"; this tool takes: project_id, query, filter, sort, limit`)
 }
 
 func TestCreateTaskRules(t *testing.T) {
-	s := mcpserver.New()
+	s := newConn(t)
 	var task mcpserver.Task
-	ok(t, s, "create_task", map[string]any{"project_id": "PRJ-2", "title": "Beta test offline mode", "assignee": "ana", "due": "2026-03-02"}, &task)
+	s.ok(t, "create_task", map[string]any{"project_id": "PRJ-2", "title": "Beta test offline mode", "assignee": "ana", "due": "2026-03-02"}, &task)
 	if task.ID != "T-115" || task.Status != "todo" || task.Priority != "medium" || task.Labels == nil {
 		t.Errorf("new task = %+v, want T-115, todo, default priority medium, labels []", task)
 	}
-	ok(t, s, "create_task", map[string]any{"project_id": "PRJ-2", "title": "Another"}, &task)
+	s.ok(t, "create_task", map[string]any{"project_id": "PRJ-2", "title": "Another"}, &task)
 	if task.ID != "T-116" {
 		t.Errorf("second task id %s, want T-116", task.ID)
 	}
@@ -301,36 +337,36 @@ func TestCreateTaskRules(t *testing.T) {
 		{map[string]any{"project_id": "PRJ-2"}, "title is required"},
 		{map[string]any{"project_id": "PRJ-2", "title": 5}, `argument "title" must be a string`},
 	} {
-		fails(t, s, "create_task", c.args, c.says)
+		s.fails(t, "create_task", c.args, c.says)
 	}
 }
 
 func TestUpdateAndDeleteTasks(t *testing.T) {
-	s := mcpserver.New()
-	fails(t, s, "update_task_status", map[string]any{"task_id": "T-101", "status": "blocked"}, "needs a comment")
+	s := newConn(t)
+	s.fails(t, "update_task_status", map[string]any{"task_id": "T-101", "status": "blocked"}, "needs a comment")
 	var task mcpserver.Task
-	ok(t, s, "update_task_status", map[string]any{"task_id": "T-101", "status": "blocked", "comment": "Waiting for the payment provider"}, &task)
+	s.ok(t, "update_task_status", map[string]any{"task_id": "T-101", "status": "blocked", "comment": "Waiting for the payment provider"}, &task)
 	if task.Status != "blocked" || !slices.Equal(task.Comments, []string{"Waiting for the payment provider"}) {
 		t.Errorf("after blocking: %+v", task)
 	}
-	fails(t, s, "update_task_status", map[string]any{"task_id": "T-105", "status": "todo"}, "cannot be reopened")
-	fails(t, s, "update_task_status", map[string]any{"task_id": "T-113", "status": "done"}, "read-only")
-	fails(t, s, "update_task_status", map[string]any{"task_id": "T-999", "status": "done"}, "no task \"T-999\"")
+	s.fails(t, "update_task_status", map[string]any{"task_id": "T-105", "status": "todo"}, "cannot be reopened")
+	s.fails(t, "update_task_status", map[string]any{"task_id": "T-113", "status": "done"}, "read-only")
+	s.fails(t, "update_task_status", map[string]any{"task_id": "T-999", "status": "done"}, "no task \"T-999\"")
 
-	r := ok(t, s, "delete_task", map[string]any{"task_id": "T-106"}, nil)
+	r := s.ok(t, "delete_task", map[string]any{"task_id": "T-106"}, nil)
 	if r.text() != `Deleted T-106 "Set up redirects from old URLs" from PRJ-1.` {
 		t.Errorf("delete_task = %q", r.text())
 	}
-	fails(t, s, "delete_task", map[string]any{"task_id": "T-106"}, "no task")
-	fails(t, s, "delete_task", map[string]any{"task_id": "T-114"}, "read-only")
+	s.fails(t, "delete_task", map[string]any{"task_id": "T-106"}, "no task")
+	s.fails(t, "delete_task", map[string]any{"task_id": "T-114"}, "read-only")
 }
 
 func TestReadDocument(t *testing.T) {
-	s := mcpserver.New()
-	if r := ok(t, s, "read_document", map[string]any{"path": "specs/mobile/sync-api.md"}, nil); !strings.HasPrefix(r.text(), "# Sync API (v2)") {
+	s := newConn(t)
+	if r := s.ok(t, "read_document", map[string]any{"path": "specs/mobile/sync-api.md"}, nil); !strings.HasPrefix(r.text(), "# Sync API (v2)") {
 		t.Errorf("read = %q", r.text())
 	}
-	if r := ok(t, s, "read_document", map[string]any{"path": "specs/"}, nil); r.text() != "specs/mobile/push.md\nspecs/mobile/sync-api.md\nspecs/website/checkout.md\nspecs/website/launch-plan.md" {
+	if r := s.ok(t, "read_document", map[string]any{"path": "specs/"}, nil); r.text() != "specs/mobile/push.md\nspecs/mobile/sync-api.md\nspecs/website/checkout.md\nspecs/website/launch-plan.md" {
 		t.Errorf("listing specs/ = %q", r.text())
 	}
 	for _, c := range []struct{ path, says string }{
@@ -341,13 +377,13 @@ func TestReadDocument(t *testing.T) {
 		{"specs/mobile/sync.md", "did you mean specs/mobile/push.md, specs/mobile/sync-api.md?"},
 		{"nothing/here.md", `list the documents with path ""`},
 	} {
-		fails(t, s, "read_document", map[string]any{"path": c.path}, c.says)
+		s.fails(t, "read_document", map[string]any{"path": c.path}, c.says)
 	}
-	fails(t, s, "read_document", map[string]any{}, "path is required")
+	s.fails(t, "read_document", map[string]any{}, "path is required")
 }
 
 func TestTeamWorkload(t *testing.T) {
-	r := ok(t, mcpserver.New(), "team_workload", map[string]any{"project_id": "PRJ-1"}, nil)
+	r := newConn(t).ok(t, "team_workload", map[string]any{"project_id": "PRJ-1"}, nil)
 	want := `Open tasks per person, PRJ-1 Website relaunch, as of 2026-03-02
 
 person        open  blocked  overdue  estimate_h
@@ -363,11 +399,11 @@ omar          2     0        1        18
 
 // TestInstancesAreIndependent: every New starts from the same seed.
 func TestInstancesAreIndependent(t *testing.T) {
-	a, b := mcpserver.New(), mcpserver.New()
-	ok(t, a, "delete_task", map[string]any{"task_id": "T-101"}, nil)
-	ok(t, b, "get_project", map[string]any{"project_id": "PRJ-1"}, nil)
+	a, b := newConn(t), newConn(t)
+	a.ok(t, "delete_task", map[string]any{"task_id": "T-101"}, nil)
+	b.ok(t, "get_project", map[string]any{"project_id": "PRJ-1"}, nil)
 	var res struct{ Total int }
-	ok(t, b, "search_tasks", map[string]any{"project_id": "PRJ-1"}, &res)
+	b.ok(t, "search_tasks", map[string]any{"project_id": "PRJ-1"}, &res)
 	if res.Total != 6 {
 		t.Errorf("deleting in one server changed another: PRJ-1 has %d tasks", res.Total)
 	}
@@ -376,7 +412,7 @@ func TestInstancesAreIndependent(t *testing.T) {
 // TestConcurrentCreates: parallel calls (Promise.all in a snippet) get
 // distinct ids and all land.
 func TestConcurrentCreates(t *testing.T) {
-	s := mcpserver.New()
+	s := newConn(t)
 	var wg sync.WaitGroup
 	ids := make([]string, 32)
 	for i := range ids {
@@ -384,7 +420,7 @@ func TestConcurrentCreates(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var task mcpserver.Task
-			ok(t, s, "create_task", map[string]any{"project_id": "PRJ-1", "title": fmt.Sprintf("Parallel task %d", i)}, &task)
+			s.ok(t, "create_task", map[string]any{"project_id": "PRJ-1", "title": fmt.Sprintf("Parallel task %d", i)}, &task)
 			ids[i] = task.ID
 		}()
 	}
@@ -418,7 +454,7 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		out, _ := json.Marshal(s.HandleMessage(context.Background(), []byte(req)))
 		var resp struct {
-			Result *toolResult `json:"result"`
+			Result *mcp.CallToolResult `json:"result"`
 			Error  *struct {
 				Code int `json:"code"`
 			} `json:"error"`
