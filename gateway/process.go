@@ -165,50 +165,60 @@ func (c *cappedLineReader) fill() {
 	for {
 		frag, err := c.br.ReadSlice('\n')
 		line = append(line, frag...)
-		if err == nil {
+		switch {
+		case int64(len(line)) > c.max:
+			s := &idScanner{}
+			s.feed(line)
+			total := int64(len(line))
+			if errors.Is(err, bufio.ErrBufferFull) { // the line goes on: skip the rest of it
+				total += c.skipLine(s)
+			} else if err != nil {
+				c.err = err
+			}
+			c.pending = c.replacement(s, total)
+			return
+		case err == nil:
 			c.pending = line
 			return
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if int64(len(line)) > c.max {
-				c.pending = c.skipOversized(line)
-				return
-			}
+		case errors.Is(err, bufio.ErrBufferFull):
 			continue
+		default:
+			// EOF or a read error: hand out what we have, then the error.
+			c.pending = line
+			c.err = err
+			return
 		}
-		// EOF or a read error: hand out what we have, then the error.
-		c.pending = line
-		c.err = err
-		return
 	}
 }
 
-// skipOversized consumes the rest of an oversized line, scanning it for the
-// top-level "id", and returns the replacement line.
-func (c *cappedLineReader) skipOversized(head []byte) []byte {
-	s := &idScanner{}
-	s.feed(head)
-	total := int64(len(head))
+// skipLine consumes the rest of the current line, feeding it to s, and
+// returns how many bytes it skipped.
+func (c *cappedLineReader) skipLine(s *idScanner) int64 {
+	var n int64
 	for {
 		frag, err := c.br.ReadSlice('\n')
-		total += int64(len(frag))
+		n += int64(len(frag))
 		s.feed(frag)
 		if err == nil {
-			break
+			return n
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			c.err = err
-			break
+			return n
 		}
 	}
+}
+
+// replacement is the error response that stands in for an oversized
+// response; oversized notifications and requests are dropped (nobody waits
+// for them).
+func (c *cappedLineReader) replacement(s *idScanner, total int64) []byte {
 	if s.id == nil || !s.isResponse {
-		// A notification or a request from the server: nobody waits for it.
 		return nil
 	}
 	msg := fmt.Sprintf("the upstream's response is larger than the result cap of %d bytes (%d bytes or more)", c.max, total)
-	out := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q,"data":{"limit":%d,"size":%d}}}`+"\n",
-		s.id, tooLargeRPCCode, msg, c.max, total)
-	return []byte(out)
+	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q,"data":{"limit":%d,"size":%d}}}`+"\n",
+		s.id, tooLargeRPCCode, msg, c.max, total))
 }
 
 // idScanner walks JSON text incrementally and records the raw value of the

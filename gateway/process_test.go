@@ -1,0 +1,83 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestCappedLineReaderReplacesOversizedResponses(t *testing.T) {
+	big := strings.Repeat("x", 300_000)
+	input := `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}` + "\n" +
+		`{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":"sbx-7"}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"
+	r := newCappedLineReader(strings.NewReader(input), 100_000)
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines: %.300s", len(lines), out)
+	}
+	if lines[0] != `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}` || lines[2] != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Fatalf("small lines changed: %q / %q", lines[0], lines[2])
+	}
+	var resp struct {
+		ID    string `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &resp); err != nil {
+		t.Fatalf("replacement is not JSON: %v: %s", err, lines[1])
+	}
+	if resp.ID != "sbx-7" || resp.Error.Code != tooLargeRPCCode {
+		t.Fatalf("replacement = %s", lines[1])
+	}
+}
+
+func TestIDScanner(t *testing.T) {
+	cases := map[string]string{
+		`{"jsonrpc":"2.0","id":12,"result":{}}`:                            `12`,
+		`{"result":{"id":99,"x":"\"id\":5"},"id":"a\"b","jsonrpc":"2.0"}`: `"a\"b"`,
+		`{ "id" : 7 , "error":{}}`:                                          `7`,
+		`{"method":"x","params":{"id":1}}`:                                  ``,
+		`{"result":[{"id":2}],"id":-3.5}`:                                   `-3.5`,
+	}
+	for in, want := range cases {
+		// Feed in odd-sized pieces to exercise the incremental state.
+		s := &idScanner{}
+		for i := 0; i < len(in); i += 3 {
+			s.feed([]byte(in[i:min(i+3, len(in))]))
+		}
+		if string(s.id) != want {
+			t.Errorf("%s: id = %q, want %q", in, s.id, want)
+		}
+	}
+}
+
+// FuzzCappedLineReader: whatever the input, output lines under the cap are
+// passed through unchanged and nothing longer than the cap (plus the fixed
+// replacement) comes out.
+func FuzzCappedLineReader(f *testing.F) {
+	f.Add([]byte("{\"id\":1,\"result\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}\nshort\n"), 16)
+	f.Add([]byte("{\"result\":{\"a\":\"\\\"id\\\":\"},\"id\":\"q\"}\n"), 8)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		if max < 1 || max > 1<<16 {
+			return
+		}
+		out, err := io.ReadAll(newCappedLineReader(bytes.NewReader(data), int64(max)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+			if len(line) > max && !bytes.Contains(line, []byte("result cap")) {
+				t.Fatalf("line of %d bytes passed a cap of %d", len(line), max)
+			}
+		}
+	})
+}
