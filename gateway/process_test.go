@@ -42,11 +42,11 @@ func TestCappedLineReaderReplacesOversizedResponses(t *testing.T) {
 
 func TestIDScanner(t *testing.T) {
 	cases := map[string]string{
-		`{"jsonrpc":"2.0","id":12,"result":{}}`:                            `12`,
+		`{"jsonrpc":"2.0","id":12,"result":{}}`:                           `12`,
 		`{"result":{"id":99,"x":"\"id\":5"},"id":"a\"b","jsonrpc":"2.0"}`: `"a\"b"`,
-		`{ "id" : 7 , "error":{}}`:                                          `7`,
-		`{"method":"x","params":{"id":1}}`:                                  ``,
-		`{"result":[{"id":2}],"id":-3.5}`:                                   `-3.5`,
+		`{ "id" : 7 , "error":{}}`:                                        `7`,
+		`{"method":"x","params":{"id":1}}`:                                ``,
+		`{"result":[{"id":2}],"id":-3.5}`:                                 `-3.5`,
 	}
 	for in, want := range cases {
 		// Feed in odd-sized pieces to exercise the incremental state.
