@@ -1,12 +1,16 @@
 package mcpserver_test
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
@@ -28,14 +32,20 @@ func TestExampleScriptsTypeCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := typegen.Generate(tools, typegen.Options{})
+	// demo-everything.ts also calls the reference server from npm, named
+	// "everything": declare its real tools too.
+	everything, err := typegen.ReadTools(everythingToolsList(t), "everything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := typegen.Generate(append(tools, everything...), typegen.Options{})
 	if err != nil || len(out.Problems) > 0 {
 		t.Fatalf("typegen: %v %v", err, out.Problems)
 	}
 
 	scripts, _ := filepath.Glob("../demo-*.ts")
-	if len(scripts) < 3 {
-		t.Fatalf("found %d example scripts (examples/demo-*.ts), want at least 3", len(scripts))
+	if len(scripts) < 4 {
+		t.Fatalf("found %d example scripts (examples/demo-*.ts), want at least 4", len(scripts))
 	}
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -88,4 +98,43 @@ func TestExampleScriptsTypeCheck(t *testing.T) {
 			t.Errorf("tsc accepted %s:\n%s", filepath.Base(f), msg)
 		}
 	}
+}
+
+// everythingToolsList starts @modelcontextprotocol/server-everything over
+// stdio and returns its raw tools/list result (raw, so no schema part is
+// lost on the way to typegen).
+func everythingToolsList(t *testing.T) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	script := filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
+	cmd := exec.CommandContext(ctx, testpeers.Node(t), script, "stdio")
+	cmd.Env = testpeers.Env(t)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"scripts_test","version":"1"}}}`)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		switch msg.ID {
+		case 1:
+			fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		case 2:
+			return msg.Result
+		}
+	}
+	t.Fatalf("server-everything gave no tools/list answer: %v", sc.Err())
+	return nil
 }
