@@ -1,8 +1,8 @@
 package typegen
 
 import (
+	"encoding/binary"
 	"hash/maphash"
-	"strconv"
 	"sync"
 )
 
@@ -55,9 +55,10 @@ func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
 		var h maphash.Hash
 		h.SetSeed(c.seeds[i])
 		// Every field is length-prefixed so that no two inputs share a stream.
+		var n [8]byte
 		field := func(s string) {
-			h.WriteString(strconv.Itoa(len(s)))
-			h.WriteByte(':')
+			binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+			h.Write(n[:])
 			h.WriteString(s)
 		}
 		field(b.Namespace)
@@ -67,8 +68,12 @@ func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
 		field(t.Name)
 		field(t.Title)
 		field(t.Description)
-		field(string(t.InputSchema))
-		field(string(t.OutputSchema))
+		binary.LittleEndian.PutUint64(n[:], uint64(len(t.InputSchema)))
+		h.Write(n[:])
+		h.Write(t.InputSchema)
+		binary.LittleEndian.PutUint64(n[:], uint64(len(t.OutputSchema)))
+		h.Write(n[:])
+		h.Write(t.OutputSchema)
 		if a := t.Annotations; a != nil {
 			field(a.Title)
 			for _, p := range []*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
@@ -84,7 +89,8 @@ func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
 		} else {
 			h.WriteByte('n')
 		}
-		field(strconv.Itoa(maxDoc))
+		binary.LittleEndian.PutUint64(n[:], uint64(maxDoc))
+		h.Write(n[:])
 		k[i] = h.Sum64()
 	}
 	return k

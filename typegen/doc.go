@@ -29,15 +29,7 @@ func cleanDoc(s string, max int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	needsWork := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '*' || c == '@' || c >= utf8.RuneSelf || c == ' ' && (i+1 == len(s) || s[i+1] == '\n') {
-			needsWork = true
-			break
-		}
-	}
-	if !needsWork && len(s) <= max {
+	if len(s) <= max && !docNeedsWork(s) {
 		return strings.TrimSpace(s)
 	}
 	var b strings.Builder
@@ -86,6 +78,38 @@ func cleanDoc(s string, max int) string {
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// docNeedsWork reports whether cleanDoc has anything to change besides
+// trimming: most descriptions are one clean line and skip the rewrite.
+func docNeedsWork(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\n':
+			if i > 0 && s[i-1] == ' ' || strings.HasPrefix(s[i:], "\n\n\n") {
+				return true
+			}
+		case c < 0x20 || c == 0x7f:
+			return true
+		case c == '*':
+			if i+1 < len(s) && s[i+1] == '/' {
+				return true
+			}
+		case c == '@':
+			if strings.HasPrefix(s[i:], "@ts-") {
+				return true
+			}
+		case c == 0xc2: // C1 controls U+0080-U+009F
+			if i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
+				return true
+			}
+		case c == 0xe2: // U+2028, U+2029
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // docInfo is what a schema (or a tool) says about itself in prose and tags.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Options control Generate. The zero value generates every tool with names
@@ -55,11 +57,24 @@ type Problem struct {
 	Message string // what is wrong and what to do
 }
 
+// String is one line: "server:tool: /pointer: message". A tool id or
+// pointer with unprintable characters is quoted, so hostile names cannot
+// forge extra lines in a log.
 func (p Problem) String() string {
-	if p.Pointer == "" {
-		return p.Tool + ": " + p.Message
+	tool, ptr := printable(p.Tool), printable(p.Pointer)
+	if ptr == "" {
+		return tool + ": " + p.Message
 	}
-	return p.Tool + ": " + p.Pointer + ": " + p.Message
+	return tool + ": " + ptr + ": " + p.Message
+}
+
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // Generate declares tools in TypeScript. Problems with individual tools never
@@ -116,7 +131,17 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 		return a.Function < b.Function
 	})
 
-	var buf bytes.Buffer
+	// Render (or fetch) every fragment first, then write the file in one
+	// allocation: with a warm cache, copying the text is most of the work.
+	frags := make([]fragment, len(items))
+	size := len(Preamble)
+	for i, it := range items {
+		frags[i] = toolFragment(it.tool, it.b, maxDoc, opts.Cache)
+		size += len(frags[i].text) + len(it.b.Namespace) + 24
+	}
+	out.Tools = make([]Binding, 0, len(items))
+	var buf strings.Builder
+	buf.Grow(size)
 	buf.WriteString(Preamble)
 	for i, it := range items {
 		if i == 0 || items[i-1].b.Namespace != it.b.Namespace {
@@ -127,9 +152,8 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 			buf.WriteString(it.b.Namespace)
 			buf.WriteString(" {\n")
 		}
-		frag := toolFragment(it.tool, it.b, maxDoc, opts.Cache)
-		buf.WriteString(frag.text)
-		out.Problems = append(out.Problems, frag.problems...)
+		buf.WriteString(frags[i].text)
+		out.Problems = append(out.Problems, frags[i].problems...)
 		out.Tools = append(out.Tools, it.b)
 	}
 	if len(items) > 0 {
@@ -215,6 +239,7 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 	c := newConverter(id, maxDoc)
 	root := (*path)(nil).child("")
 	var remarks []string
+	inputDoc := "" // the input schema's own description, when inline
 
 	// Input: declared inline in the parameter, which is what the agent reads
 	// first and saves a named type per tool; named Input only when a $ref
@@ -241,6 +266,9 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 			c.problem(inAt.child("type"), "inputSchema must describe an object (MCP sends arguments as a JSON object); the declared type is kept as the server wrote it")
 		}
 		inRoot = c.addRoot(in, inAt, "Input", false)
+		if rd := schemaDoc(in, maxDoc); rd.text != "" && in.get("description") != nil {
+			inputDoc = "@param input " + strings.Join(strings.Fields(rd.text), " ")
+		}
 		c.qual = b.Function + "."
 		inline := c.typeOf(in, inRoot.doc, inAt, 1, inRoot)
 		c.qual = ""
@@ -261,6 +289,7 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 	}
 	c.emitAll(2)
 	if inRoot != nil && c.rootRefs[in] {
+		inputDoc = "" // now on the Input declaration
 		c.declareRoot(inRoot)
 		c.emitAll(2)
 		param = "input: " + b.Function + ".Input"
@@ -270,6 +299,9 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 	}
 
 	var w strings.Builder
+	if inputDoc != "" {
+		remarks = append([]string{inputDoc}, remarks...)
+	}
 	toolDoc(t, b, maxDoc, remarks).writeBlock(&w, "\t")
 	w.WriteString("\tfunction ")
 	w.WriteString(b.Function)

@@ -65,7 +65,7 @@ const maxJSONDepth = 128
 
 // parseJSON parses one JSON document. Errors carry the byte offset.
 func parseJSON(data []byte) (*jsonValue, error) {
-	p := jsonParser{data: data}
+	p := jsonParser{data: data, src: string(data)}
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -80,7 +80,19 @@ func parseJSON(data []byte) (*jsonValue, error) {
 
 type jsonParser struct {
 	data []byte
+	src  string // data as one string: plain strings are slices of it, not copies
 	pos  int
+	slab []jsonValue
+}
+
+// alloc hands out values from slabs that grow from 16 to 256 values, so a
+// small schema costs a few allocations instead of one per value.
+func (p *jsonParser) alloc(v jsonValue) *jsonValue {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]jsonValue, 0, min(256, max(16, 2*cap(p.slab))))
+	}
+	p.slab = append(p.slab, v)
+	return &p.slab[len(p.slab)-1]
 }
 
 type jsonSyntaxError struct {
@@ -135,26 +147,26 @@ func (p *jsonParser) value(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &jsonValue{kind: jsonString, str: s}, nil
+		return p.alloc(jsonValue{kind: jsonString, str: s}), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
-		return p.literal("true", &jsonValue{kind: jsonBool, boolean: true})
+		return p.literal("true", jsonValue{kind: jsonBool, boolean: true})
 	case c == 'f':
-		return p.literal("false", &jsonValue{kind: jsonBool})
+		return p.literal("false", jsonValue{kind: jsonBool})
 	case c == 'n':
-		return p.literal("null", &jsonValue{kind: jsonNull})
+		return p.literal("null", jsonValue{kind: jsonNull})
 	default:
 		return nil, p.errorf("unexpected %s, expected a value", p.describe())
 	}
 }
 
-func (p *jsonParser) literal(word string, v *jsonValue) (*jsonValue, error) {
-	if !strings.HasPrefix(string(p.data[p.pos:min(len(p.data), p.pos+len(word))]), word) {
+func (p *jsonParser) literal(word string, v jsonValue) (*jsonValue, error) {
+	if !strings.HasPrefix(p.src[p.pos:], word) {
 		return nil, p.errorf("unexpected %s, expected %s", p.describe(), word)
 	}
 	p.pos += len(word)
-	return v, nil
+	return p.alloc(v), nil
 }
 
 func (p *jsonParser) number() (*jsonValue, error) {
@@ -194,7 +206,7 @@ func (p *jsonParser) number() (*jsonValue, error) {
 			p.pos++
 		}
 	}
-	return &jsonValue{kind: jsonNumber, str: string(d[start:p.pos])}, nil
+	return p.alloc(jsonValue{kind: jsonNumber, str: p.src[start:p.pos]}), nil
 }
 
 // string parses a JSON string at p.pos. The common case (no escapes, valid
@@ -210,9 +222,9 @@ func (p *jsonParser) string() (string, error) {
 		case c == '"':
 			p.pos++
 			raw := p.data[start:p.pos]
-			body := raw[1 : len(raw)-1]
-			if !escaped && (!nonASCII || utf8.Valid(body)) {
-				return string(body), nil
+			body := p.src[start+1 : p.pos-1]
+			if !escaped && (!nonASCII || utf8.ValidString(body)) {
+				return body, nil
 			}
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
@@ -238,7 +250,7 @@ func (p *jsonParser) string() (string, error) {
 
 func (p *jsonParser) array(depth int) (*jsonValue, error) {
 	p.pos++ // [
-	v := &jsonValue{kind: jsonArray}
+	v := p.alloc(jsonValue{kind: jsonArray})
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
@@ -269,7 +281,7 @@ func (p *jsonParser) array(depth int) (*jsonValue, error) {
 
 func (p *jsonParser) object(depth int) (*jsonValue, error) {
 	p.pos++ // {
-	v := &jsonValue{kind: jsonObject}
+	v := p.alloc(jsonValue{kind: jsonObject})
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++

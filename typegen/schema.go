@@ -28,11 +28,18 @@ type tsType struct {
 	text string
 	prec int
 	refs bool // mentions a named type (then Record<string, T> would be unsafe in recursive aliases)
+	top  bool // unknown, possibly with a comment: absorbs unions, vanishes in intersections
+	bot  bool // never: vanishes in unions, absorbs intersections
 }
 
 var (
-	tUnknown = tsType{text: "unknown", prec: precPrimary}
-	tNever   = tsType{text: "never", prec: precPrimary}
+	tUnknown = tsType{text: "unknown", prec: precPrimary, top: true}
+	tNever   = tsType{text: "never", prec: precPrimary, bot: true}
+)
+
+var (
+	pointerEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 )
 
 // path is a JSON pointer built lazily: most nodes never need theirs spelled out.
@@ -57,7 +64,7 @@ func (p *path) String() string {
 			continue // the root's empty segment
 		}
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(segs[i]))
+		b.WriteString(pointerEscaper.Replace(segs[i]))
 	}
 	return b.String()
 }
@@ -97,6 +104,9 @@ type converter struct {
 	qual string
 	// rootRefs counts refs to a document root, which then needs its name.
 	rootRefs map[*jsonValue]bool
+
+	scc     map[*jsonValue]int // strongly connected component of each ref target
+	nextSCC int
 }
 
 func newConverter(toolID string, maxDoc int) *converter {
@@ -258,13 +268,15 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, head
 			t := c.typeOf(it, d, at.child(comb.key).child(strconv.Itoa(i)), indent, head)
 			members = append(members, withDoc(t, schemaDoc(it, c.maxDoc)))
 		}
-		if len(items) == 0 {
+		if comb.list.kind == jsonArray && len(items) == 0 {
 			members = append(members, tNever) // anyOf: [] matches nothing
 		}
-		parts = append(parts, union(members))
+		if len(members) > 0 {
+			parts = append(parts, union(members))
+		}
 	}
 	t := intersection(parts)
-	if n := s.get("nullable"); n != nil && n.kind == jsonBool && n.boolean && t.text != "unknown" {
+	if n := s.get("nullable"); n != nil && n.kind == jsonBool && n.boolean && !t.top {
 		t = union([]tsType{t, {text: "null", prec: precPrimary}})
 	}
 	return t
@@ -563,11 +575,24 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 	if open {
 		index = []tsType{tUnknown}
 	}
+	// What the keys of the index signature may be: patterns and propertyNames.
+	var indexDoc docInfo
+	if len(patternDocs) > 0 {
+		indexDoc.text = "Keys matching " + strings.Join(patternDocs, " or ")
+	}
+	if pn := s.get("propertyNames"); pn.isObject() && len(index) > 0 {
+		if pd := schemaDoc(pn, c.maxDoc); !pd.empty() {
+			if pd.text != "" {
+				indexDoc.text = strings.TrimSpace(indexDoc.text + " Keys: " + pd.text)
+			}
+			indexDoc.tags = pd.tags
+		}
+	}
 	indexType := tsType{}
 	hasIndex := len(index) > 0
 	if hasIndex {
 		it := union(index)
-		if it.text != "unknown" && len(members) > 0 {
+		if !it.top && len(members) > 0 {
 			// TypeScript requires every property to fit the index signature:
 			// widen it to the union of all property types when that stays
 			// short, else to unknown (repeating big property types here could
@@ -594,17 +619,22 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 			// additionalProperties: false and nothing declared: only {}.
 			return "Record<string, never>"
 		}
-		if len(patternDocs) == 0 && !indexType.refs {
+		if indexDoc.empty() && !indexType.refs {
 			return "Record<string, " + indexType.text + ">"
 		}
 	}
 
 	ind := strings.Repeat("\t", indent+1)
-	multiline := iface || len(members) > 4 || len(patternDocs) > 0
+	multiline := iface || len(members) > 4 || !indexDoc.empty()
+	width := 0
 	for _, m := range members {
+		width += len(m.key) + len(m.t.text) + 4
 		if !m.doc.empty() || strings.Contains(m.t.text, "\n") {
 			multiline = true
 		}
+	}
+	if width+len(indexType.text) > maxInlineObject {
+		multiline = true
 	}
 	var b strings.Builder
 	if !multiline {
@@ -642,11 +672,7 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 		b.WriteString(";\n")
 	}
 	if hasIndex {
-		var d docInfo
-		if len(patternDocs) > 0 {
-			d.text = "Keys matching " + strings.Join(patternDocs, " or ")
-		}
-		d.writeLead(&b, ind)
+		indexDoc.writeLead(&b, ind)
 		b.WriteString("[key: string]: ")
 		b.WriteString(indexType.text)
 		b.WriteString(";\n")
@@ -679,6 +705,9 @@ func requiredOnlyVariants(list *jsonValue) bool {
 	}
 	return true
 }
+
+// maxInlineObject is the widest object type written on one line.
+const maxInlineObject = 80
 
 // maxIndexUnion bounds the widened index signature type (see objectBody).
 const maxIndexUnion = 160
@@ -735,7 +764,7 @@ func (c *converter) refType(r *jsonValue, d *document, at *path, head *namedType
 		c.problem(at, "%s; the type degrades to unknown", why)
 		return tUnknown
 	}
-	if head != nil && c.headReaches(target, head.node, d, map[*jsonValue]bool{}) {
+	if head != nil && c.headReaches(target, head.node, d) {
 		c.problem(at, "$ref %q closes a cycle that never passes through an object or array, which no value can satisfy (and TypeScript cannot declare); the type degrades to unknown", r.str)
 		return tUnknown
 	}
@@ -765,7 +794,7 @@ func pointerPath(base *path, ref string) *path {
 		if u, err := url.PathUnescape(seg); err == nil {
 			seg = u
 		}
-		p = p.child(strings.NewReplacer("~1", "/", "~0", "~").Replace(seg))
+		p = p.child(pointerUnescaper.Replace(seg))
 	}
 	return p
 }
@@ -779,7 +808,7 @@ func refBaseName(ref string) string {
 	if u, err := url.PathUnescape(frag); err == nil {
 		frag = u
 	}
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(frag)
+	return pointerUnescaper.Replace(frag)
 }
 
 // resolve finds the node a $ref points to inside document d. Only refs inside
@@ -812,7 +841,7 @@ func (c *converter) resolve(d *document, ref string) (*jsonValue, string) {
 		if u, err := url.PathUnescape(seg); err == nil {
 			seg = u
 		}
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = pointerUnescaper.Replace(seg)
 		switch {
 		case node.kind == jsonObject:
 			next := node.get(seg)
@@ -893,35 +922,78 @@ func (c *converter) headRefs(s *jsonValue, d *document) []*jsonValue {
 	return refs
 }
 
-// headReaches reports whether from names to at its top level, directly or
-// through other named types' top levels.
-func (c *converter) headReaches(from, to *jsonValue, d *document, seen map[*jsonValue]bool) bool {
-	if from == to {
+// headReaches reports whether target names head at its top level, directly
+// or through other named types' top levels. It is only asked for a ref from
+// head's top level to target, so it is true exactly when both are in the same
+// strongly connected component of the top-level reference graph (Tarjan's
+// algorithm, linear in the graph, computed once per tool: a hostile schema
+// with thousands of mutually referring $defs stays cheap).
+func (c *converter) headReaches(target, head *jsonValue, d *document) bool {
+	if target == head {
 		return true
 	}
-	if seen[from] {
-		return false
+	if c.scc == nil {
+		c.scc = map[*jsonValue]int{}
 	}
-	seen[from] = true
-	if isPlainObject(from) {
-		return false // an interface: recursion through it is fine
-	}
-	for _, next := range c.headRefs(from, d) {
-		if c.headReaches(next, to, d, seen) {
-			return true
+	for _, n := range []*jsonValue{head, target} {
+		if _, done := c.scc[n]; !done {
+			c.tarjan(n, d)
 		}
 	}
-	return false
+	return c.scc[target] == c.scc[head]
+}
+
+// tarjan assigns a component id to every node reachable from root.
+func (c *converter) tarjan(root *jsonValue, d *document) {
+	index := map[*jsonValue]int{}
+	low := map[*jsonValue]int{}
+	onStack := map[*jsonValue]bool{}
+	var stack []*jsonValue
+	var visit func(n *jsonValue)
+	visit = func(n *jsonValue) {
+		index[n] = len(index)
+		low[n] = index[n]
+		stack = append(stack, n)
+		onStack[n] = true
+		for _, next := range c.headRefs(n, d) {
+			if _, done := c.scc[next]; done {
+				continue // finished in an earlier run
+			}
+			if _, seen := index[next]; !seen {
+				visit(next)
+				low[n] = min(low[n], low[next])
+			} else if onStack[next] {
+				low[n] = min(low[n], index[next])
+			}
+		}
+		if low[n] == index[n] {
+			id := c.nextSCC
+			c.nextSCC++
+			for {
+				top := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[top] = false
+				c.scc[top] = id
+				if top == n {
+					break
+				}
+			}
+		}
+	}
+	visit(root)
 }
 
 // withDoc puts a one-line doc comment in front of a type that stands inside
 // another (a union member, an array element), where no JSDoc block fits.
+//
+// The result binds like an intersection member, so that an array of it is
+// written (/** doc */ T)[] and the comment visibly belongs to the element.
 func withDoc(t tsType, d docInfo) tsType {
 	prefix := d.inline()
 	if prefix == "" {
 		return t
 	}
-	return tsType{text: prefix + paren(t, precPrimary), prec: precPrimary, refs: t.refs}
+	return tsType{text: prefix + paren(t, precPrimary), prec: precIntersection, refs: t.refs, top: t.top, bot: t.bot}
 }
 
 func paren(t tsType, need int) string {
@@ -933,13 +1005,16 @@ func paren(t tsType, need int) string {
 
 // union joins members with |, dropping duplicates and never; unknown absorbs.
 func union(members []tsType) tsType {
+	if len(members) == 1 {
+		return members[0] // keeps a documented unknown's comment
+	}
 	var out []tsType
 	seen := map[string]bool{}
 	for _, m := range members {
-		if m.text == "unknown" {
+		if m.top {
 			return tUnknown
 		}
-		if m.text == "never" || seen[m.text] {
+		if m.bot || seen[m.text] {
 			continue
 		}
 		seen[m.text] = true
@@ -968,10 +1043,10 @@ func intersection(parts []tsType) tsType {
 	var out []tsType
 	seen := map[string]bool{}
 	for _, p := range parts {
-		if p.text == "never" {
+		if p.bot {
 			return tNever
 		}
-		if p.text == "unknown" || p.text == "" || seen[p.text] {
+		if p.top || p.text == "" || seen[p.text] {
 			continue
 		}
 		seen[p.text] = true

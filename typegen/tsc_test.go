@@ -1,0 +1,163 @@
+package typegen
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sandboxrt/sandbox/internal/testpeers"
+)
+
+// corpusTools reads the repository's copy of the 341-tool corpus.
+func corpusTools(t testing.TB) []Tool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testpeers.RepoRoot(t), "testdata", "toolcorpus", "tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := ReadTools(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+func goldenTools(t *testing.T, name string) []Tool { return goldenToolsTB(t, name) }
+
+func goldenToolsTB(t testing.TB, name string) []Tool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "golden", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := ReadTools(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+// Usage snippets, type-checked against the corpus declarations the way the
+// runtime runs agent code: the body of an async function.
+var passingSnippets = map[string]string{
+	"call_required_only": `await github.listCommits({ owner: "o", repo: "r" });`,
+	"call_all_fields":    `await github.listCommits({ owner: "o", repo: "r", perPage: 10, page: 2, sha: "main", fields: ["sha", "html_url"] });`,
+	"call_enum":          `await github.listIssues({ owner: "o", repo: "r", state: "OPEN", orderBy: "CREATED_AT", direction: "DESC" });`,
+	"call_no_args":       `await github.getMe(); await github.getMe({});`,
+	"call_renamed_ns":    `await fetch_.fetch({ url: "https://example.com" }); await googleMaps.mapsGeocode({ address: "Paris" });`,
+	"call_refs":          `await notion.apiPostPage({ parent: { page_id: "x" }, properties: {} });`,
+	"narrow_result": `
+		const r = await time.getCurrentTime({ timezone: "UTC" });
+		if (typeof r === "string") console.log(r.toUpperCase());
+		else if (Array.isArray(r)) console.log(r.length);
+		else if (r !== null && typeof r === "object") console.log(Object.keys(r));
+		const blocks = (await filesystem.readMediaFile({ path: "/a.png" })) as ContentBlock[];
+		for (const b of blocks) if (b.type === "image") console.log(b.mimeType);`,
+	"catch_error": `
+		try { await github.getMe(); } catch (e) {
+			if (e instanceof MCPToolError) { const c: string = e.code; const t: string = e.tool; console.log(c, t, e.message, e.data); }
+		}`,
+	"output_schema": `
+		const w = await output.getWeather({ city: "Oslo" });
+		const t: number = w.temperature;
+		const c: "sunny" | "cloudy" | "rain" = w.conditions;
+		for (const d of w.forecast ?? []) console.log(d.date, d.high);
+		const n: number = (await output.count()).count;`,
+	"parallel": `
+		const [a, b] = await Promise.all([github.getMe(), memory.readGraph()]);
+		console.log(a, b);`,
+}
+
+var failingSnippets = map[string]struct {
+	code, want string // the snippet and the TypeScript error code it must produce
+}{
+	"missing_required":  {`await github.listCommits({ repo: "r" });`, "TS2741"},
+	"wrong_enum_value":  {`await github.listIssues({ owner: "o", repo: "r", state: "pending" });`, "TS2322"},
+	"wrong_enum_case":   {`await github.listIssues({ owner: "o", repo: "r", state: "open" });`, "TS2820"},
+	"wrong_type":        {`await filesystem.readTextFile({ path: 42 });`, "TS2322"},
+	"typo_property":     {`await github.listCommits({ owner: "o", repo: "r", perpage: 5 });`, "TS2561"},
+	"unknown_tool":      {`await github.noSuchTool({});`, "TS2339"},
+	"unknown_namespace": {`await nosuchserver.tool({});`, "TS2304"},
+	"unnarrowed_result": {`const me = await github.getMe(); console.log(me.login);`, "TS2339"},
+	"wrong_output_use":  {`const w = await output.getWeather({ city: "Oslo" }); console.log(w.humidity);`, "TS2339"},
+	"missing_input":     {`await github.listCommits();`, "TS2554"},
+	"wrong_array_item":  {`await github.listCommits({ owner: "o", repo: "r", fields: ["nope"] });`, "TS2322"},
+}
+
+// TestCorpusCompiles turns the whole 341-tool corpus into one .d.ts, checks it
+// with the real tsc --strict, and checks usage snippets against it: correct
+// calls compile, and each kind of wrong call fails with the expected error.
+func TestCorpusCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tsc")
+	}
+	tools := append(corpusTools(t), goldenTools(t, "output")...)
+	out, err := Generate(tools, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tools) != len(tools) {
+		t.Errorf("declared %d of %d tools", len(out.Tools), len(tools))
+	}
+	for _, p := range out.Problems {
+		t.Errorf("unexpected problem in the real corpus: %s", p)
+	}
+	files := map[string]string{"corpus.d.ts": out.DTS}
+	for name, src := range passingSnippets {
+		files["pass_"+name+".ts"] = wrapSnippet(src)
+	}
+	for name, s := range failingSnippets {
+		files["fail_"+name+".ts"] = wrapSnippet(s.code)
+	}
+	diags := tscDiagnostics(t, files)
+	if d := diags["corpus.d.ts"]; len(d) > 0 {
+		t.Fatalf("tsc rejects the corpus declarations:\n%s", strings.Join(d, "\n"))
+	}
+	for name := range passingSnippets {
+		if d := diags["pass_"+name+".ts"]; len(d) > 0 {
+			t.Errorf("snippet %s should compile:\n%s", name, strings.Join(d, "\n"))
+		}
+	}
+	for name, s := range failingSnippets {
+		d := diags["fail_"+name+".ts"]
+		if !strings.Contains(strings.Join(d, "\n"), s.want) {
+			t.Errorf("snippet %s should fail with %s, got:\n%s", name, s.want, strings.Join(d, "\n"))
+		}
+	}
+}
+
+// wrapSnippet wraps agent code the way the runtime does (top-level await and
+// return work inside an async function); the file stays a global script.
+func wrapSnippet(code string) string {
+	return "(async () => {\n" + code + "\n})();\n"
+}
+
+// TestReservedGlobalsCoverTypeScriptLib checks reservedGlobals against the
+// global values declared by the installed TypeScript's lib files, so that a
+// TypeScript upgrade that adds a global cannot silently let a server take its
+// name as a namespace.
+func TestReservedGlobalsCoverTypeScriptLib(t *testing.T) {
+	libs, _ := filepath.Glob(filepath.Join(testpeers.NodeModules(t), "@typescript", "*", "lib", "lib.*.d.ts"))
+	if len(libs) == 0 {
+		testpeers.Package(t, "@typescript/typescript-linux-x64") // skips or fails with the install hint
+		t.Fatal("no TypeScript lib files found")
+	}
+	decl := regexp.MustCompile(`(?m)^\s*declare (?:var|let|const|function|namespace|class|enum|module) ([a-z_][A-Za-z0-9_$]*)`)
+	var missing []string
+	for _, lib := range libs {
+		data, err := os.ReadFile(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(data), -1) {
+			if !reservedGlobals[m[1]] {
+				missing = append(missing, m[1]+" ("+filepath.Base(lib)+")")
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("globals missing from reservedGlobals (add them to reserved.go): %s", strings.Join(missing, ", "))
+	}
+}
