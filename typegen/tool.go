@@ -108,7 +108,7 @@ func ReadTools(data []byte, server string) ([]Tool, error) {
 func describeJSONError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := lineCol(data, int(se.Offset))
+		line, col := lineCol(data, int(se.Offset)-1) // Offset is just past the bad byte
 		return fmt.Errorf("invalid JSON at line %d, column %d: %v", line, col, se)
 	}
 	var te *json.UnmarshalTypeError
