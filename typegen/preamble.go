@@ -10,10 +10,10 @@ const Preamble = `/** Any JSON value. */
 type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** One MCP content block, as the server sent it. */
 type ContentBlock =
-  | { type: "text"; text: string }
-  | { type: "image" | "audio"; data: string; mimeType: string }
-  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
-  | { type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string };
+	| { type: "text"; text: string }
+	| { type: "image" | "audio"; data: string; mimeType: string }
+	| { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
+	| { type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string };
 /**
  * What a tool without an output schema resolves to: its structuredContent if the result has one;
  * else, if every content block is text, that text parsed as JSON, or the text itself if it is not
@@ -27,10 +27,10 @@ type ToolResult = JsonValue | ContentBlock[];
  * what to do next.
  */
 declare class MCPToolError extends Error {
-  readonly name: "MCPToolError";
-  /** The tool's id, "server:tool". */
-  readonly tool: string;
-  readonly code: string;
-  readonly data?: unknown;
+	readonly name: "MCPToolError";
+	/** The tool's id, "server:tool". */
+	readonly tool: string;
+	readonly code: string;
+	readonly data?: unknown;
 }
 `
