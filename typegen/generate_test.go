@@ -33,16 +33,16 @@ func TestReadToolsShapes(t *testing.T) {
 
 func TestReadToolsErrors(t *testing.T) {
 	for input, want := range map[string]string{
-		``:                                     "empty",
-		`[{"name":"t"}]`:                       "pass the server's name",
-		`[{"server":"s"}]`:                     `has no "name"`,
-		`[{"server":"s","name":5}]`:            "tool #1",
-		`{"error":{"code":-32601}}`:            "JSON-RPC error response",
-		`{"foo":1}`:                            `without "tools"`,
-		`42`:                                   "JSON scalar",
-		`nul`:                                  "invalid JSON",
+		``:                                      "empty",
+		`[{"name":"t"}]`:                        "pass the server's name",
+		`[{"server":"s"}]`:                      `has no "name"`,
+		`[{"server":"s","name":5}]`:             "tool #1",
+		`{"error":{"code":-32601}}`:             "JSON-RPC error response",
+		`{"foo":1}`:                             `without "tools"`,
+		`42`:                                    "JSON scalar",
+		`nul`:                                   "invalid JSON",
 		"[\n{\"server\":\"s\",\"name\":\"t\"},": "invalid JSON at line 2",
-		`{"tools": 5}`:                         "unexpected JSON number",
+		`{"tools": 5}`:                          "unexpected JSON number",
 	} {
 		_, err := ReadTools([]byte(input), "")
 		if err == nil || !strings.Contains(err.Error(), want) {
