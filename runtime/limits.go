@@ -45,7 +45,34 @@ var DefaultLimits = Limits{
 }
 
 // WithDefaults returns l with every zero field set from DefaultLimits.
-func (l Limits) WithDefaults() Limits { return mergeLimits(l, DefaultLimits) }
+func (l Limits) WithDefaults() Limits { return l.Or(DefaultLimits) }
+
+// Or returns l with every zero field set from d: per-request limits over a
+// caller's defaults.
+func (l Limits) Or(d Limits) Limits {
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.OutputBytes == 0 {
+		l.OutputBytes = d.OutputBytes
+	}
+	if l.ResultBytes == 0 {
+		l.ResultBytes = d.ResultBytes
+	}
+	if l.StackDepth == 0 {
+		l.StackDepth = d.StackDepth
+	}
+	if l.CodeBytes == 0 {
+		l.CodeBytes = d.CodeBytes
+	}
+	if l.ToolCalls == 0 {
+		l.ToolCalls = d.ToolCalls
+	}
+	return l
+}
 
 // minMemoryBytes is the least memory a worker can run a snippet in: the VM,
 // the compiled program and the runtime's own buffers need about this much.

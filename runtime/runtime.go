@@ -142,7 +142,7 @@ func (r *Runtime) Close() error {
 // failures (closed, the context ended while waiting for a worker); everything
 // about the snippet, its failures included, is in the Result.
 func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
-	limits := mergeLimits(req.Limits, r.opts.Defaults).WithDefaults()
+	limits := req.Limits.Or(r.opts.Defaults).WithDefaults()
 	if err := limits.Validate(); err != nil {
 		return nil, err
 	}
@@ -177,32 +177,6 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		return r.runInProcess(ctx, hs, tr.t, filename, limits, req.Tools), nil
 	}
 	return r.pool.run(ctx, hs, tr.t, filename, limits, req.Tools)
-}
-
-// mergeLimits fills the zero fields of l from d.
-func mergeLimits(l, d Limits) Limits {
-	if l.Timeout == 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MemoryBytes == 0 {
-		l.MemoryBytes = d.MemoryBytes
-	}
-	if l.OutputBytes == 0 {
-		l.OutputBytes = d.OutputBytes
-	}
-	if l.ResultBytes == 0 {
-		l.ResultBytes = d.ResultBytes
-	}
-	if l.StackDepth == 0 {
-		l.StackDepth = d.StackDepth
-	}
-	if l.CodeBytes == 0 {
-		l.CodeBytes = d.CodeBytes
-	}
-	if l.ToolCalls == 0 {
-		l.ToolCalls = d.ToolCalls
-	}
-	return l
 }
 
 func failed(e *Error) *Result {
