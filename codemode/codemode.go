@@ -1,0 +1,150 @@
+// Package codemode joins the pipeline into the product: an agent states an
+// intent, the vector index picks the relevant tools, typegen shows their
+// TypeScript declarations, and a snippet that calls them runs in the runtime
+// with every call routed through the gateway.
+//
+//	engine, _ := codemode.New(gw, rt, codemode.Options{})
+//	found, _ := engine.Search(ctx, "list recent commits", 5)   // .d.ts of the top 5
+//	res, _ := engine.Execute(ctx, codemode.ExecuteRequest{Code: snippet, Intent: "..."})
+//
+// The engine keeps the index and the TypeScript names in step with the
+// gateway's catalog as servers come, go and change their tools.
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
+	"github.com/sandboxrt/sandbox/vectorindex"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// K is how many tools an intent binds and a search shows by default (5).
+	K int
+	// Limits are the defaults of every Execute (zero fields: runtime defaults).
+	Limits runtime.Limits
+	// IndexDir persists the vector index (see vectorindex.Options.Dir); empty
+	// keeps it in memory.
+	IndexDir string
+	// Embedder selects the index's embedder; zero is the offline built-in.
+	Embedder vectorindex.Embedder
+	Logger   *slog.Logger
+}
+
+// Engine serves search and execution over one gateway. Safe for concurrent use.
+type Engine struct {
+	gw    *gateway.Gateway
+	rt    *runtime.Runtime
+	ix    *vectorindex.Index
+	opts  Options
+	types *typegen.Cache
+	log   *slog.Logger
+
+	state    atomic.Pointer[catalogState]
+	syncMu   sync.Mutex // one catalog sync at a time
+	pending  atomic.Bool
+	unsub    func()
+	closeCtx context.Context
+	close    context.CancelFunc
+}
+
+// catalogState is an immutable view of the catalog in the forms code mode
+// needs: typegen's tools and the one naming of them in TypeScript.
+type catalogState struct {
+	tools []typegen.Tool
+	byID  map[string]int // id -> index in tools
+	names *typegen.Names
+}
+
+// New builds an engine over a started gateway and indexes its catalog.
+func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error) {
+	if opts.K <= 0 {
+		opts.K = vectorindex.DefaultK
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := opts.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	ix, err := vectorindex.New(vectorindex.Options{Dir: opts.IndexDir, Embedder: opts.Embedder})
+	if err != nil {
+		return nil, fmt.Errorf("codemode: opening the tool index: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, close: cancel}
+	if err := e.sync(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	// Catalog changes arrive on the gateway's goroutines: re-sync in the
+	// background, coalescing bursts (a server restarting lists everything).
+	e.unsub = gw.Subscribe(func(gateway.CatalogChange) {
+		if e.pending.Swap(true) {
+			return
+		}
+		go func() {
+			e.pending.Store(false)
+			if err := e.sync(e.closeCtx); err != nil && e.closeCtx.Err() == nil {
+				e.log.Warn("code mode: re-indexing the catalog failed", "err", err)
+			}
+		}()
+	})
+	return e, nil
+}
+
+// Close stops following the catalog.
+func (e *Engine) Close() error {
+	if e.unsub != nil {
+		e.unsub()
+	}
+	e.close()
+	return nil
+}
+
+// sync brings the index and the names up to date with the gateway's catalog.
+// Unchanged tools are not re-embedded (the index diffs by definition hash).
+func (e *Engine) sync(ctx context.Context) error {
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	gwTools := e.gw.Tools()
+	sort.Slice(gwTools, func(i, j int) bool { return gwTools[i].ID < gwTools[j].ID })
+	st := &catalogState{byID: make(map[string]int, len(gwTools))}
+	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
+	for _, t := range gwTools {
+		tt := typegen.Tool{Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+		if len(t.Annotations) > 0 {
+			var a typegen.Annotations
+			if json.Unmarshal(t.Annotations, &a) == nil {
+				tt.Annotations = &a
+			}
+		}
+		st.byID[t.ID] = len(st.tools)
+		st.tools = append(st.tools, tt)
+		ixTools = append(ixTools, vectorindex.Tool{ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title,
+			Description: t.Description, InputSchema: t.InputSchema})
+	}
+	st.names = typegen.AssignNames(st.tools)
+	if _, err := e.ix.Sync(ctx, ixTools); err != nil {
+		return fmt.Errorf("codemode: indexing %d tools: %w", len(ixTools), err)
+	}
+	e.state.Store(st)
+	return nil
+}
+
+// ToolCount is the number of tools in the catalog.
+func (e *Engine) ToolCount() int { return len(e.state.Load().tools) }
+
+// ErrNoIntent is returned by Search for an empty intent.
+var ErrNoIntent = errors.New("codemode: the intent is empty; describe the task in a few words, e.g. \"list open pull requests\"")

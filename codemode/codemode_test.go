@@ -1,0 +1,254 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+func TestMain(m *testing.M) {
+	runtime.ServeWorkerIfChild()
+	os.Exit(m.Run())
+}
+
+// newEngine starts a gateway over in-process servers and an engine over it.
+func newEngine(t testing.TB, servers map[string]*server.MCPServer, iso runtime.Isolation) *Engine {
+	t.Helper()
+	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Options: gateway.DefaultOptions()}
+	var opts []gateway.Option
+	for name, srv := range servers {
+		opts = append(opts, gateway.WithInProcessServer(name, srv, nil))
+	}
+	gw, err := gateway.New(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := gw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	rt, err := runtime.New(runtime.Options{Isolation: iso, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	e, err := New(gw, rt, Options{Limits: runtime.Limits{Timeout: 20 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func demoEngine(t testing.TB) *Engine {
+	return newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.IsolateWorkers)
+}
+
+func execute(t testing.TB, e *Engine, req ExecuteRequest) *ExecuteResult {
+	t.Helper()
+	res, err := e.Execute(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return res
+}
+
+func TestSearchShowsDeclarationsOfTheTopTools(t *testing.T) {
+	e := demoEngine(t)
+	res, err := e.Search(context.Background(), "which tasks are blocked right now", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Shown != 3 || res.Total != 8 || len(res.Tools) != 3 {
+		t.Fatalf("shown %d of %d, tools %+v", res.Shown, res.Total, res.Tools)
+	}
+	var found bool
+	for _, h := range res.Tools {
+		found = found || (h.ID == "demo:search_tasks" && h.Call == "demo.searchTasks")
+	}
+	if !found {
+		t.Errorf("top 3 = %+v, want demo:search_tasks among them", res.Tools)
+	}
+	for _, want := range []string{"declare namespace demo", "function searchTasks(", "declare class MCPToolError", "type ToolResult"} {
+		if !strings.Contains(res.Declarations, want) {
+			t.Errorf("declarations lack %q", want)
+		}
+	}
+	if !strings.Contains(res.Note, "3 of 8 tools shown") {
+		t.Errorf("note = %q", res.Note)
+	}
+	if _, err := e.Search(context.Background(), "   ", 3); err != ErrNoIntent {
+		t.Errorf("empty intent: %v", err)
+	}
+}
+
+func TestExecuteCallsToolsThroughTheGateway(t *testing.T) {
+	e := demoEngine(t)
+	code := `
+const projects = (await demo.listProjects({ status: "active" })) as any[];
+const details = await Promise.all(projects.map((p) => demo.getProject({ project_id: p.id })));
+let validation: any = null;
+try {
+  await demo.createTask({ project_id: projects[0].id, title: 123 } as any);
+} catch (e) {
+  validation = { name: e.name, code: e.code, tool: e.tool, help: e.message };
+}
+return { names: details.map((d) => d.name), validation };`
+	res := execute(t, e, ExecuteRequest{Code: code})
+	if !res.OK {
+		t.Fatalf("run failed: %v", res.Error)
+	}
+	var out struct {
+		Names      []string
+		Validation struct{ Name, Code, Tool, Help string }
+	}
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Names) == 0 {
+		t.Fatalf("no projects: %s", res.Value)
+	}
+	v := out.Validation
+	if v.Name != "MCPToolError" || v.Code != "VALIDATION_FAILED" || v.Tool != "demo:create_task" {
+		t.Fatalf("validation error = %+v", v)
+	}
+	for _, want := range []string{"title", "Valid example", "Required"} {
+		if !strings.Contains(v.Help, want) {
+			t.Errorf("help text lacks %q:\n%s", want, v.Help)
+		}
+	}
+	// The trace has every call; the failed one was never forwarded.
+	if len(res.Calls) != len(out.Names)+2 {
+		t.Errorf("trace has %d calls: %+v", len(res.Calls), res.Calls)
+	}
+	last := res.Calls[len(res.Calls)-1]
+	if last.Tool != "demo:create_task" || last.OK || last.Code != "VALIDATION_FAILED" {
+		t.Errorf("last call = %+v", last)
+	}
+	for _, b := range []string{"demo.createTask", "demo.getProject", "demo.listProjects"} {
+		if !contains(res.Bound, b) {
+			t.Errorf("bound %v lacks %s (named in the code)", res.Bound, b)
+		}
+	}
+	if contains(res.Bound, "demo.deleteTask") {
+		t.Errorf("bound %v includes a tool the code does not name", res.Bound)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestIntentBindsToolsTheCodeDoesNotName(t *testing.T) {
+	e := demoEngine(t)
+	// The namespace is reached dynamically, so only the intent can bind it.
+	code := `const ns = (globalThis as any)["de" + "mo"]; return (await ns.listProjects({})).length > 0`
+	res := execute(t, e, ExecuteRequest{Code: code})
+	if res.OK || res.Error.Name != "TypeError" && res.Error.Code != "NOT_BOUND" {
+		t.Fatalf("without an intent: %+v", res.Error)
+	}
+	res = execute(t, e, ExecuteRequest{Code: code, Intent: "list all projects"})
+	if !res.OK || string(res.Value) != "true" {
+		t.Fatalf("with an intent: ok=%v value=%s error=%v bound=%v", res.OK, res.Value, res.Error, res.Bound)
+	}
+}
+
+func TestNotBoundToolPointsToSearch(t *testing.T) {
+	e := demoEngine(t)
+	code := `try { await (demo as any)["delete" + "Task"]({ task_id: "T-1" }) } catch (e) { return [e.code, e.message] }`
+	res := execute(t, e, ExecuteRequest{Code: code, Tools: []string{"demo:get_project"}})
+	if !res.OK {
+		t.Fatal(res.Error)
+	}
+	var got []string
+	_ = json.Unmarshal(res.Value, &got)
+	if len(got) != 2 || got[0] != "NOT_BOUND" || !strings.Contains(got[1], "demo.getProject") || !strings.Contains(got[1], "search_tools") {
+		t.Fatalf("got %s", res.Value)
+	}
+}
+
+func TestExecuteRejectsUnknownToolNames(t *testing.T) {
+	e := demoEngine(t)
+	for _, name := range []string{"demo:nope", "nope.listProjects", "plain"} {
+		if _, err := e.Execute(context.Background(), ExecuteRequest{Code: "return 1", Tools: []string{name}}); err == nil || !strings.Contains(err.Error(), "search_tools") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	res := execute(t, e, ExecuteRequest{Code: "return 1", Tools: []string{"demo.listProjects", "demo:get_project"}})
+	if !res.OK || len(res.Bound) != 2 {
+		t.Fatalf("both forms of name: %+v %v", res.Error, res.Bound)
+	}
+}
+
+func TestToolErrorsKeepUpstreamDetail(t *testing.T) {
+	e := demoEngine(t)
+	// Reopening a done task is a business error of the server (isError).
+	code := `
+const done = (await demo.searchTasks({ filter: { status: ["done"] } })).tasks[0];
+try { await demo.updateTaskStatus({ task_id: done.id, status: "todo" }) } catch (e) { return { code: e.code, msg: e.message, hasData: e.data !== undefined } }
+return "no error"`
+	res := execute(t, e, ExecuteRequest{Code: code})
+	if !res.OK {
+		t.Fatal(res.Error)
+	}
+	var got struct {
+		Code, Msg string
+		HasData   bool
+	}
+	_ = json.Unmarshal(res.Value, &got)
+	if got.Code != "UPSTREAM_ERROR" || got.Msg == "" || !got.HasData {
+		t.Fatalf("got %s", res.Value)
+	}
+}
+
+// TestCatalogChangesReachSearchAndBindings adds a tool to a running server:
+// the gateway hears list_changed, the engine re-indexes, and both search and
+// execution see the new tool.
+func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
+	srv := server.NewMCPServer("dyn", "1.0", server.WithToolCapabilities(true))
+	srv.AddTool(mcp.NewTool("ping_service", mcp.WithDescription("Check that the service answers.")),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("pong"), nil
+		})
+	e := newEngine(t, map[string]*server.MCPServer{"dyn": srv}, runtime.InProcess)
+	if e.ToolCount() != 1 {
+		t.Fatalf("tool count %d", e.ToolCount())
+	}
+	srv.AddTool(mcp.NewTool("convert_currency", mcp.WithDescription("Convert an amount of money from one currency to another."),
+		mcp.WithNumber("amount", mcp.Required()), mcp.WithString("from", mcp.Required()), mcp.WithString("to", mcp.Required())),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(`{"converted": 42}`), nil
+		})
+	deadline := time.Now().Add(10 * time.Second)
+	for e.ToolCount() != 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e.ToolCount() != 2 {
+		t.Fatal("the engine did not see the new tool")
+	}
+	found, err := e.Search(context.Background(), "exchange euros into dollars", 1)
+	if err != nil || len(found.Tools) != 1 || found.Tools[0].ID != "dyn:convert_currency" {
+		t.Fatalf("search: %v %+v", err, found)
+	}
+	res := execute(t, e, ExecuteRequest{Code: `return (await dyn.convertCurrency({ amount: 1, from: "EUR", to: "USD" })).converted`})
+	if !res.OK || string(res.Value) != "42" {
+		t.Fatalf("run: %v %s", res.Error, res.Value)
+	}
+}

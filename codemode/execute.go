@@ -1,0 +1,142 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sandboxrt/sandbox/bindings"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// ExecuteRequest is one snippet to run with tools.
+type ExecuteRequest struct {
+	// Code is the TypeScript snippet (top-level await and return allowed).
+	Code string
+	// Filename names it in errors; default "snippet.ts".
+	Filename string
+	// Intent, when set, binds the top-K tools a search for it finds.
+	Intent string
+	// Tools binds these tools too, by id ("github:list_commits") or by their
+	// TypeScript name ("github.listCommits").
+	Tools []string
+	// Limits override Options.Limits field by field.
+	Limits runtime.Limits
+	// Session is the calling MCP session (tokens, its subset of servers).
+	Session gateway.SessionID
+}
+
+// ExecuteResult is a run's result and which tools were bound to it.
+type ExecuteResult struct {
+	*runtime.Result
+	// Bound lists the tools the snippet could call, as "namespace.function".
+	Bound []string `json:"bound"`
+}
+
+// Execute runs a snippet. The tools bound to it are the union of: those named
+// in Tools, the top-K for Intent, and every catalog tool the code itself
+// names (`github.listCommits(`), so a snippet never fails just because the
+// search did not pick a tool it calls. Each call goes through the gateway's
+// router, under the calling session.
+//
+// The error is for requests that cannot run at all (an unknown tool id, a
+// closed runtime); a snippet's own failures are in the result.
+func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResult, error) {
+	st := e.state.Load()
+	ids := map[string]bool{}
+	for _, name := range req.Tools {
+		id, err := st.resolve(name)
+		if err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	if strings.TrimSpace(req.Intent) != "" {
+		hits, err := e.ix.Search(ctx, req.Intent, e.opts.K)
+		if err != nil && !errors.Is(err, ErrNoIntent) {
+			return nil, err
+		}
+		for _, h := range hits {
+			ids[h.ID] = true
+		}
+	}
+	for _, id := range st.namedIn(req.Code) {
+		ids[id] = true
+	}
+
+	tools := make([]bindings.Tool, 0, len(ids))
+	bound := make([]string, 0, len(ids))
+	for id := range ids {
+		b, ok := st.names.Lookup(id)
+		if !ok {
+			continue
+		}
+		tools = append(tools, bindings.Tool{ID: id, Namespace: b.Namespace, Function: b.Function})
+		bound = append(bound, b.Namespace+"."+b.Function)
+	}
+	sort.Strings(bound)
+	sort.Slice(tools, func(i, j int) bool { return tools[i].ID < tools[j].ID })
+
+	session := req.Session
+	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: call.Tool, Arguments: call.Arguments, Session: session})
+		if err != nil {
+			var ge *gateway.Error
+			if errors.As(err, &ge) {
+				return nil, &runtime.ToolError{Code: string(ge.Code), Message: ge.Message, Data: ge.Data}
+			}
+			return nil, err
+		}
+		value, derr := bindings.DecodeResult(res.Content, res.StructuredContent)
+		if derr != nil {
+			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Tool, derr)}
+		}
+		return value, nil
+	})
+	limits := req.Limits.Or(e.opts.Limits)
+	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host})
+	if err != nil {
+		return nil, err
+	}
+	return &ExecuteResult{Result: res, Bound: bound}, nil
+}
+
+// resolve turns a tool reference into its id: "server:tool" or "ns.fn".
+func (st *catalogState) resolve(name string) (string, error) {
+	if _, ok := st.byID[name]; ok {
+		return name, nil
+	}
+	if ns, fn, ok := strings.Cut(name, "."); ok {
+		if b, ok := st.names.Resolve(ns, fn); ok {
+			return b.ID, nil
+		}
+	}
+	return "", fmt.Errorf("codemode: no tool %q in the catalog; name tools by id (\"server:tool\") or as the declarations call them (\"server.toolName\"); search_tools lists them", name)
+}
+
+// memberAccess finds `a.b` (and `a?.b`) in source text.
+var memberAccess = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\??\.\s*([A-Za-z_$][\w$]*)`)
+
+// namedIn lists the catalog tools the code names as namespace.function.
+// Text in strings and comments counts too: binding a tool that is only
+// mentioned costs nothing, missing one that is called fails the run.
+func (st *catalogState) namedIn(code string) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, m := range memberAccess.FindAllStringSubmatch(code, -1) {
+		key := m[1] + "." + m[2]
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if b, ok := st.names.Resolve(m[1], m[2]); ok {
+			ids = append(ids, b.ID)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,81 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sandboxrt/sandbox/typegen"
+	"github.com/sandboxrt/sandbox/vectorindex"
+)
+
+// SearchResult is what an agent reads after stating an intent.
+type SearchResult struct {
+	// Tools are the hits, best first.
+	Tools []FoundTool `json:"tools"`
+	// Declarations is the .d.ts of exactly those tools, with the shared
+	// preamble (ToolResult, MCPToolError): what the agent codes against.
+	Declarations string `json:"declarations"`
+	// Shown and Total: "Shown of Total tools".
+	Shown int `json:"shown"`
+	Total int `json:"total"`
+	// Note says how much of the catalog is shown and how to see more.
+	Note string `json:"note"`
+}
+
+// FoundTool is one search hit.
+type FoundTool struct {
+	ID    string  `json:"id"`   // "server:tool"
+	Call  string  `json:"call"` // "namespace.function", how the snippet calls it
+	Score float64 `json:"score"`
+}
+
+// Search finds the k tools most relevant to the intent (k <= 0: Options.K)
+// and generates their declarations.
+func (e *Engine) Search(ctx context.Context, intent string, k int) (*SearchResult, error) {
+	if strings.TrimSpace(intent) == "" {
+		return nil, ErrNoIntent
+	}
+	if k <= 0 {
+		k = e.opts.K
+	}
+	st := e.state.Load()
+	hits, err := e.ix.Search(ctx, intent, k)
+	if errors.Is(err, vectorindex.ErrEmptyIntent) {
+		return nil, ErrNoIntent
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &SearchResult{Total: len(st.tools)}
+	subset := make([]typegen.Tool, 0, len(hits))
+	for _, h := range hits {
+		i, ok := st.byID[h.ID]
+		if !ok {
+			continue // indexed but gone from the catalog a moment ago
+		}
+		b, ok := st.names.Lookup(h.ID)
+		if !ok {
+			continue
+		}
+		subset = append(subset, st.tools[i])
+		res.Tools = append(res.Tools, FoundTool{ID: h.ID, Call: b.Namespace + "." + b.Function, Score: h.Score})
+	}
+	res.Shown = len(res.Tools)
+	out, err := typegen.Generate(subset, typegen.Options{Names: st.names, Cache: e.types})
+	if err != nil {
+		return nil, fmt.Errorf("codemode: generating declarations: %w", err)
+	}
+	res.Declarations = out.DTS
+	res.Note = fmt.Sprintf("%d of %d tools shown. Call them exactly as declared (e.g. `await %s({...})`) in execute_code; "+
+		"search again with other words to see different tools.", res.Shown, res.Total, firstCall(res.Tools))
+	return res, nil
+}
+
+func firstCall(tools []FoundTool) string {
+	if len(tools) == 0 {
+		return "server.tool"
+	}
+	return tools[0].Call
+}
