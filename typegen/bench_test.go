@@ -1,6 +1,7 @@
 package typegen
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -62,4 +63,22 @@ func BenchmarkAssignNamesCorpus(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		AssignNames(tools)
 	}
+}
+
+// BenchmarkReferenceUnmarshalCorpus is the yardstick measured in the same
+// run: only decoding every corpus schema with encoding/json into any. On a
+// shared machine, compare ratios against it rather than absolute times.
+func BenchmarkReferenceUnmarshalCorpus(b *testing.B) {
+	tools := corpusTools(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, t := range tools {
+			var v any
+			if err := json.Unmarshal(t.InputSchema, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(tools)), "µs/tool")
 }

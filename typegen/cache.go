@@ -6,18 +6,19 @@ import (
 	"sync"
 )
 
-// Cache remembers the declarations of single tools, keyed by a 128-bit hash
-// of everything they depend on: the tool's assigned names, its name, title,
-// description, annotations and raw schemas, and the options that shape the
-// text. A tool whose definition changes gets a new key; stale entries age out.
+// Cache remembers the declarations of single tools, keyed by the tool's id
+// and a 64-bit hash of everything its declarations depend on: the assigned
+// names, its name, title, description, annotations and raw schemas, and the
+// options that shape the text. A tool whose definition changes gets a new
+// key; stale entries age out.
 //
 // The hash is seeded per process (hash/maphash), so a server cannot craft a
-// schema that collides with another tool's entry.
+// new definition that collides with its old entry, and ids keep tools apart.
 //
 // A Cache is safe for concurrent use. Share one per catalog.
 type Cache struct {
-	seeds [2]maphash.Seed
-	max   int
+	seed maphash.Seed
+	max  int
 
 	mu       sync.Mutex
 	current  map[cacheKey]fragment
@@ -26,7 +27,10 @@ type Cache struct {
 	misses   uint64
 }
 
-type cacheKey [2]uint64
+type cacheKey struct {
+	id   string
+	hash uint64
+}
 
 // NewCache returns a cache of about maxEntries tools (0 means 4096). When the
 // newest maxEntries/2 entries fill up, the older generation is dropped: an
@@ -36,7 +40,7 @@ func NewCache(maxEntries int) *Cache {
 		maxEntries = 4096
 	}
 	return &Cache{
-		seeds:   [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		seed:    maphash.MakeSeed(),
 		max:     maxEntries,
 		current: map[cacheKey]fragment{},
 	}
@@ -50,50 +54,40 @@ func (c *Cache) Stats() (hits, misses uint64) {
 }
 
 func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
-	var k cacheKey
-	for i := range k {
-		var h maphash.Hash
-		h.SetSeed(c.seeds[i])
-		// Every field is length-prefixed so that no two inputs share a stream.
-		var n [8]byte
-		field := func(s string) {
-			binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-			h.Write(n[:])
-			h.WriteString(s)
-		}
-		field(b.Namespace)
-		field(b.Function)
-		field(b.ID)
-		field(t.Server)
-		field(t.Name)
-		field(t.Title)
-		field(t.Description)
-		binary.LittleEndian.PutUint64(n[:], uint64(len(t.InputSchema)))
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	// Every field is length-prefixed so that no two inputs share a stream.
+	var n [8]byte
+	length := func(l int) {
+		binary.LittleEndian.PutUint64(n[:], uint64(l))
 		h.Write(n[:])
-		h.Write(t.InputSchema)
-		binary.LittleEndian.PutUint64(n[:], uint64(len(t.OutputSchema)))
-		h.Write(n[:])
-		h.Write(t.OutputSchema)
-		if a := t.Annotations; a != nil {
-			field(a.Title)
-			for _, p := range []*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
-				switch {
-				case p == nil:
-					h.WriteByte('-')
-				case *p:
-					h.WriteByte('1')
-				default:
-					h.WriteByte('0')
-				}
-			}
-		} else {
-			h.WriteByte('n')
-		}
-		binary.LittleEndian.PutUint64(n[:], uint64(maxDoc))
-		h.Write(n[:])
-		k[i] = h.Sum64()
 	}
-	return k
+	for _, s := range []string{b.Namespace, b.Function, t.Server, t.Name, t.Title, t.Description} {
+		length(len(s))
+		h.WriteString(s)
+	}
+	for _, raw := range [][]byte{t.InputSchema, t.OutputSchema} {
+		length(len(raw))
+		h.Write(raw)
+	}
+	if a := t.Annotations; a != nil {
+		length(len(a.Title))
+		h.WriteString(a.Title)
+		for _, p := range []*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
+			switch {
+			case p == nil:
+				h.WriteByte('-')
+			case *p:
+				h.WriteByte('1')
+			default:
+				h.WriteByte('0')
+			}
+		}
+	} else {
+		h.WriteByte('n')
+	}
+	length(maxDoc)
+	return cacheKey{id: b.ID, hash: h.Sum64()}
 }
 
 func (c *Cache) get(k cacheKey) (fragment, bool) {

@@ -96,7 +96,7 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 
 	out := &Output{}
 	type item struct {
-		b    Binding
+		b    *Binding
 		tool *Tool
 	}
 	var items []item
@@ -121,7 +121,7 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 			out.Problems = append(out.Problems, Problem{Tool: t.ID(), Message: "not declared: another server/tool pair has the same id (a server name contains ':'), so calls could not be routed; rename the server"})
 			continue
 		}
-		items = append(items, item{b: b, tool: t})
+		items = append(items, item{b: &b, tool: t})
 	}
 	sort.Slice(items, func(i, j int) bool {
 		a, b := items[i].b, items[j].b
@@ -136,7 +136,7 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 	frags := make([]fragment, len(items))
 	size := len(Preamble)
 	for i, it := range items {
-		frags[i] = toolFragment(it.tool, it.b, maxDoc, opts.Cache)
+		frags[i] = toolFragment(it.tool, *it.b, maxDoc, opts.Cache)
 		size += len(frags[i].text) + len(it.b.Namespace) + 24
 	}
 	out.Tools = make([]Binding, 0, len(items))
@@ -154,7 +154,7 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 		}
 		buf.WriteString(frags[i].text)
 		out.Problems = append(out.Problems, frags[i].problems...)
-		out.Tools = append(out.Tools, it.b)
+		out.Tools = append(out.Tools, *it.b)
 	}
 	if len(items) > 0 {
 		buf.WriteString("}\n")

@@ -149,7 +149,7 @@ func (n *Names) lookupPair(server, tool string) (Binding, bool) {
 	if n == nil {
 		return Binding{}, false
 	}
-	if i, ok := n.byID[server+":"+tool]; ok {
+	if i, ok := n.byID[Tool{Server: server, Name: tool}.ID()]; ok {
 		b := n.list[i]
 		if b.Server == server && b.Tool == tool {
 			return b, true
