@@ -372,3 +372,7 @@ func (g *Gateway) peer(session SessionID) Peer {
 	defer g.peersMu.RUnlock()
 	return g.peers[session]
 }
+
+// ReserveWireNames keeps names (the front end's built-in and hub tools) from
+// being given to upstream tools; a colliding upstream tool gets a hashed name.
+func (g *Gateway) ReserveWireNames(names ...string) { g.catalog.reserveWireNames(names...) }

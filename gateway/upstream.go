@@ -66,6 +66,8 @@ type upstream struct {
 	restarts int
 	since    time.Time
 
+	refreshMu sync.Mutex
+
 	inflightMu sync.Mutex
 	inflight   map[SessionID]int
 	inflightN  atomic.Int64
@@ -356,6 +358,13 @@ const (
 
 // refresh re-lists what kind says and publishes the server's new listing.
 func (u *upstream) refresh(ctx context.Context, c *connection, kind refreshKind) error {
+	// One refresh at a time per server: a partial refresh (after a
+	// list_changed) must start from the listing a full one just published.
+	u.refreshMu.Lock()
+	defer u.refreshMu.Unlock()
+	if c.isDead() {
+		return &connLostError{c.deathReason()}
+	}
 	prev := u.g.catalog.load().servers[u.name]
 	l := &serverListing{}
 	if prev != nil {

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+)
+
+func init() { register(newServeCmd) }
+
+// gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
+type gatewayFlags struct {
+	config    string
+	toolNames string
+	tokenEnv  []string
+	logLevel  string
+}
+
+func (f *gatewayFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", `gateway config: a JSON file with "mcpServers" (default: ./mcp.json, then ./.mcp.json)`)
+	cmd.Flags().StringVar(&f.toolNames, "tool-names", "", `tool names on the wire: "prefixed" (server__tool) or "passthrough" (each upstream's own); overrides the config`)
+	cmd.Flags().StringArrayVar(&f.tokenEnv, "token-env", nil, "SERVER=VAR: read VAR from the environment once at start as the default session's bearer token for SERVER (repeatable)")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+}
+
+// loadGateway parses the config and applies the flags.
+func (f *gatewayFlags) load() (*gateway.Config, error) {
+	path := f.config
+	if path == "" {
+		for _, p := range []string{"mcp.json", ".mcp.json"} {
+			if _, err := os.Stat(p); err == nil {
+				path = p
+				break
+			}
+		}
+		if path == "" {
+			return nil, &exitError{code: 2, msg: `no gateway config: pass --config FILE (a JSON file with "mcpServers"), or create ./mcp.json`}
+		}
+	}
+	cfg, err := gateway.LoadConfig(path)
+	if err != nil {
+		return nil, &exitError{code: 2, msg: err.Error()}
+	}
+	switch f.toolNames {
+	case "":
+	case string(gateway.WirePrefixed), string(gateway.WirePassthrough):
+		cfg.Options.ToolNames = gateway.WireNaming(f.toolNames)
+	default:
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("--tool-names must be prefixed or passthrough, got %q", f.toolNames)}
+	}
+	return cfg, nil
+}
+
+func (f *gatewayFlags) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("--log-level: %v", err)}
+	}
+	l := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// mcp-go's transports log to the default logger; their per-message
+	// chatter (a write after a server exited) is Debug here.
+	slog.SetDefault(slog.New(debugOnly{l.Handler()}))
+	return l, nil
+}
+
+// debugOnly lowers every record to Debug.
+type debugOnly struct{ h slog.Handler }
+
+func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
+}
+func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+func (d debugOnly) WithAttrs(a []slog.Attr) slog.Handler { return debugOnly{d.h.WithAttrs(a)} }
+func (d debugOnly) WithGroup(n string) slog.Handler      { return debugOnly{d.h.WithGroup(n)} }
+
+// tokens reads --token-env once, at start, into the default session.
+func (f *gatewayFlags) tokens(g *gateway.Gateway) error {
+	for _, kv := range f.tokenEnv {
+		server, env, ok := strings.Cut(kv, "=")
+		if !ok || server == "" || env == "" {
+			return &exitError{code: 2, msg: fmt.Sprintf("--token-env %q: write SERVER=ENV_VAR", kv)}
+		}
+		tok, ok := os.LookupEnv(env)
+		if !ok || tok == "" {
+			return &exitError{code: 2, msg: fmt.Sprintf("--token-env %s: the environment variable %s is not set", kv, env)}
+		}
+		g.Tokens().SetToken(gateway.DefaultSession, gateway.NormalizeName(server), tok)
+	}
+	return nil
+}
+
+func newServeCmd() *cobra.Command {
+	var f gatewayFlags
+	var httpAddr string
+	var allowHosts []string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve every configured MCP server as one MCP server (stdio or streamable HTTP)",
+		Long: `Connect to every MCP server in the config and serve them as one MCP server:
+their tools (as server__tool, or under their own names with
+--tool-names passthrough), resources, prompts, completions, logging and
+progress, plus hub tools to list the servers and narrow a session to some of
+them. Every tool call is validated against the tool's schema, checked for path
+traversal, rate-limited and logged before it is forwarded.
+
+Over stdio (the default) one client is served on stdin/stdout. With --http,
+clients connect to http://ADDR/mcp (streamable HTTP); Prometheus metrics are
+at /metrics. On loopback, requests whose Host or Origin is not a loopback name
+are refused (DNS-rebinding protection).
+
+Logs are JSON on stderr, one record per routed call.`,
+		Example: `  sandbox serve --config mcp.json
+  sandbox serve --config mcp.json --http 127.0.0.1:8808
+  sandbox serve -c mcp.json --tool-names passthrough --token-env github=GITHUB_TOKEN`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serve(cmd, f, httpAddr, allowHosts)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8808; port 0 picks one) instead of stdio")
+	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "extra Host name accepted on loopback connections (for a local reverse proxy; repeatable)")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []string) error {
+	cfg, err := f.load()
+	if err != nil {
+		return err
+	}
+	log, err := f.logger()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	g, err := gateway.New(cfg, gateway.WithLogger(log), gateway.WithMetrics(reg), gateway.WithClientInfo("sandbox-gateway", gatewayVersion))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if err := f.tokens(g); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	for _, st := range g.Servers() {
+		log.Info("server", "name", st.Name, "state", string(st.State), "tools", st.Tools, "error", st.LastError)
+	}
+	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
+	defer front.Close()
+
+	if httpAddr == "" {
+		err := front.ServeStdio(ctx, os.Stdin, os.Stdout)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", httpAddr, err)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: allowHosts}))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The address on stderr lets scripts (and tests) find a port-0 listener.
+	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	return nil
+}
+
+// gatewayVersion is reported to MCP peers.
+const gatewayVersion = "0.1.0"

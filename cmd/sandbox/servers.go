@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+)
+
+func init() { register(newServersCmd) }
+
+func newServersCmd() *cobra.Command {
+	var f gatewayFlags
+	var url string
+	var asJSON bool
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "List the gateway's MCP servers with their state, tool count, last error and restarts",
+		Long: `Connect to every MCP server in the config (as "sandbox serve" would), wait for
+each to connect or fail, and print one line per server: its state, transport,
+number of tools, resources and prompts, restarts and last error. Exit status 1
+when a server is not ready.
+
+With --url, ask a running "sandbox serve --http" instead (through its
+gateway__list_servers hub tool), which also shows restarts since it started.`,
+		Example: `  sandbox servers --config mcp.json
+  sandbox servers --url http://127.0.0.1:8808/mcp --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rows []gateway.ServerStatus
+			var err error
+			if url != "" {
+				rows, err = serversFromURL(cmd.Context(), url)
+			} else {
+				rows, err = serversFromConfig(cmd.Context(), f, wait)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rows); err != nil {
+					return err
+				}
+			} else {
+				printServers(cmd.OutOrStdout(), rows)
+			}
+			for _, r := range rows {
+				if r.State != gateway.StateReady && r.State != gateway.StateDisabled {
+					return &exitError{code: 1}
+				}
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&url, "url", "", "ask a running `sandbox serve --http` at this URL (http://HOST:PORT/mcp) instead of connecting from the config")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "longest wait for servers to connect (default: the config's startupTimeout)")
+	return cmd
+}
+
+func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) ([]gateway.ServerStatus, error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	if wait > 0 {
+		cfg.Options.StartupTimeout = wait
+	}
+	log, err := f.logger()
+	if err != nil {
+		return nil, err
+	}
+	g, err := gateway.New(cfg, gateway.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	if err := f.tokens(g); err != nil {
+		return nil, err
+	}
+	if err := g.Start(ctx); err != nil {
+		return nil, err
+	}
+	return g.Servers(), nil
+}
+
+func serversFromURL(ctx context.Context, url string) ([]gateway.ServerStatus, error) {
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("--url: %v", err)}
+	}
+	c := client.NewClient(tr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", url, err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "sandbox-servers", Version: gatewayVersion}}}); err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w (is `sandbox serve --http` running there?)", url, err)
+	}
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: frontend.HubListServers}})
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", frontend.HubListServers, url, err)
+	}
+	var out struct {
+		Servers []gateway.ServerStatus `json:"servers"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil || res.IsError {
+		return nil, fmt.Errorf("%s at %s answered something else than a server list", frontend.HubListServers, url)
+	}
+	return out.Servers, nil
+}
+
+func printServers(w io.Writer, rows []gateway.ServerStatus) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tTRANSPORT\tTOOLS\tRESOURCES\tPROMPTS\tRESTARTS\tLAST ERROR")
+	for _, r := range rows {
+		lastErr := strings.ReplaceAll(r.LastError, "\n", " ")
+		if len(lastErr) > 100 {
+			lastErr = lastErr[:97] + "..."
+		}
+		if lastErr == "" {
+			lastErr = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.Name, r.State, r.Transport, r.Tools, r.Resources, r.Prompts, r.Restarts, lastErr)
+	}
+	tw.Flush()
+}

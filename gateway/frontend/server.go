@@ -1,0 +1,558 @@
+// Package frontend serves a gateway as one MCP server (`sandbox serve`):
+// every upstream's tools under their wire names, their resources, resource
+// templates and prompts, completions, logging, progress, and the sampling,
+// elicitation and roots requests upstreams make during a call, relayed to
+// the client whose call it is. Hub tools let each session list the servers
+// and narrow what it sees; built-in tools (the code-mode tools) are added
+// with AddTool.
+//
+// mcp-go's server does the protocol work (both eras, sessions, pagination);
+// this package adds what a gateway needs on top: raw pass-through of
+// schemas and content blocks, per-call notification streams (mcp-go can
+// drop or misroute notifications sent through its per-session channel, see
+// docs/fixtures.md), DNS-rebinding protection on Host and Origin, and
+// session identity for the gateway's router.
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway"
+)
+
+// Server is the gateway's MCP front end.
+type Server struct {
+	g   *gateway.Gateway
+	mcp *server.MCPServer
+	log *slog.Logger
+
+	mu       sync.Mutex
+	builtins map[string]bool     // wire names of built-in and hub tools
+	upstream map[string]string   // wire name -> raw definition, as registered
+	sessions map[string]*session // by mcp-go session id
+	resReg   map[string]string   // resource URI -> raw, as registered
+	stop     func()
+	hub      bool
+	name     string
+	version  string
+	extra    []server.ServerOption
+	syncMu   sync.Mutex
+	peerHook func(gateway.SessionID, gateway.Peer)
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithImplementation sets the server name and version reported to clients.
+func WithImplementation(name, version string) Option {
+	return func(s *Server) { s.name, s.version = name, version }
+}
+
+// WithoutHubTools leaves out the gateway__* hub tools.
+func WithoutHubTools() Option { return func(s *Server) { s.hub = false } }
+
+// WithInstructions sets the instructions returned at initialization.
+func WithInstructions(text string) Option {
+	return func(s *Server) { s.extra = append(s.extra, server.WithInstructions(text)) }
+}
+
+// New builds the front end of a started (or starting) gateway. It keeps
+// itself in sync with the gateway's catalog until Close.
+func New(g *gateway.Gateway, opts ...Option) *Server {
+	s := &Server{
+		g:        g,
+		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		builtins: map[string]bool{},
+		upstream: map[string]string{},
+		sessions: map[string]*session{},
+		resReg:   map[string]string{},
+		hub:      true,
+		name:     "sandbox-gateway",
+		version:  "0.1.0",
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	hooks := &server.Hooks{}
+	hooks.AddOnRegisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionStarted(cs) })
+	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionEnded(cs) })
+	hooks.AddAfterSetLevel(func(ctx context.Context, id any, r *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		s.g.SetLogLevel(ctx, sessionOf(ctx), string(r.Params.Level))
+	})
+	hooks.AddAfterSubscribe(func(ctx context.Context, id any, r *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		if err := s.g.SubscribeResource(ctx, sessionOf(ctx), r.Params.URI); err != nil {
+			s.log.Warn("subscribe", "uri", r.Params.URI, "error", err)
+		}
+	})
+	hooks.AddAfterUnsubscribe(func(ctx context.Context, id any, r *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		_ = s.g.UnsubscribeResource(ctx, sessionOf(ctx), r.Params.URI)
+	})
+	opts2 := []server.ServerOption{
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completions{s}),
+		server.WithResourceCompletionProvider(completions{s}),
+		server.WithHooks(hooks),
+		server.WithToolFilter(s.filterTools),
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+	}
+	s.mcp = server.NewMCPServer(s.name, s.version, append(opts2, s.extra...)...)
+	if s.hub {
+		s.addHubTools()
+	}
+	s.sync()
+	s.stop = g.Subscribe(func(gateway.CatalogChange) { go s.sync() })
+	return s
+}
+
+// MCPServer returns the underlying mcp-go server (for transports other than
+// the ones this package serves).
+func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
+
+// Close stops following the catalog. It does not close the gateway.
+func (s *Server) Close() {
+	if s.stop != nil {
+		s.stop()
+	}
+}
+
+// --- built-in tools ---
+
+// ToolRequest is what a built-in tool's handler gets.
+type ToolRequest struct {
+	// Session is the calling session, the identity gateway.Call takes.
+	Session gateway.SessionID
+	// Arguments are the raw JSON arguments (validated against the schema
+	// by nobody: the handler owns them).
+	Arguments json.RawMessage
+	// Progress sends notifications/progress for this call when the client
+	// asked for progress (a no-op otherwise).
+	Progress func(progress, total float64, message string)
+	// Log sends notifications/message to the calling session at level
+	// ("debug" ... "emergency"), if the session's level lets it through.
+	Log func(level string, data any)
+}
+
+// ToolHandler runs a built-in tool. A returned *gateway.Error (or any
+// error) becomes an isError result with the error's code and message.
+type ToolHandler func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error)
+
+// AddTool registers a built-in tool (such as the code-mode tools
+// search_tools and execute_code) beside the upstream tools. Its name is
+// used as is on the wire and reserved in the gateway's catalog naming.
+func (s *Server) AddTool(name, description string, inputSchema json.RawMessage, h ToolHandler) error {
+	if !validWire(name) {
+		return fmt.Errorf("frontend: tool name %q must be 1-64 characters of [A-Za-z0-9_-]", name)
+	}
+	if !json.Valid(inputSchema) {
+		return fmt.Errorf("frontend: tool %q: input schema is not valid JSON", name)
+	}
+	s.mu.Lock()
+	if s.builtins[name] {
+		s.mu.Unlock()
+		return fmt.Errorf("frontend: tool %q is already registered", name)
+	}
+	s.builtins[name] = true
+	s.mu.Unlock()
+	s.g.ReserveWireNames(name)
+	s.mcp.AddTool(mcp.NewToolWithRawSchema(name, description, inputSchema), s.builtinHandler(h))
+	return nil
+}
+
+func validWire(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) builtinHandler(h ToolHandler) server.ToolHandlerFunc {
+	return func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sess := s.sessionFor(ctx)
+		n := notifierFrom(ctx)
+		if sess != nil {
+			defer sess.enterCall(ctx, n)()
+		}
+		token := progressToken(r)
+		req := ToolRequest{
+			Session:   sessionOf(ctx),
+			Arguments: rawArguments(r),
+			Progress: func(p, total float64, msg string) {
+				if token != nil {
+					s.sendProgress(ctx, n, token, gateway.Progress{Progress: p, Total: total, Message: msg})
+				}
+			},
+			Log: func(level string, data any) {
+				params, _ := json.Marshal(map[string]any{"level": level, "logger": "sandbox", "data": data})
+				if sess != nil {
+					sess.log(json.RawMessage(params))
+				}
+			},
+		}
+		res, err := h(ctx, req)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		if res == nil {
+			res = &gateway.CallResult{}
+		}
+		return toMCPResult(res), nil
+	}
+}
+
+// --- upstream tools ---
+
+// sync mirrors the gateway's catalog into the mcp-go server: tools added,
+// changed or removed, resources, templates and prompts replaced when they
+// changed. mcp-go sends the list_changed notifications.
+func (s *Server) sync() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	tools := s.g.Tools()
+	want := make(map[string]gateway.Tool, len(tools))
+	for _, t := range tools {
+		want[t.WireName] = t
+	}
+	s.mu.Lock()
+	var add []server.ServerTool
+	var del []string
+	for wire, t := range want {
+		if s.builtins[wire] {
+			continue
+		}
+		if prev, ok := s.upstream[wire]; ok && prev == t.ID+"\x00"+string(t.Raw) {
+			continue
+		}
+		mt, err := mcpTool(t)
+		if err != nil {
+			s.log.Warn("tool not exposed", "tool", t.ID, "error", err)
+			continue
+		}
+		s.upstream[wire] = t.ID + "\x00" + string(t.Raw)
+		add = append(add, server.ServerTool{Tool: mt, Handler: s.upstreamHandler(wire)})
+	}
+	for wire := range s.upstream {
+		if _, ok := want[wire]; !ok {
+			del = append(del, wire)
+			delete(s.upstream, wire)
+		}
+	}
+	s.mu.Unlock()
+	if len(add) > 0 {
+		sort.Slice(add, func(i, j int) bool { return add[i].Tool.Name < add[j].Tool.Name })
+		s.mcp.AddTools(add...)
+	}
+	if len(del) > 0 {
+		s.mcp.DeleteTools(del...)
+	}
+	s.syncResources()
+	s.syncPrompts()
+}
+
+// mcpTool re-exposes an upstream tool definition under its wire name, with
+// the raw input and output schemas (mcp-go's typed schema would drop parts).
+func mcpTool(t gateway.Tool) (mcp.Tool, error) {
+	var mt mcp.Tool
+	if err := json.Unmarshal(t.Raw, &mt); err != nil {
+		// Odd fields (say, annotations of the wrong type) must not hide the tool.
+		mt = mcp.Tool{Title: t.Title, Description: t.Description}
+	}
+	mt.Name = t.WireName
+	mt.Meta = nil
+	mt.InputSchema = mcp.ToolInputSchema{}
+	mt.RawInputSchema = t.InputSchema
+	mt.OutputSchema = mcp.ToolOutputSchema{}
+	mt.RawOutputSchema = t.OutputSchema
+	return mt, nil
+}
+
+func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
+	return func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sess := s.sessionFor(ctx)
+		n := notifierFrom(ctx)
+		if sess != nil {
+			defer sess.enterCall(ctx, n)()
+		}
+		req := gateway.CallRequest{Tool: wire, Arguments: rawArguments(r), Session: sessionOf(ctx)}
+		if token := progressToken(r); token != nil {
+			req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
+		}
+		res, err := s.g.Call(ctx, req)
+		if res != nil {
+			// isError results (err is UPSTREAM_ERROR) pass through unchanged.
+			return toMCPResult(res), nil
+		}
+		return errorResult(err), nil
+	}
+}
+
+func rawArguments(r mcp.CallToolRequest) json.RawMessage {
+	if len(r.Params.RawArguments) > 0 {
+		return r.Params.RawArguments
+	}
+	if r.Params.Arguments == nil {
+		return nil
+	}
+	b, _ := json.Marshal(r.Params.Arguments)
+	return b
+}
+
+func progressToken(r mcp.CallToolRequest) mcp.ProgressToken {
+	if r.Params.Meta == nil {
+		return nil
+	}
+	return r.Params.Meta.ProgressToken
+}
+
+// sendProgress relays one progress notification with the client's own token.
+func (s *Server) sendProgress(ctx context.Context, n notifier, token mcp.ProgressToken, p gateway.Progress) {
+	params := map[string]any{"progressToken": token, "progress": p.Progress}
+	if p.Total > 0 {
+		params["total"] = p.Total
+	}
+	if p.Message != "" {
+		params["message"] = p.Message
+	}
+	s.notify(ctx, n, string(mcp.MethodNotificationProgress), params)
+}
+
+// notify sends a notification for the current call: on the call's own
+// stream when there is one (so it arrives before the response), else
+// through mcp-go's session channel.
+func (s *Server) notify(ctx context.Context, n notifier, method string, params any) {
+	if n != nil {
+		msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+		if err == nil && n.send(msg) == nil {
+			return
+		}
+	}
+	var m map[string]any
+	b, _ := json.Marshal(params)
+	_ = json.Unmarshal(b, &m)
+	_ = s.mcp.SendNotificationToClient(ctx, method, m)
+}
+
+// toMCPResult converts a gateway result, keeping content blocks raw.
+func toMCPResult(res *gateway.CallResult) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.IsError, Content: make([]mcp.Content, 0, len(res.Content))}
+	for _, b := range res.Content {
+		out.Content = append(out.Content, rawContent{raw: b})
+	}
+	if len(res.StructuredContent) > 0 {
+		out.RawStructuredContent = res.StructuredContent
+	}
+	return out
+}
+
+// errorResult reports a gateway error to the client as a tool error (an
+// isError result), which the model sees and can act on, rather than a
+// JSON-RPC error.
+func errorResult(err error) *mcp.CallToolResult {
+	var ge *gateway.Error
+	if errors.As(err, &ge) {
+		return mcp.NewToolResultError(fmt.Sprintf("%s: %s", ge.Code, ge.Message))
+	}
+	return mcp.NewToolResultError(err.Error())
+}
+
+// rawContent is a content block passed on byte for byte. It embeds a
+// TextContent only to satisfy mcp-go's sealed Content interface.
+type rawContent struct {
+	mcp.TextContent
+	raw json.RawMessage
+}
+
+func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
+
+// rawResourceContents passes resource contents on byte for byte.
+type rawResourceContents struct {
+	mcp.TextResourceContents
+	raw json.RawMessage
+}
+
+func (c rawResourceContents) MarshalJSON() ([]byte, error) { return c.raw, nil }
+
+// --- resources and prompts ---
+
+func (s *Server) syncResources() {
+	resources := s.g.Resources()
+	templates := s.g.ResourceTemplates()
+	key := func() string {
+		var b strings.Builder
+		for _, r := range resources {
+			b.Write(r.Raw)
+		}
+		b.WriteString("\x00")
+		for _, t := range templates {
+			b.Write(t.Raw)
+		}
+		return b.String()
+	}()
+	s.mu.Lock()
+	if s.resReg["\x00all"] == key {
+		s.mu.Unlock()
+		return
+	}
+	s.resReg["\x00all"] = key
+	s.mu.Unlock()
+	seen := map[string]bool{}
+	var srs []server.ServerResource
+	for _, r := range resources {
+		if seen[r.URI] {
+			s.log.Warn("resource listed by two servers; the first (by name) wins", "uri", r.URI, "server", r.Server)
+			continue
+		}
+		seen[r.URI] = true
+		var mr mcp.Resource
+		if err := json.Unmarshal(r.Raw, &mr); err != nil {
+			mr = mcp.Resource{URI: r.URI, Name: r.Name}
+		}
+		mr.Meta = nil
+		srs = append(srs, server.ServerResource{Resource: mr, Handler: s.readResource})
+	}
+	var sts []server.ServerResourceTemplate
+	for _, t := range templates {
+		var raw struct {
+			Name        string `json:"name"`
+			Title       string `json:"title"`
+			Description string `json:"description"`
+			MIMEType    string `json:"mimeType"`
+		}
+		_ = json.Unmarshal(t.Raw, &raw)
+		opts := []mcp.ResourceTemplateOption{}
+		if raw.Description != "" {
+			opts = append(opts, mcp.WithTemplateDescription(raw.Description))
+		}
+		if raw.MIMEType != "" {
+			opts = append(opts, mcp.WithTemplateMIMEType(raw.MIMEType))
+		}
+		mt := mcp.NewResourceTemplate(t.URITemplate, t.Name, opts...)
+		mt.Title = raw.Title
+		sts = append(sts, server.ServerResourceTemplate{Template: mt, Handler: s.readResource})
+	}
+	s.mcp.SetResources(srs...)
+	s.mcp.SetResourceTemplates(sts...)
+}
+
+func (s *Server) readResource(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	raw, err := s.g.ReadResource(ctx, sessionOf(ctx), r.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("the upstream's resources/read result is not valid: %w", err)
+	}
+	out := make([]mcp.ResourceContents, 0, len(res.Contents))
+	for _, c := range res.Contents {
+		out = append(out, rawResourceContents{raw: c})
+	}
+	return out, nil
+}
+
+func (s *Server) syncPrompts() {
+	prompts := s.g.Prompts()
+	var b strings.Builder
+	for _, p := range prompts {
+		b.WriteString(p.WireName)
+		b.Write(p.Raw)
+	}
+	s.mu.Lock()
+	if s.resReg["\x00prompts"] == b.String() {
+		s.mu.Unlock()
+		return
+	}
+	s.resReg["\x00prompts"] = b.String()
+	s.mu.Unlock()
+	sps := make([]server.ServerPrompt, 0, len(prompts))
+	for _, p := range prompts {
+		var mp mcp.Prompt
+		if err := json.Unmarshal(p.Raw, &mp); err != nil {
+			mp = mcp.Prompt{}
+		}
+		mp.Name, mp.Meta = p.WireName, nil
+		wire := p.WireName
+		sps = append(sps, server.ServerPrompt{Prompt: mp, Handler: func(ctx context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return s.getPrompt(ctx, wire, r)
+		}})
+	}
+	s.mcp.SetPrompts(sps...)
+}
+
+func (s *Server) getPrompt(ctx context.Context, wire string, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	raw, err := s.g.GetPrompt(ctx, sessionOf(ctx), wire, r.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Description string `json:"description"`
+		Messages    []struct {
+			Role    mcp.Role        `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("the upstream's prompts/get result is not valid: %w", err)
+	}
+	out := &mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, 0, len(res.Messages))}
+	for _, m := range res.Messages {
+		out.Messages = append(out.Messages, mcp.PromptMessage{Role: m.Role, Content: rawContent{raw: m.Content}})
+	}
+	return out, nil
+}
+
+// completions forwards completion/complete to the upstream that owns the
+// prompt or resource template.
+type completions struct{ s *Server }
+
+func (c completions) CompletePromptArgument(ctx context.Context, prompt string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.complete(ctx, map[string]any{"type": "ref/prompt", "name": prompt}, arg, cctx)
+}
+
+func (c completions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.complete(ctx, map[string]any{"type": "ref/resource", "uri": uri}, arg, cctx)
+}
+
+func (c completions) complete(ctx context.Context, ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	params := map[string]any{"ref": ref, "argument": arg}
+	if len(cctx.Arguments) > 0 {
+		params["context"] = cctx
+	}
+	b, _ := json.Marshal(params)
+	raw, err := c.s.g.Complete(ctx, sessionOf(ctx), b)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Completion mcp.Completion `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("the upstream's completion result is not valid: %w", err)
+	}
+	return &res.Completion, nil
+}

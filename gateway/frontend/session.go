@@ -1,0 +1,354 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway"
+)
+
+// session is the front end's state for one MCP client session: the servers
+// it chose to see, its log level, and the calls it has in flight (where
+// upstream requests and logs for it are delivered).
+type session struct {
+	s  *Server
+	id gateway.SessionID
+	cs server.ClientSession
+
+	mu     sync.Mutex
+	subset map[string]bool // nil: every server
+	calls  []*activeCall   // in flight, oldest first
+	detach func()
+	level  string
+}
+
+type activeCall struct {
+	ctx context.Context
+	n   notifier
+}
+
+// gatewaySession maps an mcp-go session to the router's session identity.
+// The single stdio client is the gateway's default session (whose tokens the
+// configuration provides); a 2026-07-28 request has no session at all.
+func gatewaySession(cs server.ClientSession) gateway.SessionID {
+	if cs == nil {
+		return gateway.DefaultSession
+	}
+	switch id := cs.SessionID(); id {
+	case "stdio":
+		return gateway.DefaultSession
+	case "":
+		return "stateless"
+	default:
+		return gateway.SessionID(id)
+	}
+}
+
+// sessionOf returns the router session of a request context.
+func sessionOf(ctx context.Context) gateway.SessionID {
+	return gatewaySession(server.ClientSessionFromContext(ctx))
+}
+
+func (s *Server) sessionStarted(cs server.ClientSession) {
+	sess := &session{s: s, id: gatewaySession(cs), cs: cs}
+	s.mu.Lock()
+	s.sessions[cs.SessionID()] = sess
+	s.mu.Unlock()
+	sess.detach = s.g.AttachPeer(sess.id, sess)
+	s.log.Info("session started", "session", string(sess.id))
+}
+
+func (s *Server) sessionEnded(cs server.ClientSession) {
+	s.mu.Lock()
+	sess := s.sessions[cs.SessionID()]
+	delete(s.sessions, cs.SessionID())
+	s.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	sess.detach()
+	if sess.id != gateway.DefaultSession {
+		s.g.Tokens().ForgetSession(sess.id)
+	}
+	s.log.Info("session ended", "session", string(sess.id))
+}
+
+// sessionFor returns the state of the request's session (nil for a
+// 2026-07-28 request, which has none).
+func (s *Server) sessionFor(ctx context.Context) *session {
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[cs.SessionID()]
+}
+
+// enterCall records a call in flight; the returned function ends it.
+func (sess *session) enterCall(ctx context.Context, n notifier) func() {
+	c := &activeCall{ctx: ctx, n: n}
+	sess.mu.Lock()
+	sess.calls = append(sess.calls, c)
+	sess.mu.Unlock()
+	return func() {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		for i, x := range sess.calls {
+			if x == c {
+				sess.calls = append(sess.calls[:i], sess.calls[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func (sess *session) latestCall() *activeCall {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if len(sess.calls) == 0 {
+		return nil
+	}
+	return sess.calls[len(sess.calls)-1]
+}
+
+// --- gateway.Peer ---
+
+// Supports reports a client capability declared at initialization.
+func (sess *session) Supports(capability string) bool {
+	ci, ok := sess.cs.(server.SessionWithClientInfo)
+	if !ok {
+		return false
+	}
+	caps := ci.GetClientCapabilities()
+	switch capability {
+	case "sampling":
+		_, ok := sess.cs.(server.SessionWithSampling)
+		return ok && caps.Sampling != nil
+	case "elicitation":
+		_, ok := sess.cs.(server.SessionWithElicitation)
+		return ok && caps.Elicitation != nil
+	case "roots":
+		_, ok := sess.cs.(server.SessionWithRoots)
+		return ok && caps.Roots != nil
+	}
+	return false
+}
+
+// requestContext gives an upstream request the context of the call it
+// belongs to (mcp-go sends a request to the client on that call's stream),
+// cancelled when either ends.
+func (sess *session) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if server.ClientSessionFromContext(ctx) != nil {
+		return context.WithCancel(ctx)
+	}
+	base := context.Background()
+	if c := sess.latestCall(); c != nil {
+		base = c.ctx
+	}
+	merged, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(ctx, cancel)
+	return merged, func() { stop(); cancel() }
+}
+
+// Request relays a sampling, elicitation or roots request to the client.
+func (sess *session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := sess.requestContext(ctx)
+	defer cancel()
+	ctx = sess.s.mcp.WithContext(ctx, sess.cs)
+	var res any
+	var err error
+	switch method {
+	case string(mcp.MethodSamplingCreateMessage):
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("sampling/createMessage params: %w", err)
+		}
+		res, err = sess.cs.(server.SessionWithSampling).RequestSampling(ctx, mcp.CreateMessageRequest{
+			Request: mcp.Request{Method: method}, CreateMessageParams: p})
+	case string(mcp.MethodElicitationCreate):
+		var p mcp.ElicitationParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("elicitation/create params: %w", err)
+		}
+		res, err = sess.cs.(server.SessionWithElicitation).RequestElicitation(ctx, mcp.ElicitationRequest{
+			Request: mcp.Request{Method: method}, Params: p})
+	case string(mcp.MethodListRoots):
+		res, err = sess.cs.(server.SessionWithRoots).ListRoots(ctx, mcp.ListRootsRequest{Request: mcp.Request{Method: method}})
+	default:
+		return nil, fmt.Errorf("the front end does not relay %q", method)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// Notify delivers an upstream notification to this session: log messages
+// on the stream of a call in flight (so they precede its response), other
+// notifications through mcp-go's session channel.
+func (sess *session) Notify(method string, params json.RawMessage) {
+	if method == string(mcp.MethodNotificationMessage) {
+		sess.log(params)
+		return
+	}
+	var m map[string]any
+	_ = json.Unmarshal(params, &m)
+	_ = sess.s.mcp.SendNotificationToSpecificClient(sess.cs.SessionID(), method, m)
+}
+
+// log sends a notifications/message if the session's level lets it through.
+func (sess *session) log(params json.RawMessage) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	_ = json.Unmarshal(params, &p)
+	if lc, ok := sess.cs.(server.SessionWithLogging); ok {
+		if min := lc.GetLogLevel(); min != "" && !mcp.LoggingLevel(p.Level).ShouldSendTo(min) {
+			return
+		}
+	}
+	var m map[string]any
+	_ = json.Unmarshal(params, &m)
+	if c := sess.latestCall(); c != nil && c.n != nil {
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": string(mcp.MethodNotificationMessage), "params": json.RawMessage(params)})
+		if c.n.send(msg) == nil {
+			return
+		}
+	}
+	_ = sess.s.mcp.SendNotificationToSpecificClient(sess.cs.SessionID(), string(mcp.MethodNotificationMessage), m)
+}
+
+// --- per-session server subsets (hub tools) ---
+
+// filterTools hides the tools of servers a session disconnected from.
+func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	sess := s.sessionFor(ctx)
+	if sess == nil {
+		return tools
+	}
+	sess.mu.Lock()
+	subset := sess.subset
+	sess.mu.Unlock()
+	if subset == nil {
+		return tools
+	}
+	out := tools[:0:0]
+	for _, t := range tools {
+		if gt, ok := s.g.Tool(t.Name); ok && !s.isBuiltin(t.Name) && !subset[gt.Server] {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (s *Server) isBuiltin(wire string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.builtins[wire]
+}
+
+// Hub tool names (prefixed with the reserved server name "gateway").
+const (
+	HubListServers      = "gateway__list_servers"
+	HubConnectServers   = "gateway__connect_servers"
+	HubDisconnectServer = "gateway__disconnect_servers"
+)
+
+func (s *Server) addHubTools() {
+	_ = s.AddTool(HubListServers,
+		"List the MCP servers behind this gateway with their state (ready, restarting, failed, ...), tool count, last error and restarts, and whether this session is connected to each.",
+		json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+			return s.listServers(ctx), nil
+		})
+	serversSchema := json.RawMessage(`{"type":"object","properties":{"servers":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Server names, as gateway__list_servers shows them."}},"required":["servers"],"additionalProperties":false}`)
+	_ = s.AddTool(HubConnectServers,
+		"Connect this session to servers. The first call narrows the session to exactly these servers (it then sees only their tools); later calls add more. Sends tools/list_changed.",
+		serversSchema,
+		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+			return s.changeSubset(ctx, req, true)
+		})
+	_ = s.AddTool(HubDisconnectServer,
+		"Disconnect this session from servers: their tools disappear from this session's tools/list (other sessions are not affected). Sends tools/list_changed.",
+		serversSchema,
+		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+			return s.changeSubset(ctx, req, false)
+		})
+}
+
+func (s *Server) listServers(ctx context.Context) *gateway.CallResult {
+	sess := s.sessionFor(ctx)
+	var subset map[string]bool
+	if sess != nil {
+		sess.mu.Lock()
+		subset = sess.subset
+		sess.mu.Unlock()
+	}
+	type row struct {
+		gateway.ServerStatus
+		Connected bool `json:"connected"`
+	}
+	rows := []row{}
+	for _, st := range s.g.Servers() {
+		rows = append(rows, row{st, subset == nil || subset[st.Name]})
+	}
+	b, _ := json.Marshal(map[string]any{"servers": rows})
+	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})
+	return &gateway.CallResult{Content: []json.RawMessage{text}, StructuredContent: b}
+}
+
+func (s *Server) changeSubset(ctx context.Context, req ToolRequest, connect bool) (*gateway.CallResult, error) {
+	var args struct {
+		Servers []string `json:"servers"`
+	}
+	if err := json.Unmarshal(req.Arguments, &args); err != nil || len(args.Servers) == 0 {
+		return nil, fmt.Errorf(`give the servers as {"servers": ["name", ...]}; see gateway__list_servers for the names`)
+	}
+	known := map[string]bool{}
+	for _, n := range s.g.ServerNames() {
+		known[n] = true
+	}
+	for _, n := range args.Servers {
+		if !known[n] {
+			return nil, fmt.Errorf("there is no server %q; the servers are %v", n, s.g.ServerNames())
+		}
+	}
+	sess := s.sessionFor(ctx)
+	if sess == nil {
+		return nil, fmt.Errorf("this request has no session (protocol 2026-07-28 is stateless), so there is nothing to connect; pass the servers you want in each request instead")
+	}
+	sess.mu.Lock()
+	if sess.subset == nil {
+		sess.subset = map[string]bool{}
+		if !connect {
+			for n := range known {
+				sess.subset[n] = true
+			}
+		}
+	}
+	for _, n := range args.Servers {
+		if connect {
+			sess.subset[n] = true
+		} else {
+			delete(sess.subset, n)
+		}
+	}
+	var now []string
+	for n := range sess.subset {
+		now = append(now, n)
+	}
+	sess.mu.Unlock()
+	sort.Strings(now)
+	s.notify(ctx, notifierFrom(ctx), string(mcp.MethodNotificationToolsListChanged), map[string]any{})
+	b, _ := json.Marshal(map[string]any{"connected": now})
+	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})
+	return &gateway.CallResult{Content: []json.RawMessage{text}, StructuredContent: b}, nil
+}
