@@ -16,8 +16,8 @@ type ContentBlock =
 	| { type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string };
 /**
  * What a tool without an output schema resolves to: its structuredContent if the result has one;
- * else, if every content block is text, that text parsed as JSON, or the text itself if it is not
- * JSON; else the content blocks as the server sent them.
+ * else, if every content block is text, the text (blocks joined by newlines) parsed as JSON, or the
+ * text itself if it is not JSON; else the content blocks as the server sent them; null if empty.
  */
 type ToolResult = JsonValue | ContentBlock[];
 /**
