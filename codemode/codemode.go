@@ -51,6 +51,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	state    atomic.Pointer[catalogState]
+	hits     hitCache
 	syncMu   sync.Mutex // one catalog sync at a time
 	pending  atomic.Bool
 	unsub    func()
@@ -141,6 +142,53 @@ func (e *Engine) sync(ctx context.Context) error {
 	}
 	e.state.Store(st)
 	return nil
+}
+
+// search runs the index search for an intent, remembering recent answers per
+// catalog version: an agent's search_tools and the execute_code that follows
+// usually state the same intent.
+func (e *Engine) search(ctx context.Context, st *catalogState, intent string, k int) ([]vectorindex.Hit, error) {
+	key := hitKey{st: st, intent: intent, k: k}
+	if hits, ok := e.hits.get(key); ok {
+		return hits, nil
+	}
+	hits, err := e.ix.Search(ctx, intent, k)
+	if err != nil {
+		return nil, err
+	}
+	e.hits.put(key, hits)
+	return hits, nil
+}
+
+type hitKey struct {
+	st     *catalogState // a new catalog version never sees old answers
+	intent string
+	k      int
+}
+
+// hitCache is a small bounded map; when full it starts over, which is enough
+// for a cache whose entries are a few hits each and cheap to recompute.
+type hitCache struct {
+	mu sync.Mutex
+	m  map[hitKey][]vectorindex.Hit
+}
+
+const hitCacheSize = 256
+
+func (c *hitCache) get(k hitKey) ([]vectorindex.Hit, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.m[k]
+	return h, ok
+}
+
+func (c *hitCache) put(k hitKey, h []vectorindex.Hit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= hitCacheSize {
+		c.m = make(map[hitKey][]vectorindex.Hit, hitCacheSize)
+	}
+	c.m[k] = h
 }
 
 // ToolCount is the number of tools in the catalog.

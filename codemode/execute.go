@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxrt/sandbox/bindings"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 // ExecuteRequest is one snippet to run with tools.
@@ -57,8 +58,8 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		ids[id] = true
 	}
 	if strings.TrimSpace(req.Intent) != "" {
-		hits, err := e.ix.Search(ctx, req.Intent, e.opts.K)
-		if err != nil && !errors.Is(err, ErrNoIntent) {
+		hits, err := e.search(ctx, st, req.Intent, e.opts.K)
+		if err != nil && !errors.Is(err, vectorindex.ErrEmptyIntent) {
 			return nil, err
 		}
 		for _, h := range hits {

@@ -41,7 +41,7 @@ func (e *Engine) Search(ctx context.Context, intent string, k int) (*SearchResul
 		k = e.opts.K
 	}
 	st := e.state.Load()
-	hits, err := e.ix.Search(ctx, intent, k)
+	hits, err := e.search(ctx, st, intent, k)
 	if errors.Is(err, vectorindex.ErrEmptyIntent) {
 		return nil, ErrNoIntent
 	}

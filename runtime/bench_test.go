@@ -4,40 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/internal/benchutil"
 )
-
-// latencies records one duration per operation and reports the median and
-// p99 beside go test's mean: these machines are noisy, medians are what the
-// README quotes.
-type latencies []time.Duration
-
-func (l *latencies) time(f func()) {
-	t0 := time.Now()
-	f()
-	*l = append(*l, time.Since(t0))
-}
-
-func (l latencies) report(b *testing.B, unit string, per int) {
-	if len(l) == 0 {
-		return
-	}
-	s := append(latencies(nil), l...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	q := func(p float64) float64 {
-		return float64(s[min(len(s)-1, int(p*float64(len(s))))].Nanoseconds()) / 1e3 / float64(per)
-	}
-	b.ReportMetric(q(0.5), "p50-µs/"+unit)
-	b.ReportMetric(q(0.99), "p99-µs/"+unit)
-}
 
 const trivialSnippet = "const xs = [1, 2, 3];\nreturn { sum: xs.reduce((a, b) => a + b, 0) };"
 
@@ -56,16 +27,16 @@ var fiftyLines = func() string {
 }()
 
 func BenchmarkTranspile(b *testing.B) {
-	var l latencies
+	var l benchutil.Latencies
 	for i := 0; b.Loop(); i++ {
 		code := fiftyLines + fmt.Sprintf("// %d\n", i) // defeat the cache: measure esbuild
-		l.time(func() {
+		l.Time(func() {
 			if _, err := transpile("snippet.ts", code); err != nil {
 				b.Fatal(err)
 			}
 		})
 	}
-	l.report(b, "op", 1)
+	l.Report(b, "op", 1)
 }
 
 func benchmarkTrivial(b *testing.B, iso Isolation, unique bool) {
@@ -75,20 +46,20 @@ func benchmarkTrivial(b *testing.B, iso Isolation, unique bool) {
 	}
 	defer rt.Close()
 	warm(b, rt)
-	var l latencies
+	var l benchutil.Latencies
 	for i := 0; b.Loop(); i++ {
 		code := trivialSnippet
 		if unique {
 			code += fmt.Sprintf("\n// %d", i)
 		}
-		l.time(func() {
+		l.Time(func() {
 			res, err := rt.Run(context.Background(), Request{Code: code})
 			if err != nil || !res.OK {
 				b.Fatalf("%v %v", err, res.Error)
 			}
 		})
 	}
-	l.report(b, "op", 1)
+	l.Report(b, "op", 1)
 }
 
 // warm makes sure the worker is started before timing.
@@ -119,45 +90,24 @@ func benchmarkHostCalls(b *testing.B, iso Isolation) {
 		return json.RawMessage(`{"ok":true}`), nil
 	})
 	code := "let n = 0;\nfor (let i = 0; i < 100; i++) { const r = await demo.echo({ i }); if ((r as any).ok) n++ }\nreturn n"
-	var l latencies
+	var l benchutil.Latencies
 	for b.Loop() {
-		l.time(func() {
+		l.Time(func() {
 			res, err := rt.Run(context.Background(), Request{Code: code, Tools: demoTools, Host: host})
 			if err != nil || !res.OK {
 				b.Fatalf("%v %v", err, res.Error)
 			}
 		})
 	}
-	l.report(b, "call", 100)
+	l.Report(b, "call", 100)
 }
 
 func BenchmarkHostCalls100InProcess(b *testing.B) { benchmarkHostCalls(b, InProcess) }
 func BenchmarkHostCalls100Worker(b *testing.B)    { benchmarkHostCalls(b, IsolateWorkers) }
 
 // BenchmarkDenoRun is the peer: `deno run` of the same snippet, one process
-// per snippet, as most code-mode runtimes do it.
+// per snippet, as most code-mode runtimes do it. Deno has no top-level
+// return: it prints the same result instead.
 func BenchmarkDenoRun(b *testing.B) {
-	deno := testpeers.Bin(b, "deno")
-	dir := b.TempDir()
-	script := filepath.Join(dir, "snippet.ts")
-	// Deno has no top-level return: print the same result instead.
-	src := "const xs = [1, 2, 3];\nconsole.log(JSON.stringify({ sum: xs.reduce((a, b) => a + b, 0) }));\n"
-	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	env := append(os.Environ(), "DENO_DIR="+filepath.Join(dir, "cache"), "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1")
-	runOnce := func() {
-		cmd := exec.Command(deno, "run", "--quiet", "--no-prompt", script)
-		cmd.Env = env
-		out, err := cmd.Output()
-		if err != nil || strings.TrimSpace(string(out)) != `{"sum":6}` {
-			b.Fatalf("deno: %v %q", err, out)
-		}
-	}
-	runOnce() // type-check/cache once, as a warm deno would
-	var l latencies
-	for b.Loop() {
-		l.time(runOnce)
-	}
-	l.report(b, "op", 1)
+	benchutil.Deno(b, "const xs = [1, 2, 3];\nconsole.log(JSON.stringify({ sum: xs.reduce((a, b) => a + b, 0) }));\n", `{"sum":6}`)
 }
