@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrt/sandbox/vectorindex"
+)
+
+func init() { register(newSearchCmd) }
+
+// searchFlags are the options of `sandbox search`.
+type searchFlags struct {
+	from     string
+	servers  []string
+	k        int
+	json     bool
+	indexDir string
+	embedder vectorindex.Embedder
+}
+
+func newSearchCmd() *cobra.Command {
+	var f searchFlags
+	cmd := &cobra.Command{
+		Use:   `search "intent" --from tools.json [-k 5] [--json]`,
+		Short: "Find the MCP tools that fit a task",
+		Long: `Find the tools an agent would be shown for a task: a hybrid search (BM25 with
+WordNet query expansion, plus vector similarity) over tool names, descriptions
+and parameters. The intent can be plain English, a code comment
+("// TODO: fetch open PRs"), misspelt, or several steps ("read the report,
+then post it to Slack").
+
+--from reads tool definitions as "sandbox types" does: a JSON array of MCP
+tool definitions, each with a "server" field, or a tools/list response with
+--server NAME. Use - for stdin.
+
+By default the index lives in memory and uses the built-in offline embedder.
+--index-dir keeps it on disk, so that the next run re-embeds only tools that
+changed; --embedder ollama|openai uses an embedding service instead.
+
+Exit status: 0 results printed; 2 usage error, unreadable input or an empty
+intent.`,
+		Example: `  sandbox search "list open pull requests" --from testdata/toolcorpus/tools.json
+  sandbox search "// TODO: screenshot the page" --from tools.json -k 3 --json
+  sandbox search "embed me" --from tools.json --embedder ollama --embed-model nomic-embed-text`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			intent := strings.Join(args, " ")
+			if strings.TrimSpace(intent) == "" {
+				return &exitError{code: 2, msg: `search: say what the task is: sandbox search "list open pull requests" --from tools.json`}
+			}
+			if f.from == "" {
+				return &exitError{code: 2, msg: "search: say where the tools come from: --from tools.json (or --from - for stdin)"}
+			}
+			tt, err := readToolsFile(f.from, f.servers, cmd.InOrStdin())
+			if err != nil {
+				return &exitError{code: 2, msg: "search: " + err.Error()}
+			}
+			tools := make([]vectorindex.Tool, len(tt))
+			for i, t := range tt {
+				tools[i] = vectorindex.Tool{Server: t.Server, Name: t.Name, Title: t.Title,
+					Description: t.Description, InputSchema: t.InputSchema}
+			}
+			hits, err := searchTools(cmd.Context(), tools, intent, f.k, vectorindex.Options{Dir: f.indexDir, Embedder: f.embedder})
+			if err != nil {
+				return &exitError{code: 2, msg: "search: " + err.Error()}
+			}
+			return writeSearchResults(cmd.OutOrStdout(), intent, tools, hits, f.json)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.from, "from", "", "file of tool definitions or a tools/list response (- for stdin)")
+	fl.StringArrayVar(&f.servers, "server", nil, "names the server of a tools/list response")
+	fl.IntVarP(&f.k, "k", "k", vectorindex.DefaultK, fmt.Sprintf("number of tools to show (1 to %d)", vectorindex.MaxK))
+	fl.BoolVar(&f.json, "json", false, "print JSON: {intent, total, hits: [{id, score, description}]}")
+	fl.StringVar(&f.indexDir, "index-dir", "", "keep the index in this directory between runs")
+	fl.StringVar(&f.embedder.Provider, "embedder", "builtin", "builtin, ollama or openai (any OpenAI-compatible /embeddings API)")
+	fl.StringVar(&f.embedder.URL, "embed-url", "", "embedding API base URL (ollama: http://localhost:11434/api; openai: https://api.openai.com/v1)")
+	fl.StringVar(&f.embedder.Model, "embed-model", "", "embedding model, e.g. nomic-embed-text or text-embedding-3-small")
+	fl.StringVar(&f.embedder.APIKeyEnv, "embed-key-env", "", "environment variable that holds the API key (openai: OPENAI_API_KEY)")
+	return cmd
+}
+
+// searchTools is the core of `sandbox search`: index the tools, search once.
+// It takes the catalog as a slice so that any source (a file today, the
+// gateway's live catalog with --config later) can feed it.
+func searchTools(ctx context.Context, tools []vectorindex.Tool, intent string, k int, opts vectorindex.Options) ([]vectorindex.Hit, error) {
+	if len(tools) == 0 {
+		return nil, errors.New("there are no tools to search: the file lists none")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ix, err := vectorindex.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ix.Sync(ctx, tools); err != nil {
+		return nil, err
+	}
+	return ix.Search(ctx, intent, k)
+}
+
+type searchOutput struct {
+	Intent string      `json:"intent"`
+	Total  int         `json:"total"`
+	Hits   []searchHit `json:"hits"`
+}
+
+type searchHit struct {
+	ID          string  `json:"id"`
+	Score       float64 `json:"score"`
+	Description string  `json:"description,omitempty"`
+}
+
+// writeSearchResults prints the hits, best first: a table for people, or
+// JSON for programs.
+func writeSearchResults(w io.Writer, intent string, tools []vectorindex.Tool, hits []vectorindex.Hit, asJSON bool) error {
+	desc := make(map[string]string, len(tools))
+	for _, t := range tools {
+		id := t.ID
+		if id == "" {
+			id = t.Server + ":" + t.Name
+		}
+		desc[id] = t.Description
+	}
+	out := searchOutput{Intent: intent, Total: len(tools), Hits: make([]searchHit, len(hits))}
+	for i, h := range hits {
+		out.Hits[i] = searchHit{ID: h.ID, Score: round3(h.Score), Description: firstSentence(desc[h.ID], 160)}
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	width := 0
+	for _, h := range out.Hits {
+		width = max(width, utf8.RuneCountInString(h.ID))
+	}
+	for i, h := range out.Hits {
+		fmt.Fprintf(w, "%2d. %-*s  %.3f  %s\n", i+1, width, h.ID, h.Score, firstSentence(h.Description, 80))
+	}
+	fmt.Fprintf(w, "%d of %d tools shown\n", len(out.Hits), out.Total)
+	return nil
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// firstSentence shortens a description for a one-line listing: up to the
+// first sentence end or newline, at most max runes, whitespace collapsed.
+func firstSentence(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = strings.TrimSpace(string(r[:max-1])) + "…"
+	}
+	return s
+}

@@ -1,0 +1,139 @@
+package vectorindex
+
+import (
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/sandboxrt/sandbox/vectorindex/internal/lexicon"
+)
+
+// analyzer turns words into canonical terms (lemmas) and finds the words a
+// term is related to in WordNet. It holds no per-index state, so one value
+// serves every index; its cache only memoises pure functions of the word.
+type analyzer struct {
+	lex     *lexicon.Lexicon
+	terms   sync.Map // word -> canonical term
+	vectors sync.Map // term -> []float32 word vector (nil: none)
+}
+
+var (
+	sharedAnalyzerOnce sync.Once
+	sharedAnalyzer     *analyzer
+)
+
+// defaultAnalyzer decodes the embedded lexicon on first use.
+func defaultAnalyzer() *analyzer {
+	sharedAnalyzerOnce.Do(func() { sharedAnalyzer = &analyzer{lex: lexicon.Default()} })
+	return sharedAnalyzer
+}
+
+// maxCachedWordLen bounds what is memoised, so hostile text with endless
+// distinct long "words" cannot grow the cache without bound.
+const maxCachedWordLen = 24
+
+// term is the canonical form of a lowercased word: its WordNet lemma
+// ("files" -> file, "running" -> run, "stopped" -> stop), or for words WordNet
+// does not know (product names, jargon) the word without a plural "s".
+// Stopwords give "". When a word has several lemmas the shortest wins, so
+// that the same word always maps to the same term on both the document and
+// the query side.
+func (a *analyzer) term(w string) string {
+	if stopwords[w] {
+		return ""
+	}
+	if len(w) > 64 {
+		w = w[:64]
+	}
+	if v, ok := a.terms.Load(w); ok {
+		return v.(string)
+	}
+	t := a.lemma(w)
+	if len(w) <= maxCachedWordLen {
+		a.terms.Store(w, t)
+	}
+	return t
+}
+
+func (a *analyzer) lemma(w string) string {
+	if l, ok := a.lex.Lemma(w); ok {
+		return l
+	}
+	return stripPlural(w)
+}
+
+// stripPlural is the fallback lemmatiser for words WordNet does not know.
+func stripPlural(w string) string {
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case len(w) > 4 && strings.HasSuffix(w, "sses"):
+		return w[:len(w)-2]
+	case len(w) > 3 && strings.HasSuffix(w, "s") &&
+		!strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// isKnownWord reports whether WordNet knows the word in some inflection.
+func (a *analyzer) isKnownWord(w string) bool { return len(a.lex.Bases(w)) > 0 }
+
+// isVerb reports whether the word can be a verb (used to find where a
+// multi-step task starts a new step: "... and delete it").
+func (a *analyzer) isVerb(w string) bool {
+	for _, b := range a.lex.Bases(w) {
+		if b.POS == 'v' {
+			return true
+		}
+	}
+	return false
+}
+
+// specificity is how much a word can say about a tool, from 1 for words
+// with one sense (or none WordNet knows: product names, jargon) down to
+// ~0.5 for words with dozens ("get", "run", "make").
+func (a *analyzer) specificity(t string) float64 {
+	n := 0
+	for _, b := range a.lex.Bases(t) {
+		for _, s := range a.lex.Senses(b.Word) {
+			if a.lex.POS(s.Synset) == b.POS {
+				n++
+			}
+		}
+	}
+	return 1 / math.Sqrt(1+math.Log1p(float64(n)))
+}
+
+// wordVector is the unit-length WordNet word vector of a term, or nil.
+func (a *analyzer) wordVector(t string) []float32 {
+	if v, ok := a.vectors.Load(t); ok {
+		return v.([]float32)
+	}
+	var out []float32
+	if id, ok := a.lex.ID(t); ok {
+		if q := a.lex.Vector(id); q != nil {
+			out = make([]float32, len(q))
+			for i, x := range q {
+				out[i] = float32(x)
+			}
+			l2normalize(out)
+		}
+	}
+	if len(t) <= maxCachedWordLen {
+		a.vectors.Store(t, out)
+	}
+	return out
+}
+
+// hasContent reports whether a text has at least one word that is not a
+// stopword.
+func (a *analyzer) hasContent(s string) bool {
+	found := false
+	splitWords(s, func(w string) {
+		if !found && a.term(w) != "" {
+			found = true
+		}
+	})
+	return found
+}

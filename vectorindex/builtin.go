@@ -1,0 +1,223 @@
+package vectorindex
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/philippgille/chromem-go"
+)
+
+// builtinDims is the length of the built-in embedder's vectors: hashed
+// sparse features, then the dense WordNet word vectors.
+const (
+	sparseDims  = 512
+	builtinDims = sparseDims + 64
+)
+
+// builtinVersion names the built-in vector space; bump it whenever the
+// features or weights below change so persisted vectors are recomputed.
+const builtinVersion = "builtin-wordnet-v1"
+
+// builtinEmbedder maps text into a space of WordNet concepts, offline and in
+// pure Go. Each word contributes, as hashed features of a fixed-size vector:
+//
+//   - its lemma, and its derivationally related lemmas;
+//   - the synsets of its most frequent senses, and their hypernyms one and
+//     two levels up, weighted by the sense's frequency and the hypernym's
+//     information content;
+//   - the character trigrams of its lemma, so that a misspelt word still
+//     lands near the right one.
+//
+// Two texts that share no word still come out close when their words share
+// senses or ancestors ("evict" and "delete" both sit under "remove"). Each
+// word's features are scaled to unit length, then by how specific the word
+// is (a word with 36 senses, like "get", says less than one with 2) and by
+// the square root of its weight in the text, so that no single word
+// dominates. Feature hashing uses a fixed hash (FNV-1a) with a sign bit, so
+// vectors are reproducible across processes and can be persisted.
+type builtinEmbedder struct {
+	a     *analyzer
+	cache sync.Map // term -> []feature
+}
+
+type feature struct {
+	idx int32
+	val float32
+}
+
+func newBuiltinEmbedder() *builtinEmbedder { return &builtinEmbedder{a: defaultAnalyzer()} }
+
+func (e *builtinEmbedder) id() string   { return builtinVersion }
+func (e *builtinEmbedder) remote() bool { return false }
+func (e *builtinEmbedder) chromemFunc() chromem.EmbeddingFunc {
+	return func(_ context.Context, text string) ([]float32, error) {
+		return e.embedFields([]field{{text, 1}}), nil
+	}
+}
+
+func (e *builtinEmbedder) embedTool(_ context.Context, t Tool) ([]float32, error) {
+	return e.embedFields(t.fields()), nil
+}
+
+func (e *builtinEmbedder) embedQuery(_ context.Context, q string) ([]float32, error) {
+	return e.embedFields(intentFields(q)), nil
+}
+
+func (e *builtinEmbedder) embedFields(fs []field) []float32 {
+	tw := map[string]float32{}
+	for _, f := range fs {
+		splitParts(f.text, func(w string, part bool) {
+			if t := e.a.term(w); t != "" {
+				if part {
+					tw[t] += f.weight * wPart
+				} else {
+					tw[t] += f.weight
+				}
+			}
+		})
+	}
+	terms := make([]string, 0, len(tw))
+	for t := range tw {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms) // float sums in a fixed order: same text, same bits
+	v := make([]float32, builtinDims)
+	sparse, dense := v[:sparseDims], v[sparseDims:]
+	lex := e.a.lex
+	for _, t := range terms {
+		scale := float32(math.Sqrt(float64(tw[t])))
+		for _, f := range e.termFeatures(t) {
+			sparse[f.idx] += scale * f.val
+		}
+		if dv := e.a.wordVector(t); dv != nil {
+			spec := float32(e.a.specificity(t))
+			for i, x := range dv {
+				dense[i] += scale * spec * x
+			}
+		}
+	}
+	_ = lex
+	l2normalize(sparse)
+	var dn float64
+	for _, x := range dense {
+		dn += float64(x) * float64(x)
+	}
+	if dn > 0 {
+		l2normalize(dense)
+	}
+	// v = [sqrt(a) sparse, sqrt(1-a) dense]: the dot product of two such
+	// vectors is a*cos(sparse) + (1-a)*cos(dense).
+	a := float32(math.Sqrt(sparseShare))
+	b := float32(math.Sqrt(1 - sparseShare))
+	for i := range sparse {
+		sparse[i] *= a
+	}
+	for i := range dense {
+		dense[i] *= b
+	}
+	l2normalize(v)
+	return v
+}
+
+// Feature weights, relative to the lemma's own 1.
+const (
+	fDerived = 0.5
+	fSense   = 0.8
+	fHyper1  = 0.5
+	fHyper2  = 0.25
+	fTrigram = 0.35 // spread over the word's trigrams
+	fSenses  = 3    // senses per part of speech
+)
+
+func (e *builtinEmbedder) termFeatures(t string) []feature {
+	if v, ok := e.cache.Load(t); ok {
+		return v.([]feature)
+	}
+	acc := map[int32]float32{}
+	add := func(key string, w float32) {
+		h := fnv1a(key)
+		idx := int32(h % sparseDims)
+		if h>>63 == 1 {
+			w = -w
+		}
+		acc[idx] += w
+	}
+	lex := e.a.lex
+	add("w:"+t, 1)
+	for _, b := range lex.Bases(t) {
+		for i, r := range lex.Related(b.Word) {
+			if i >= 6 {
+				break
+			}
+			if rt := e.a.term(lex.Word(r)); rt != "" && rt != t {
+				add("w:"+rt, fDerived)
+			}
+		}
+		var maxC uint32
+		for _, s := range lex.Senses(b.Word) {
+			if lex.POS(s.Synset) == b.POS {
+				maxC = max(maxC, s.Count)
+			}
+		}
+		rank := 0
+		for _, s := range lex.Senses(b.Word) {
+			if lex.POS(s.Synset) != b.POS {
+				continue
+			}
+			if rank >= fSenses {
+				break
+			}
+			p := senseWeight(rank, s.Count, maxC)
+			rank++
+			add("s:"+strconv.Itoa(int(s.Synset)), fSense*p)
+			for _, h := range lex.Hypernyms(s.Synset) {
+				add("s:"+strconv.Itoa(int(h)), fHyper1*p*lex.IC(h))
+				for _, h2 := range lex.Hypernyms(h) {
+					add("s:"+strconv.Itoa(int(h2)), fHyper2*p*lex.IC(h2))
+				}
+			}
+		}
+	}
+	padded := "<" + t + ">"
+	if n := len(padded) - 2; n > 0 {
+		w := float32(fTrigram / math.Sqrt(float64(n)))
+		for i := 0; i+3 <= len(padded); i++ {
+			add("c:"+padded[i:i+3], w)
+		}
+	}
+	// unit length, then scaled by specificity
+	var norm float64
+	for _, x := range acc {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return nil
+	}
+	spec := e.a.specificity(t)
+	scale := float32(spec / math.Sqrt(norm))
+	out := make([]feature, 0, len(acc))
+	for i, x := range acc {
+		out = append(out, feature{i, x * scale})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].idx < out[j].idx })
+	if len(t) <= maxCachedWordLen {
+		e.cache.Store(t, out)
+	}
+	return out
+}
+
+func fnv1a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// sparseShare is the share of the hashed WordNet features in the built-in
+// vectors' similarity; the rest is the dense word vectors'.
+var sparseShare = 0.5

@@ -1,0 +1,209 @@
+package vectorindex
+
+import (
+	"math"
+	"sort"
+)
+
+// docTerms is a tool analysed for lexical search: canonical terms with
+// field-weighted frequencies, and the distinct surface words (the
+// vocabulary misspellings are corrected against).
+type docTerms struct {
+	terms  []weighted // sorted by term
+	length float32
+	words  []string
+	name   []string // the words of the tool's name, in order
+}
+
+func (a *analyzer) analyzeDoc(t Tool) docTerms {
+	tf := map[string]float32{}
+	words := map[string]bool{}
+	var length float32
+	for _, f := range t.fields() {
+		splitParts(f.text, func(w string, part bool) {
+			term := a.term(w)
+			if term == "" {
+				return
+			}
+			wt := f.weight
+			if part {
+				wt *= wPart
+			}
+			tf[term] += wt
+			length += wt
+			words[w] = true
+		})
+	}
+	d := docTerms{length: length, name: splitAll(t.Name)}
+	for term, w := range tf {
+		d.terms = append(d.terms, weighted{term, w})
+	}
+	sort.Slice(d.terms, func(i, j int) bool { return d.terms[i].term < d.terms[j].term })
+	for w := range words {
+		d.words = append(d.words, w)
+	}
+	sort.Strings(d.words)
+	return d
+}
+
+// wPart is the weight of the parts of a camelCase word relative to the
+// whole: "GitHub" is mostly github and a little git and hub.
+const wPart = 0.5
+
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// lexIndex is an immutable BM25 index over the analysed tools. Updates build
+// a new one (from the cached docTerms, without re-analysing text) and swap
+// it in, so searches never see a half-built index.
+type lexIndex struct {
+	ids      []string
+	pos      map[string]int32
+	postings map[string][]posting
+	length   []float32
+	avgLen   float32
+	vocab    map[string]string // surface word -> term, for every indexed word
+	typo     *typoIndex
+	acronyms map[string][]string
+
+	// the terms that have WordNet word vectors, and those vectors (unit
+	// length, concatenated), for expanding query words by relatedness
+	vecTerms []string
+	vecs     []float32
+	vecDims  int
+}
+
+// BM25 parameters: the usual defaults.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+func buildLexIndex(ids []string, docs []docTerms) *lexIndex {
+	ix := &lexIndex{
+		ids:      ids,
+		postings: map[string][]posting{},
+		length:   make([]float32, len(ids)),
+		vocab:    map[string]string{},
+		pos:      make(map[string]int32, len(ids)),
+	}
+	for i, id := range ids {
+		ix.pos[id] = int32(i)
+	}
+	var total float64
+	for i, d := range docs {
+		for _, t := range d.terms {
+			ix.postings[t.term] = append(ix.postings[t.term], posting{doc: int32(i), tf: t.w})
+		}
+		ix.length[i] = d.length
+		total += float64(d.length)
+	}
+	if len(ids) > 0 {
+		ix.avgLen = float32(total / float64(len(ids)))
+	}
+	if ix.avgLen == 0 {
+		ix.avgLen = 1
+	}
+	a := defaultAnalyzer()
+	words := []string{}
+	for _, d := range docs {
+		for _, w := range d.words {
+			if _, ok := ix.vocab[w]; !ok {
+				ix.vocab[w] = a.term(w)
+				words = append(words, w)
+			}
+		}
+	}
+	sort.Strings(words)
+	ix.typo = newTypoIndex(words)
+	names := make([][]string, len(docs))
+	for i, d := range docs {
+		names[i] = d.name
+	}
+	ix.acronyms = mineAcronyms(a, names)
+	ix.vecDims = a.lex.VectorDims()
+	terms := make([]string, 0, len(ix.postings))
+	for t := range ix.postings {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	for _, t := range terms {
+		if v := a.wordVector(t); v != nil {
+			ix.vecTerms = append(ix.vecTerms, t)
+			ix.vecs = append(ix.vecs, v...)
+		}
+	}
+	return ix
+}
+
+func (ix *lexIndex) idf(term string) float32 {
+	df := len(ix.postings[term])
+	if df == 0 {
+		return 0
+	}
+	n := float64(len(ix.ids))
+	return float32(math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5)))
+}
+
+// hasTerm reports whether some tool contains the term.
+func (ix *lexIndex) hasTerm(t string) bool { return len(ix.postings[t]) > 0 }
+
+// score adds to scores (one per document) the BM25 score of each query
+// group: within a group (one query word and its expansions) a document
+// scores its best-matching term only, so a word with many synonyms does not
+// outweigh a word with one.
+func (ix *lexIndex) score(groups []queryGroup, scores []float32) {
+	best := make([]float32, len(ix.ids))
+	var touched []int32
+	for _, g := range groups {
+		touched = touched[:0]
+		for _, t := range g.terms {
+			ps := ix.postings[t.term]
+			if len(ps) == 0 {
+				continue
+			}
+			idf := ix.idf(t.term) * t.w * g.weight
+			for _, p := range ps {
+				norm := bm25K1 * (1 - bm25B + bm25B*ix.length[p.doc]/ix.avgLen)
+				s := idf * p.tf * (bm25K1 + 1) / (p.tf + norm)
+				if best[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				if s > best[p.doc] {
+					best[p.doc] = s
+				}
+			}
+		}
+		for _, d := range touched {
+			scores[d] += best[d]
+			best[d] = 0
+		}
+	}
+}
+
+// nearestTerms returns the index terms whose word vectors are closest to v,
+// with cosine at least minCos, best first, at most n.
+func (ix *lexIndex) nearestTerms(v []float32, minCos float32, n int) []weighted {
+	if len(v) != ix.vecDims || ix.vecDims == 0 {
+		return nil
+	}
+	var out []weighted
+	d := ix.vecDims
+	for i, t := range ix.vecTerms {
+		u := ix.vecs[i*d : (i+1)*d]
+		var c float32
+		for j, x := range v {
+			c += x * u[j]
+		}
+		if c >= minCos {
+			out = append(out, weighted{t, c})
+		}
+	}
+	sortWeighted(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
