@@ -270,7 +270,7 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 			inputDoc = "@param input " + strings.Join(strings.Fields(rd.text), " ")
 		}
 		c.qual = b.Function + "."
-		inline := c.typeOf(in, inRoot.doc, inAt, 1, inRoot)
+		inline := c.typeOf(in, inRoot.doc, inAt, 1, heads{head: inRoot})
 		c.qual = ""
 		param = "input: " + inline.text
 		if isPlainObject(in) && !hasRequired(in) {

@@ -202,13 +202,18 @@ func randomTools(seed int64, n int) []Tool {
 	return tools
 }
 
-// TestRandomSchemasCompile: 400 random, partly hostile schemas produce one
-// .d.ts that the real tsc accepts with zero errors.
+// TestRandomSchemasCompile: 1,200 random, partly hostile schemas produce one
+// .d.ts that the real tsc accepts with zero errors. (Seeds 42, 43, 44; a
+// sweep over 36 other seeds found the tuple-recursion case now in
+// testdata/golden/recursion.json.)
 func TestRandomSchemasCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs tsc")
 	}
-	tools := randomTools(42, 400)
+	var tools []Tool
+	for seed := int64(42); seed < 45; seed++ {
+		tools = append(tools, randomTools(seed, 400)...)
+	}
 	out, err := Generate(tools, Options{})
 	if err != nil {
 		t.Fatal(err)

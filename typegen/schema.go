@@ -179,7 +179,7 @@ func (c *converter) declare(nt *namedType, indent int) string {
 		b.WriteByte('\n')
 		return b.String()
 	}
-	t := c.typeOf(nt.node, nt.doc, nt.at, indent, nt)
+	t := c.typeOf(nt.node, nt.doc, nt.at, indent, heads{head: nt})
 	b.WriteString("type ")
 	b.WriteString(nt.name)
 	b.WriteString(" = ")
@@ -206,9 +206,22 @@ func isPlainObject(s *jsonValue) bool {
 	return t.kind == jsonString && t.str == "object"
 }
 
-// typeOf renders schema s. head is the named type whose alias body s is at the
-// top of (through unions and intersections only), or nil.
-func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, head *namedType) tsType {
+// heads says whether a schema is at the top of a named type's alias body,
+// for cycle detection (see headReaches). head: s is at the top, through
+// unions, intersections and refs. inTuple: s is also inside a tuple that is
+// at the top. TypeScript resolves such tuples eagerly, element types and all
+// ("type A = X & [string, ...[A][]]" circularly references itself), so inside
+// them only an object type protects a recursive reference; plain arrays do
+// too outside tuples ("type A = X & A[]" is fine). This is stricter than
+// TypeScript in a few shapes ("type A = X & [string, [A]]" compiles), which
+// then degrade to unknown; real schemas do not recurse through tuples.
+type heads struct {
+	head    *namedType
+	inTuple bool
+}
+
+// typeOf renders schema s at the position described by h.
+func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, h heads) tsType {
 	if s == nil {
 		return tUnknown
 	}
@@ -227,11 +240,11 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, head
 	var parts []tsType
 	for _, key := range []string{"$ref", "$recursiveRef", "$dynamicRef"} {
 		if r := s.get(key); r != nil {
-			parts = append(parts, c.refType(r, d, at.child(key), head))
+			parts = append(parts, c.refType(r, d, at.child(key), h))
 		}
 	}
 
-	own, ownOK := c.ownType(s, d, at, indent)
+	own, ownOK := c.ownType(s, d, at, indent, h)
 	anyOf, oneOf := s.get("anyOf"), s.get("oneOf")
 
 	// {"properties": {...}, "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
@@ -251,7 +264,7 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, head
 	if all := s.get("allOf"); all != nil {
 		items := c.schemaList(all, at.child("allOf"))
 		for i, it := range items {
-			t := c.typeOf(it, d, at.child("allOf").child(strconv.Itoa(i)), indent, head)
+			t := c.typeOf(it, d, at.child("allOf").child(strconv.Itoa(i)), indent, h)
 			parts = append(parts, withDoc(t, schemaDoc(it, c.maxDoc)))
 		}
 	}
@@ -265,7 +278,7 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, head
 		items := c.schemaList(comb.list, at.child(comb.key))
 		var members []tsType
 		for i, it := range items {
-			t := c.typeOf(it, d, at.child(comb.key).child(strconv.Itoa(i)), indent, head)
+			t := c.typeOf(it, d, at.child(comb.key).child(strconv.Itoa(i)), indent, h)
 			members = append(members, withDoc(t, schemaDoc(it, c.maxDoc)))
 		}
 		if comb.list.kind == jsonArray && len(items) == 0 {
@@ -291,6 +304,16 @@ func (c *converter) schemaList(v *jsonValue, at *path) []*jsonValue {
 	return v.items
 }
 
+// isArraySchema: the schema would render as an array or tuple type.
+func isArraySchema(s *jsonValue) bool {
+	t := s.get("type")
+	if t == nil {
+		return hasAny(s, "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains") &&
+			!hasAny(s, "properties", "additionalProperties", "patternProperties", "required", "propertyNames", "minProperties", "maxProperties", "const", "enum")
+	}
+	return hasTypeName(t, "array") && s.get("const") == nil && s.get("enum") == nil
+}
+
 // isBareObject: {"type": "object"} and nothing about its members. Next to a
 // $ref or a combinator it adds nothing but noise (and an index signature that
 // would switch off excess-property checks), so it is left out there.
@@ -309,7 +332,7 @@ func isObjectSchema(s *jsonValue) bool {
 // ownType renders what s says by itself (type, enum, const, object and array
 // keywords), without $ref and combinators. ok is false when s says nothing of
 // its own, so that the result is only what the combinators say.
-func (c *converter) ownType(s *jsonValue, d *document, at *path, indent int) (tsType, bool) {
+func (c *converter) ownType(s *jsonValue, d *document, at *path, indent int, h heads) (tsType, bool) {
 	if v := s.get("const"); v != nil {
 		return tsType{text: literal(v), prec: precPrimary}, true
 	}
@@ -369,7 +392,7 @@ func (c *converter) ownType(s *jsonValue, d *document, at *path, indent int) (ts
 		case "null":
 			members = append(members, tsType{text: "null", prec: precPrimary})
 		case "array":
-			members = append(members, c.arrayType(s, d, at, indent))
+			members = append(members, c.arrayType(s, d, at, indent, h))
 		case "object":
 			members = append(members, tsType{text: c.objectBody(s, d, at, indent, false), prec: precPrimary, refs: true})
 		default:
@@ -424,7 +447,7 @@ func valueHasType(v *jsonValue, typ *jsonValue) bool {
 }
 
 // arrayType renders items/prefixItems (2020-12) and items-as-array/additionalItems (draft-07).
-func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int) tsType {
+func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int, h heads) tsType {
 	items := s.get("items")
 	prefix := s.get("prefixItems")
 	rest := items
@@ -438,6 +461,12 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int) t
 			prefixAt = at.child("items")
 		}
 		elems := c.schemaList(prefix, prefixAt)
+		// A tuple at the top keeps its elements at the top (see heads).
+		elemHeads := heads{}
+		if h.head != nil {
+			elemHeads = heads{head: h.head, inTuple: true}
+		}
+		restHeads := elemHeads
 		minItems := 0
 		if m := s.get("minItems"); m != nil && m.kind == jsonNumber {
 			if n, err := strconv.Atoi(m.str); err == nil {
@@ -451,7 +480,7 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int) t
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			t := withDoc(c.typeOf(e, d, prefixAt.child(strconv.Itoa(i)), indent, nil), schemaDoc(e, c.maxDoc))
+			t := withDoc(c.typeOf(e, d, prefixAt.child(strconv.Itoa(i)), indent, elemHeads), schemaDoc(e, c.maxDoc))
 			refs = refs || t.refs
 			if i >= minItems {
 				b.WriteString(paren(t, precPrimary))
@@ -461,7 +490,7 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int) t
 			}
 		}
 		if rest == nil || !(rest.kind == jsonBool && !rest.boolean) {
-			rt := c.typeOf(rest, d, restAt, indent, nil)
+			rt := c.typeOf(rest, d, restAt, indent, restHeads)
 			if rest != nil {
 				rt = withDoc(rt, schemaDoc(rest, c.maxDoc))
 			}
@@ -479,7 +508,11 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int) t
 	if items == nil {
 		return tsType{text: "unknown[]", prec: precPrimary}
 	}
-	et := withDoc(c.typeOf(items, d, at.child("items"), indent, nil), schemaDoc(items, c.maxDoc))
+	itemHeads := heads{}
+	if h.inTuple {
+		itemHeads = h // arrays inside a top-level tuple do not protect
+	}
+	et := withDoc(c.typeOf(items, d, at.child("items"), indent, itemHeads), schemaDoc(items, c.maxDoc))
 	return tsType{text: paren(et, precPrimary) + "[]", prec: precPrimary, refs: et.refs}
 }
 
@@ -537,7 +570,7 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 	if props != nil {
 		for _, m := range props.members {
 			declared[m.key] = true
-			t := c.typeOf(m.value, d, propsAt.child(m.key), indent+1, nil)
+			t := c.typeOf(m.value, d, propsAt.child(m.key), indent+1, heads{})
 			members = append(members, member{doc: schemaDoc(m.value, c.maxDoc), key: m.key, optional: !required[m.key], t: t})
 		}
 	}
@@ -559,7 +592,7 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 	case ap.kind == jsonObject && len(ap.members) == 0:
 		open = true
 	default:
-		index = append(index, withDoc(c.typeOf(ap, d, at.child("additionalProperties"), indent+1, nil), schemaDoc(ap, c.maxDoc)))
+		index = append(index, withDoc(c.typeOf(ap, d, at.child("additionalProperties"), indent+1, heads{}), schemaDoc(ap, c.maxDoc)))
 	}
 	var patternDocs []string
 	if pp := s.get("patternProperties"); pp != nil {
@@ -567,7 +600,7 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 			c.problem(at.child("patternProperties"), "patternProperties must be an object, not %s; it is ignored", kindName(pp.kind))
 		} else {
 			for _, m := range pp.members {
-				index = append(index, c.typeOf(m.value, d, at.child("patternProperties").child(m.key), indent+1, nil))
+				index = append(index, c.typeOf(m.value, d, at.child("patternProperties").child(m.key), indent+1, heads{}))
 				patternDocs = append(patternDocs, cleanTag(m.key, c.maxDoc))
 			}
 		}
@@ -754,7 +787,8 @@ func countNodes(v *jsonValue, limit int) int {
 }
 
 // refType resolves a $ref to its named type.
-func (c *converter) refType(r *jsonValue, d *document, at *path, head *namedType) tsType {
+func (c *converter) refType(r *jsonValue, d *document, at *path, h heads) tsType {
+	head := h.head
 	if r.kind != jsonString {
 		c.problem(at, "$ref must be a string, not %s; the type degrades to unknown", kindName(r.kind))
 		return tUnknown
@@ -765,7 +799,11 @@ func (c *converter) refType(r *jsonValue, d *document, at *path, head *namedType
 		return tUnknown
 	}
 	if head != nil && c.headReaches(target, head.node, d) {
-		c.problem(at, "$ref %q closes a cycle that never passes through an object or array, which no value can satisfy (and TypeScript cannot declare); the type degrades to unknown", r.str)
+		if h.inTuple {
+			c.problem(at, "$ref %q recurses through a tuple, which TypeScript resolves eagerly and cannot declare; the reference degrades to unknown", r.str)
+		} else {
+			c.problem(at, "$ref %q closes a cycle that never passes through an object or array, which no value can satisfy (and TypeScript cannot declare); the type degrades to unknown", r.str)
+		}
 		return tUnknown
 	}
 	if target == d.root {
@@ -897,8 +935,9 @@ func (c *converter) headRefs(s *jsonValue, d *document) []*jsonValue {
 	}
 	c.heads[s] = nil // guards re-entry; completed below
 	var refs []*jsonValue
-	var walk func(n *jsonValue, depth int)
-	walk = func(n *jsonValue, depth int) {
+	// walk mirrors typeOf's heads: it only visits top-level positions.
+	var walk func(n *jsonValue, depth int, inTuple bool)
+	walk = func(n *jsonValue, depth int, inTuple bool) {
 		if !n.isObject() || depth > maxJSONDepth {
 			return
 		}
@@ -912,12 +951,29 @@ func (c *converter) headRefs(s *jsonValue, d *document) []*jsonValue {
 		for _, key := range []string{"allOf", "anyOf", "oneOf"} {
 			if l := n.get(key); l != nil && l.kind == jsonArray {
 				for _, it := range l.items {
-					walk(it, depth+1)
+					walk(it, depth+1, inTuple)
 				}
 			}
 		}
+		if !isArraySchema(n) {
+			return
+		}
+		items, prefix := n.get("items"), n.get("prefixItems")
+		rest := items
+		if prefix == nil && items != nil && items.kind == jsonArray {
+			prefix, rest = items, n.get("additionalItems")
+		}
+		switch {
+		case prefix != nil && prefix.kind == jsonArray:
+			for _, e := range prefix.items {
+				walk(e, depth+1, true)
+			}
+			walk(rest, depth+1, true)
+		case inTuple:
+			walk(items, depth+1, true)
+		}
 	}
-	walk(s, 0)
+	walk(s, 0, false)
 	c.heads[s] = refs
 	return refs
 }
