@@ -309,3 +309,35 @@ func TestMaxDescription(t *testing.T) {
 		t.Errorf("description not cut at 10 characters:\n%s", out.DTS)
 	}
 }
+
+// One Names and one Cache serve concurrent generations (go test -race).
+func TestGenerateConcurrent(t *testing.T) {
+	tools := corpusTools(t)
+	names := AssignNames(tools)
+	cache := NewCache(64) // small: entries are evicted while others read
+	done := make(chan string)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 3; i++ {
+				sub := tools[(g*40+i*7)%len(tools):]
+				sub = sub[:min(len(sub), 60)]
+				out, err := Generate(sub, Options{Names: names, Cache: cache})
+				if err != nil {
+					done <- err.Error()
+					return
+				}
+				want, _ := Generate(sub, Options{Names: names})
+				if out.DTS != want.DTS {
+					done <- "cached output differs from uncached"
+					return
+				}
+			}
+			done <- ""
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
