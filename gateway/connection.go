@@ -268,6 +268,11 @@ func (c *connection) send(ctx context.Context, req transport.JSONRPCRequest) (*t
 	if _, inproc := c.tr.(*transport.InProcessTransport); !inproc || ctx.Done() == nil {
 		return c.tr.SendRequest(ctx, req)
 	}
+	// The in-process server must not see the caller's context values: when
+	// the caller is itself an mcp-go server (the front end), they include its
+	// HTTP request headers, which the upstream would validate as its own.
+	ctx, cancel := isolatedContext(ctx)
+	defer cancel()
 	type answer struct {
 		resp *transport.JSONRPCResponse
 		err  error
@@ -599,3 +604,23 @@ func (s inprocRoots) ListRoots(ctx context.Context, r mcp.ListRootsRequest) (*mc
 
 // hasParamHeaders reports whether a tool schema uses x-mcp-header (SEP-2243).
 func hasParamHeaders(raw json.RawMessage) bool { return bytes.Contains(raw, []byte("x-mcp-header")) }
+
+// isolatedContext carries ctx's deadline, cancellation and the gateway's own
+// per-call values, and nothing else.
+func isolatedContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	base := context.Background()
+	if s, ok := ctx.Value(callSessionKey{}).(SessionID); ok {
+		base = context.WithValue(base, callSessionKey{}, s)
+	}
+	if tok, ok := ctx.Value(tokenKey{}).(string); ok {
+		base = context.WithValue(base, tokenKey{}, tok)
+	}
+	var cancel context.CancelFunc
+	if d, ok := ctx.Deadline(); ok {
+		base, cancel = context.WithDeadline(base, d)
+	} else {
+		base, cancel = context.WithCancel(base)
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return base, func() { stop(); cancel() }
+}

@@ -552,6 +552,16 @@ func numberOf(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
 	case json.Number:
 		f, err := n.Float64()
 		return f, err == nil

@@ -3,12 +3,15 @@ package frontend
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,7 +79,17 @@ type httpHandler struct {
 	s       *Server
 	inner   http.Handler
 	allowed map[string]bool
+
+	mu      sync.Mutex
+	streams map[string]*callStream // detached, resumable streams by id
 }
+
+// detachedLimit bounds how long a call keeps running after its client went
+// away without anyone resuming its stream.
+const detachedLimit = 2 * time.Minute
+
+// maxDetached bounds how many detached streams are kept for resumption.
+const maxDetached = 64
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := h.rebinding(r); msg != "" {
@@ -84,7 +97,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.takeTokens(r)
-	if r.Method != http.MethodPost {
+	switch r.Method {
+	case http.MethodGet:
+		if last := r.Header.Get("Last-Event-ID"); strings.HasPrefix(last, streamIDPrefix) {
+			h.resume(w, r, last)
+			return
+		}
+		h.inner.ServeHTTP(w, r)
+		return
+	case http.MethodPost:
+	default:
 		h.inner.ServeHTTP(w, r)
 		return
 	}
@@ -98,10 +120,118 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.inner.ServeHTTP(w, r)
 		return
 	}
-	cs := newCallStream(w)
-	ctx := context.WithValue(r.Context(), notifierKey{}, notifier(cs))
-	h.inner.ServeHTTP(cs, r.WithContext(ctx))
-	cs.finish()
+	h.serveToolCall(w, r)
+}
+
+// serveToolCall answers a tools/call on a stream the front end owns. For a
+// 2025 session the stream is resumable (SEP-1699): it starts with a priming
+// event (an id, a retry delay, no data), every event has an id, and when the
+// client goes away the call keeps running; the client reconnects with GET
+// and Last-Event-ID to get the rest. On 2026-07-28 (no sessions, no
+// resumability) events carry no ids and a client that leaves cancels the call.
+func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	cs := newCallStream(w, sid, sid != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)))
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), notifierKey{}, notifier(cs)))
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer cancel()
+		h.inner.ServeHTTP(cs, r.WithContext(ctx))
+		cs.finish()
+	}()
+	select {
+	case <-finished:
+		return
+	case <-r.Context().Done():
+	}
+	if !cs.detach() {
+		cancel()
+		<-finished
+		return
+	}
+	h.keep(cs)
+	go func() {
+		t := time.NewTimer(detachedLimit)
+		defer t.Stop()
+		select {
+		case <-finished:
+		case <-t.C:
+			cancel()
+		}
+	}()
+}
+
+// keep registers a detached stream for resumption (oldest evicted first).
+func (h *httpHandler) keep(cs *callStream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.streams == nil {
+		h.streams = map[string]*callStream{}
+	}
+	h.streams[cs.id] = cs
+	for len(h.streams) > maxDetached {
+		var oldest *callStream
+		for _, s := range h.streams {
+			if oldest == nil || s.created.Before(oldest.created) {
+				oldest = s
+			}
+		}
+		delete(h.streams, oldest.id)
+	}
+	time.AfterFunc(detachedLimit+time.Minute, func() {
+		h.mu.Lock()
+		if h.streams[cs.id] == cs {
+			delete(h.streams, cs.id)
+		}
+		h.mu.Unlock()
+	})
+}
+
+// resume serves GET + Last-Event-ID: the stream's events after that id,
+// then what follows until the call's response.
+func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID string) {
+	i := strings.LastIndexByte(lastEventID, '.')
+	seq, err := strconv.Atoi(lastEventID[i+1:])
+	if i < 0 || err != nil || seq < 0 {
+		http.Error(w, "malformed Last-Event-ID", http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	cs := h.streams[lastEventID[:i]]
+	h.mu.Unlock()
+	if cs == nil || cs.session != r.Header.Get(server.HeaderKeySessionID) {
+		http.Error(w, "unknown Last-Event-ID: the stream finished long ago, belongs to another session, or never existed; send the request again", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	next := seq + 1
+	for {
+		events, complete, changed := cs.eventsFrom(next)
+		for _, ev := range events {
+			if _, err := w.Write(ev.frame(cs.id)); err != nil {
+				return
+			}
+			next = ev.seq + 1
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if complete {
+			h.mu.Lock()
+			delete(h.streams, cs.id)
+			h.mu.Unlock()
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		}
+	}
 }
 
 func isToolCall(body []byte) bool {
@@ -163,26 +293,61 @@ func (h *httpHandler) takeTokens(r *http.Request) {
 	}
 }
 
+// streamIDPrefix marks the event ids of the front end's call streams.
+const streamIDPrefix = "cs_"
+
+// retryMillis is the reconnection delay announced in priming events.
+const retryMillis = 500
+
 // callStream is the response side of one tools/call: the writer mcp-go
-// answers on, and the stream the call's notifications go to first.
+// answers on, and the stream the call's notifications go to.
 //
-// Whoever writes first decides the form: if mcp-go answers first (plain
-// JSON, or its own SSE stream for a relayed elicitation), its bytes go out as
-// they are and later notifications join its SSE stream; if a notification
-// comes first, the response becomes an SSE stream and mcp-go's JSON answer
-// is sent as its last event.
+// The first thing written decides the form. An HTTP error status from
+// mcp-go (say, an unknown session) goes out as it is. Anything else makes
+// the response an SSE stream: a priming event first on resumable streams,
+// then every notification and every message mcp-go writes (its JSON answer,
+// or the events of its own SSE stream when it relays an elicitation) as one
+// event each, with ids on resumable streams.
 type callStream struct {
+	id        string
+	session   string
+	resumable bool
+	created   time.Time
+
 	mu       sync.Mutex
-	out      http.ResponseWriter
+	out      http.ResponseWriter // nil once the client went away
 	header   http.Header
-	mode     int // 0: undecided, 1: mcp-go's form, 2: our SSE stream
+	mode     int // 0: undecided, 1: mcp-go's error passed through, 2: our SSE stream
 	innerSSE bool
 	pending  bytes.Buffer
-	broken   bool
+	events   []sseEvent // kept on resumable streams
+	seq      int
+	complete bool
+	changed  chan struct{} // closed and replaced when events or complete change
 }
 
-func newCallStream(w http.ResponseWriter) *callStream {
-	return &callStream{out: w, header: http.Header{}}
+type sseEvent struct {
+	seq  int
+	data []byte // nil for the priming event
+}
+
+func (e sseEvent) frame(streamID string) []byte {
+	if e.data == nil {
+		return []byte(fmt.Sprintf("id: %s.%d\nretry: %d\ndata: \n\n", streamID, e.seq, retryMillis))
+	}
+	if streamID == "" {
+		return []byte(fmt.Sprintf("event: message\ndata: %s\n\n", e.data))
+	}
+	return []byte(fmt.Sprintf("id: %s.%d\nevent: message\ndata: %s\n\n", streamID, e.seq, e.data))
+}
+
+func newCallStream(w http.ResponseWriter, session string, resumable bool) *callStream {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return &callStream{
+		id: streamIDPrefix + hex.EncodeToString(b[:]), session: session, resumable: resumable,
+		created: time.Now(), out: w, header: http.Header{}, changed: make(chan struct{}),
+	}
 }
 
 func (cs *callStream) Header() http.Header { return cs.header }
@@ -191,13 +356,20 @@ func (cs *callStream) WriteHeader(code int) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.innerSSE = strings.HasPrefix(cs.header.Get("Content-Type"), "text/event-stream")
-	if cs.mode == 0 {
-		cs.mode = 1
-		for k, v := range cs.header {
-			cs.out.Header()[k] = v
-		}
-		cs.out.WriteHeader(code)
+	if cs.mode != 0 {
+		return
 	}
+	if code != http.StatusOK {
+		cs.mode = 1
+		if cs.out != nil {
+			for k, v := range cs.header {
+				cs.out.Header()[k] = v
+			}
+			cs.out.WriteHeader(code)
+		}
+		return
+	}
+	cs.openLocked()
 }
 
 func (cs *callStream) Write(p []byte) (int, error) {
@@ -208,46 +380,95 @@ func (cs *callStream) Write(p []byte) (int, error) {
 		cs.mu.Lock()
 	}
 	defer cs.mu.Unlock()
-	if cs.mode == 1 || cs.innerSSE {
+	if cs.mode == 1 {
+		if cs.out == nil {
+			return 0, fmt.Errorf("client gone")
+		}
 		return cs.out.Write(p)
 	}
 	cs.pending.Write(p)
+	if cs.innerSSE {
+		cs.frameInnerSSE()
+	}
 	return len(p), nil
 }
 
-func (cs *callStream) Flush() {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if f, ok := cs.out.(http.Flusher); ok {
-		f.Flush()
+func (cs *callStream) Flush() {}
+
+// openLocked starts the SSE response (and the priming event).
+func (cs *callStream) openLocked() {
+	cs.mode = 2
+	if cs.out != nil {
+		h := cs.out.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		if sid := cs.header.Get(server.HeaderKeySessionID); sid != "" {
+			h.Set(server.HeaderKeySessionID, sid)
+		}
+		cs.out.WriteHeader(http.StatusOK)
 	}
+	if cs.resumable {
+		cs.emitLocked(nil)
+	}
+}
+
+// frameInnerSSE turns the complete events of mcp-go's own SSE output into
+// events of this stream.
+func (cs *callStream) frameInnerSSE() {
+	for {
+		buf := cs.pending.Bytes()
+		end := bytes.Index(buf, []byte("\n\n"))
+		if end < 0 {
+			return
+		}
+		var data [][]byte
+		for _, line := range bytes.Split(buf[:end], []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(d, []byte(" ")))
+			}
+		}
+		cs.pending.Next(end + 2)
+		if len(data) > 0 {
+			cs.emitLocked(bytes.Join(data, []byte("\n")))
+		}
+	}
+}
+
+// emitLocked writes one event (and keeps it on resumable streams).
+func (cs *callStream) emitLocked(data []byte) {
+	ev := sseEvent{seq: cs.seq}
+	if data != nil {
+		ev.data = append([]byte{}, data...)
+	}
+	cs.seq++
+	id := ""
+	if cs.resumable {
+		id = cs.id
+		cs.events = append(cs.events, ev)
+	}
+	if cs.out != nil {
+		if _, err := cs.out.Write(ev.frame(id)); err != nil {
+			cs.out = nil
+		} else if f, ok := cs.out.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	close(cs.changed)
+	cs.changed = make(chan struct{})
 }
 
 func (cs *callStream) send(msg []byte) error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.broken {
-		return fmt.Errorf("stream closed")
-	}
 	switch {
+	case cs.complete:
+		return fmt.Errorf("the call has finished")
+	case cs.mode == 1:
+		return fmt.Errorf("the response is an HTTP error")
 	case cs.mode == 0:
-		cs.mode = 2
-		cs.out.Header().Set("Content-Type", "text/event-stream")
-		cs.out.Header().Set("Cache-Control", "no-cache")
-		if sid := cs.header.Get(server.HeaderKeySessionID); sid != "" {
-			cs.out.Header().Set(server.HeaderKeySessionID, sid)
-		}
-		cs.out.WriteHeader(http.StatusOK)
-	case cs.mode == 1 && !cs.innerSSE:
-		return fmt.Errorf("the response is already being written as JSON")
+		cs.openLocked()
 	}
-	if _, err := fmt.Fprintf(cs.out, "event: message\ndata: %s\n\n", msg); err != nil {
-		cs.broken = true
-		return err
-	}
-	if f, ok := cs.out.(http.Flusher); ok {
-		f.Flush()
-	}
+	cs.emitLocked(msg)
 	return nil
 }
 
@@ -255,13 +476,39 @@ func (cs *callStream) send(msg []byte) error {
 func (cs *callStream) finish() {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	cs.broken = true
-	if cs.mode != 2 || cs.pending.Len() == 0 {
-		return
+	if cs.mode == 2 && !cs.innerSSE {
+		if data := bytes.TrimSpace(cs.pending.Bytes()); len(data) > 0 {
+			cs.emitLocked(data)
+		}
+		cs.pending.Reset()
 	}
-	data := bytes.TrimSpace(cs.pending.Bytes())
-	fmt.Fprintf(cs.out, "event: message\ndata: %s\n\n", data)
-	if f, ok := cs.out.(http.Flusher); ok {
-		f.Flush()
+	cs.complete = true
+	if !cs.resumable {
+		cs.events = nil
 	}
+	close(cs.changed)
+	cs.changed = make(chan struct{})
+}
+
+// detach stops writing to the client that went away; it reports whether the
+// call should go on for a later resume.
+func (cs *callStream) detach() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.out = nil
+	return cs.resumable && cs.mode == 2 && !cs.complete
+}
+
+// eventsFrom returns the kept events from seq on, whether the stream is
+// complete, and a channel closed at the next change.
+func (cs *callStream) eventsFrom(seq int) ([]sseEvent, bool, <-chan struct{}) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []sseEvent
+	for _, e := range cs.events {
+		if e.seq >= seq {
+			out = append(out, e)
+		}
+	}
+	return out, cs.complete, cs.changed
 }

@@ -145,9 +145,9 @@ func (sess *session) Supports(capability string) bool {
 // belongs to (mcp-go sends a request to the client on that call's stream),
 // cancelled when either ends.
 func (sess *session) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if server.ClientSessionFromContext(ctx) != nil {
-		return context.WithCancel(ctx)
-	}
+	// The relaying context comes from the gateway's side (an upstream's
+	// transport); what mcp-go needs to send the request on the right stream
+	// is in the context of the front end's call.
 	base := context.Background()
 	if c := sess.latestCall(); c != nil {
 		base = c.ctx

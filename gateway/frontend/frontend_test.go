@@ -1,0 +1,529 @@
+package frontend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+)
+
+// frontendFixture is a gateway with two in-process test servers ("a", "b")
+// and its HTTP front end on a loopback test server.
+type frontendFixture struct {
+	g   *gateway.Gateway
+	f   *Server
+	url string
+}
+
+func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
+	t.Helper()
+	opts = append([]gateway.Option{
+		gateway.WithInProcessServer("a", testserver.New(), nil),
+		gateway.WithInProcessServer("b", testserver.New(), nil),
+	}, opts...)
+	g, err := gateway.New(nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := New(g)
+	t.Cleanup(f.Close)
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	return &frontendFixture{g: g, f: f, url: srv.URL}
+}
+
+// legacyClient connects with protocol 2025-11-25 (sessions).
+func legacyClient(t *testing.T, url string, opts ...transport.StreamableHTTPCOption) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.ProtocolVersion20251125,
+		ClientInfo:      mcp.Implementation{Name: "test", Version: "1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func toolNames(t *testing.T, c *client.Client) map[string]mcp.Tool {
+	t.Helper()
+	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]mcp.Tool{}
+	for _, tool := range res.Tools {
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestToolsListedWithRawSchemasAndCallable(t *testing.T) {
+	fx := newFrontend(t)
+	c := legacyClient(t, fx.url+"/mcp")
+	tools := toolNames(t, c)
+	for _, want := range []string{"a__echo", "b__echo", "a__union", HubListServers, HubConnectServers, HubDisconnectServer} {
+		if _, ok := tools[want]; !ok {
+			t.Fatalf("tools/list lacks %s", want)
+		}
+	}
+	// The top-level anyOf and $defs survive the round trip through both
+	// mcp-go layers (read raw: mcp-go's typed client would drop them).
+	sid := rawSession(t, fx.url+"/mcp")
+	var list struct {
+		Result struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	rawRPC(t, fx.url+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, &list)
+	orig, _ := fx.g.Tool("a:union")
+	found := false
+	for _, tool := range list.Result.Tools {
+		if tool.Name == "a__union" {
+			found = true
+			var got, want any
+			_ = json.Unmarshal(tool.InputSchema, &got)
+			_ = json.Unmarshal(orig.InputSchema, &want)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("schema changed:\n got %s\nwant %s", tool.InputSchema, orig.InputSchema)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("a__union not listed")
+	}
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"text": "hello"}}})
+	if err != nil || resultText(res) != "hello" || res.IsError {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	res, err = c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__add", Arguments: map[string]any{"a": 1, "b": 2}}})
+	if err != nil || fmt.Sprint(res.StructuredContent) != "map[sum:3]" {
+		t.Fatalf("add: %v %+v", err, res)
+	}
+	// A gateway error is a tool error the model can read.
+	res, err = c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{}}})
+	if err != nil || !res.IsError || !strings.HasPrefix(resultText(res), "VALIDATION_FAILED: ") {
+		t.Fatalf("validation: %v %+v", err, res)
+	}
+	// The upstream's isError result passes through unchanged.
+	res, err = c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__fail"}})
+	if err != nil || !res.IsError || resultText(res) != "the widget is broken: try widget 2" {
+		t.Fatalf("fail: %v %+v", err, res)
+	}
+}
+
+func TestSessionsSeeOnlyTheServersTheyConnect(t *testing.T) {
+	fx := newFrontend(t)
+	c1 := legacyClient(t, fx.url+"/mcp")
+	c2 := legacyClient(t, fx.url+"/mcp")
+	changed := make(chan struct{}, 4)
+	c1.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			changed <- struct{}{}
+		}
+	})
+	res, err := c1.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubConnectServers, Arguments: map[string]any{"servers": []string{"b"}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("connect: %v %s", err, resultText(res))
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed after connecting to a subset")
+	}
+	t1, t2 := toolNames(t, c1), toolNames(t, c2)
+	if _, ok := t1["a__echo"]; ok {
+		t.Fatal("session 1 still sees server a")
+	}
+	if _, ok := t1["b__echo"]; !ok {
+		t.Fatal("session 1 lost server b")
+	}
+	if _, ok := t1[HubListServers]; !ok {
+		t.Fatal("hub tools must stay visible")
+	}
+	if _, ok := t2["a__echo"]; !ok {
+		t.Fatal("session 2 was affected by session 1's choice")
+	}
+	// A hidden tool cannot be called either.
+	if _, err := c1.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"text": "x"}}}); err == nil {
+		t.Fatal("session 1 called a tool of a server it is not connected to")
+	}
+	// Disconnect b too, connect a back.
+	if _, err := c1.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubDisconnectServer, Arguments: map[string]any{"servers": []string{"b"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := toolNames(t, c1)["b__echo"]; ok {
+		t.Fatal("b still visible after disconnect")
+	}
+	res, _ = c1.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubConnectServers, Arguments: map[string]any{"servers": []string{"nope"}}}})
+	if !res.IsError || !strings.Contains(resultText(res), `"nope"`) {
+		t.Fatalf("unknown server: %s", resultText(res))
+	}
+	// The server list reports state and this session's connections.
+	res, err = c1.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubListServers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Servers []struct {
+			Name      string `json:"name"`
+			State     string `json:"state"`
+			Tools     int    `json:"tools"`
+			Connected bool   `json:"connected"`
+		} `json:"servers"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &list)
+	if len(list.Servers) != 2 || list.Servers[0].Name != "a" || list.Servers[0].State != "ready" || list.Servers[0].Tools == 0 || list.Servers[0].Connected || list.Servers[1].Connected {
+		t.Fatalf("list = %s", b)
+	}
+}
+
+func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
+	fx := newFrontend(t)
+	var gotSession gateway.SessionID
+	err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`),
+		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+			gotSession = req.Session
+			req.Progress(1, 2, "half")
+			req.Log("warning", "from the built-in")
+			if strings.Contains(string(req.Arguments), "boom") {
+				return nil, &gateway.Error{Code: "RUNTIME_ERROR", Message: "it went boom"}
+			}
+			text, _ := json.Marshal(map[string]any{"type": "text", "text": "ran " + string(req.Arguments)})
+			return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.f.AddTool("execute_code", "dup", json.RawMessage(`{}`), nil); err == nil {
+		t.Fatal("duplicate built-in accepted")
+	}
+	if err := fx.f.AddTool("bad name", "x", json.RawMessage(`{}`), nil); err == nil {
+		t.Fatal("invalid name accepted")
+	}
+	c := legacyClient(t, fx.url+"/mcp")
+	if err := c.SetLevel(context.Background(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelDebug}}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var notes []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		notes = append(notes, n.Method)
+		mu.Unlock()
+	})
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{
+		Request: mcp.Request{},
+		Params:  mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "1+1"}, Meta: &mcp.Meta{ProgressToken: "tok-1"}},
+	})
+	if err != nil || !strings.HasPrefix(resultText(res), "ran ") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if gotSession == "" || gotSession == gateway.DefaultSession {
+		t.Fatalf("session = %q", gotSession)
+	}
+	mu.Lock()
+	if strings.Join(notes, ",") != "notifications/progress,notifications/message" {
+		t.Fatalf("notifications before the response = %v", notes)
+	}
+	mu.Unlock()
+	res, _ = c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "boom"}}})
+	if !res.IsError || resultText(res) != "RUNTIME_ERROR: it went boom" {
+		t.Fatalf("error result = %+v", res)
+	}
+}
+
+// sse reads the events of an SSE response: data and id of each.
+type sseEvent2 struct{ id, data string }
+
+func readSSE(t *testing.T, body *bufio.Reader, n int) []sseEvent2 {
+	t.Helper()
+	var out []sseEvent2
+	var cur sseEvent2
+	for len(out) < n {
+		line, err := body.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(out), err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			out = append(out, cur)
+			cur = sseEvent2{}
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		case strings.HasPrefix(line, "data:"):
+			cur.data = line[5:]
+		}
+	}
+	return out
+}
+
+// rawSession initializes a 2025-11-25 session with plain HTTP.
+func rawSession(t *testing.T, url string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	req, _ = http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if resp, err = http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	return sid
+}
+
+func postCall(t *testing.T, ctx context.Context, url, sid, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestCallStreamOrderAndResume: a call's progress comes on its own stream,
+// after a priming event and before the response, every event with an id;
+// a client that drops the connection resumes with GET + Last-Event-ID and
+// gets the rest, including the response.
+func TestCallStreamOrderAndResume(t *testing.T) {
+	fx := newFrontend(t)
+	url := fx.url + "/mcp"
+	sid := rawSession(t, url)
+
+	resp := postCall(t, context.Background(), url, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__progress","arguments":{"steps":3},"_meta":{"progressToken":"p"}}}`)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	events := readSSE(t, bufio.NewReader(resp.Body), 5)
+	if events[0].data != "" || !strings.HasSuffix(events[0].id, ".0") {
+		t.Fatalf("first event is not a priming event: %+v", events[0])
+	}
+	for i := 1; i <= 3; i++ {
+		if !strings.Contains(events[i].data, `"notifications/progress"`) || !strings.Contains(events[i].data, fmt.Sprintf(`"progress":%d`, i)) || !strings.HasSuffix(events[i].id, fmt.Sprintf(".%d", i)) {
+			t.Fatalf("event %d = %+v", i, events[i])
+		}
+	}
+	if !strings.Contains(events[4].data, `"id":7`) || !strings.Contains(events[4].data, "done 3 steps") {
+		t.Fatalf("last event = %+v", events[4])
+	}
+
+	// Drop the connection mid-call, then resume.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp = postCall(t, ctx, url, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a__progress","arguments":{"steps":100},"_meta":{"progressToken":"q"}}}`)
+	br := bufio.NewReader(resp.Body)
+	first := readSSE(t, br, 2)
+	cancel()
+	resp.Body.Close()
+	last := first[1].id
+	time.Sleep(50 * time.Millisecond)
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", last)
+	rr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Body.Close()
+	if rr.StatusCode != 200 {
+		t.Fatalf("resume status %d", rr.StatusCode)
+	}
+	rest, err := readAll(rr.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rest, `"id":9`) || !strings.Contains(rest, "done 100 steps") {
+		t.Fatalf("resumed stream lacks the response:\n%.2000s", rest)
+	}
+	if !strings.Contains(rest, `"progress":100`) {
+		t.Fatal("resumed stream lacks the progress sent while disconnected")
+	}
+	// Another session cannot resume it.
+	other := rawSession(t, url)
+	req.Header.Set("Mcp-Session-Id", other)
+	rr2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr2.Body.Close()
+	if rr2.StatusCode != 404 {
+		t.Fatalf("another session resumed a stream: %d", rr2.StatusCode)
+	}
+}
+
+func readAll(r interface{ Read([]byte) (int, error) }) (string, error) {
+	var b bytes.Buffer
+	_, err := b.ReadFrom(r)
+	return b.String(), err
+}
+
+func TestDNSRebindingProtection(t *testing.T) {
+	fx := newFrontend(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, tc := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"evil.example.com", "http://evil.example.com", 403},
+		{"", "http://evil.example.com", 403},
+		{"evil.example.com", "", 403},
+		{"", "", 200},
+		{"localhost:1234", "http://localhost:1234", 200},
+		{"", "http://[::1]:9", 200},
+	} {
+		req, _ := http.NewRequest("POST", fx.url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("Host %q Origin %q: status %d, want %d", tc.host, tc.origin, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+// TestSessionTokensReachHTTPUpstream: a session's Sandbox-Token-<server>
+// header becomes that session's bearer token for the upstream, and only its.
+func TestSessionTokensReachHTTPUpstream(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("Authorization")] = true
+		mu.Unlock()
+		up.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	cfg, err := gateway.ParseConfig("", []byte(`{"mcpServers": {"h": {"url": "`+upstream.URL+`/mcp", "sessionToken": true}}, "gateway": {"healthInterval": "0s"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	g.Tokens().SetToken(gateway.DefaultSession, "h", "connection-token")
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := New(g)
+	defer f.Close()
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+
+	noToken := legacyClient(t, srv.URL+"/mcp")
+	res, err := noToken.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "h__echo", Arguments: map[string]any{"text": "x"}}})
+	if err != nil || !res.IsError || !strings.HasPrefix(resultText(res), "AUTH_REQUIRED") {
+		t.Fatalf("without a token: %v %+v", err, res)
+	}
+	withToken := legacyClient(t, srv.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Sandbox-Token-H": "alice-secret"}))
+	res, err = withToken.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "h__echo", Arguments: map[string]any{"text": "y"}}})
+	if err != nil || res.IsError || resultText(res) != "y" {
+		t.Fatalf("with a token: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !seen["Bearer alice-secret"] || !seen["Bearer connection-token"] {
+		t.Fatalf("upstream saw %v", seen)
+	}
+}
+
+// rawRPC posts one request on a session and decodes its JSON answer.
+func rawRPC(t *testing.T, url, sid, body string, out any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := readAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(b, "\n") {
+			if strings.HasPrefix(line, "data: {") {
+				b = strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(b), out); err != nil {
+		t.Fatalf("%v: %.500s", err, b)
+	}
+}
