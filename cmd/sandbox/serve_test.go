@@ -199,7 +199,9 @@ func TestServeWithInspector(t *testing.T) {
 	}
 	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
-			run := func(args ...string) (string, int) { return inspector(t, append(append([]string{}, target...), args...)...) }
+			run := func(args ...string) (string, int) {
+				return inspector(t, append(append([]string{}, target...), args...)...)
+			}
 			out, code := run("--method", "tools/list")
 			if code != 0 || !strings.Contains(out, `"everything__echo"`) || !strings.Contains(out, `"gateway__list_servers"`) {
 				t.Fatalf("tools/list (exit %d):\n%.1500s", code, out)
