@@ -83,6 +83,12 @@ type jsonParser struct {
 	src  string // data as one string: plain strings are slices of it, not copies
 	pos  int
 	slab []jsonValue
+
+	// Members and items being parsed, for all open objects and arrays; each
+	// container copies its own run out once it is complete, so a container
+	// costs one exact-size allocation instead of a series of appends.
+	members []jsonMember
+	items   []*jsonValue
 }
 
 // alloc hands out values from slabs that grow from 16 to 256 values, so a
@@ -256,13 +262,14 @@ func (p *jsonParser) array(depth int) (*jsonValue, error) {
 		p.pos++
 		return v, nil
 	}
+	start := len(p.items)
 	for {
 		p.skipSpace()
 		item, err := p.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		v.items = append(v.items, item)
+		p.items = append(p.items, item)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unexpected end of input in array, expected ',' or ']'")
@@ -272,6 +279,8 @@ func (p *jsonParser) array(depth int) (*jsonValue, error) {
 			p.pos++
 		case ']':
 			p.pos++
+			v.items = append([]*jsonValue(nil), p.items[start:]...)
+			p.items = p.items[:start]
 			return v, nil
 		default:
 			return nil, p.errorf("unexpected %s in array, expected ',' or ']'", p.describe())
@@ -288,6 +297,7 @@ func (p *jsonParser) object(depth int) (*jsonValue, error) {
 		return v, nil
 	}
 	var index map[string]int // built only for large objects, to keep duplicate detection linear
+	start := len(p.members)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
@@ -310,27 +320,29 @@ func (p *jsonParser) object(depth int) (*jsonValue, error) {
 		// Duplicate names: keep the first position and the last value, as
 		// encoding/json does for the value.
 		dup := -1
+		own := p.members[start:]
 		if index != nil {
 			if i, ok := index[key]; ok {
 				dup = i
 			}
 		} else {
-			for i := range v.members {
-				if v.members[i].key == key {
+			for i := range own {
+				if own[i].key == key {
 					dup = i
 					break
 				}
 			}
 		}
 		if dup >= 0 {
-			v.members[dup].value = val
+			own[dup].value = val
 		} else {
-			v.members = append(v.members, jsonMember{key: key, value: val})
+			p.members = append(p.members, jsonMember{key: key, value: val})
+			n := len(p.members) - start
 			if index != nil {
-				index[key] = len(v.members) - 1
-			} else if len(v.members) > 32 {
-				index = make(map[string]int, 2*len(v.members))
-				for i, m := range v.members {
+				index[key] = n - 1
+			} else if n > 32 {
+				index = make(map[string]int, 2*n)
+				for i, m := range p.members[start:] {
 					index[m.key] = i
 				}
 			}
@@ -344,6 +356,8 @@ func (p *jsonParser) object(depth int) (*jsonValue, error) {
 			p.pos++
 		case '}':
 			p.pos++
+			v.members = append([]jsonMember(nil), p.members[start:]...)
+			p.members = p.members[:start]
 			return v, nil
 		default:
 			return nil, p.errorf("unexpected %s in object, expected ',' or '}'", p.describe())

@@ -50,6 +50,16 @@ type path struct {
 
 func (p *path) child(seg string) *path { return &path{parent: p, seg: seg} }
 
+// child allocates path nodes from a slab: one is made for every schema node
+// walked, and almost none is ever printed.
+func (c *converter) child(p *path, seg string) *path {
+	if len(c.paths) == cap(c.paths) {
+		c.paths = make([]path, 0, 64)
+	}
+	c.paths = append(c.paths, path{parent: p, seg: seg})
+	return &c.paths[len(c.paths)-1]
+}
+
 func (p *path) String() string {
 	if p == nil {
 		return ""
@@ -107,6 +117,8 @@ type converter struct {
 
 	scc     map[*jsonValue]int // strongly connected component of each ref target
 	nextSCC int
+
+	paths []path // slab for child
 }
 
 func newConverter(toolID string, maxDoc int) *converter {
@@ -240,7 +252,7 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, h he
 	var parts []tsType
 	for _, key := range []string{"$ref", "$recursiveRef", "$dynamicRef"} {
 		if r := s.get(key); r != nil {
-			parts = append(parts, c.refType(r, d, at.child(key), h))
+			parts = append(parts, c.refType(r, d, c.child(at, key), h))
 		}
 	}
 
@@ -262,9 +274,9 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, h he
 		parts = append(parts, own)
 	}
 	if all := s.get("allOf"); all != nil {
-		items := c.schemaList(all, at.child("allOf"))
+		items := c.schemaList(all, c.child(at, "allOf"))
 		for i, it := range items {
-			t := c.typeOf(it, d, at.child("allOf").child(strconv.Itoa(i)), indent, h)
+			t := c.typeOf(it, d, c.child(at, "allOf").child(strconv.Itoa(i)), indent, h)
 			parts = append(parts, withDoc(t, schemaDoc(it, c.maxDoc)))
 		}
 	}
@@ -275,10 +287,10 @@ func (c *converter) typeOf(s *jsonValue, d *document, at *path, indent int, h he
 		if comb.list == nil {
 			continue
 		}
-		items := c.schemaList(comb.list, at.child(comb.key))
+		items := c.schemaList(comb.list, c.child(at, comb.key))
 		var members []tsType
 		for i, it := range items {
-			t := c.typeOf(it, d, at.child(comb.key).child(strconv.Itoa(i)), indent, h)
+			t := c.typeOf(it, d, c.child(at, comb.key).child(strconv.Itoa(i)), indent, h)
 			members = append(members, withDoc(t, schemaDoc(it, c.maxDoc)))
 		}
 		if comb.list.kind == jsonArray && len(items) == 0 {
@@ -339,7 +351,7 @@ func (c *converter) ownType(s *jsonValue, d *document, at *path, indent int, h h
 	typ := s.get("type")
 	if e := s.get("enum"); e != nil {
 		if e.kind != jsonArray {
-			c.problem(at.child("enum"), "enum must be an array, not %s; it is ignored", kindName(e.kind))
+			c.problem(c.child(at, "enum"), "enum must be an array, not %s; it is ignored", kindName(e.kind))
 		} else {
 			var members []tsType
 			for _, v := range e.items {
@@ -361,13 +373,13 @@ func (c *converter) ownType(s *jsonValue, d *document, at *path, indent int, h h
 		case jsonArray:
 			for i, it := range typ.items {
 				if it.kind != jsonString {
-					c.problem(at.child("type").child(strconv.Itoa(i)), "a type name must be a string, not %s; it is ignored", kindName(it.kind))
+					c.problem(c.child(at, "type").child(strconv.Itoa(i)), "a type name must be a string, not %s; it is ignored", kindName(it.kind))
 					continue
 				}
 				types = append(types, it.str)
 			}
 		default:
-			c.problem(at.child("type"), "type must be a string or an array of strings, not %s; it is ignored", kindName(typ.kind))
+			c.problem(c.child(at, "type"), "type must be a string or an array of strings, not %s; it is ignored", kindName(typ.kind))
 		}
 	}
 	if typ == nil {
@@ -396,7 +408,7 @@ func (c *converter) ownType(s *jsonValue, d *document, at *path, indent int, h h
 		case "object":
 			members = append(members, tsType{text: c.objectBody(s, d, at, indent, false), prec: precPrimary, refs: true})
 		default:
-			c.problem(at.child("type"), "unknown type %q (expected string, number, integer, boolean, null, array or object); it degrades to unknown", name)
+			c.problem(c.child(at, "type"), "unknown type %q (expected string, number, integer, boolean, null, array or object); it degrades to unknown", name)
 			members = append(members, tUnknown)
 		}
 	}
@@ -451,14 +463,14 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int, h
 	items := s.get("items")
 	prefix := s.get("prefixItems")
 	rest := items
-	restAt := at.child("items")
+	restAt := c.child(at, "items")
 	if prefix == nil && items != nil && items.kind == jsonArray {
-		prefix, rest, restAt = items, s.get("additionalItems"), at.child("additionalItems")
+		prefix, rest, restAt = items, s.get("additionalItems"), c.child(at, "additionalItems")
 	}
 	if prefix != nil {
-		prefixAt := at.child("prefixItems")
+		prefixAt := c.child(at, "prefixItems")
 		if prefix == items {
-			prefixAt = at.child("items")
+			prefixAt = c.child(at, "items")
 		}
 		elems := c.schemaList(prefix, prefixAt)
 		// A tuple at the top keeps its elements at the top (see heads).
@@ -480,7 +492,7 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int, h
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			t := withDoc(c.typeOf(e, d, prefixAt.child(strconv.Itoa(i)), indent, elemHeads), schemaDoc(e, c.maxDoc))
+			t := withDoc(c.typeOf(e, d, c.child(prefixAt, strconv.Itoa(i)), indent, elemHeads), schemaDoc(e, c.maxDoc))
 			refs = refs || t.refs
 			if i >= minItems {
 				b.WriteString(paren(t, precPrimary))
@@ -512,7 +524,7 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int, h
 	if h.inTuple {
 		itemHeads = h // arrays inside a top-level tuple do not protect
 	}
-	et := withDoc(c.typeOf(items, d, at.child("items"), indent, itemHeads), schemaDoc(items, c.maxDoc))
+	et := withDoc(c.typeOf(items, d, c.child(at, "items"), indent, itemHeads), schemaDoc(items, c.maxDoc))
 	return tsType{text: paren(et, precPrimary) + "[]", prec: precPrimary, refs: et.refs}
 }
 
@@ -529,7 +541,7 @@ func (c *converter) objectBody(s *jsonValue, d *document, at *path, indent int, 
 
 func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, indent int, iface bool, extraRequired map[string]bool) string {
 	props := s.get("properties")
-	propsAt := at.child("properties")
+	propsAt := c.child(at, "properties")
 	if props != nil && props.kind != jsonObject {
 		c.problem(propsAt, "properties must be an object, not %s; it is ignored", kindName(props.kind))
 		props = nil
@@ -538,11 +550,11 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 	var requiredOrder []string
 	if r := s.get("required"); r != nil {
 		if r.kind != jsonArray {
-			c.problem(at.child("required"), "required must be an array of property names, not %s; it is ignored", kindName(r.kind))
+			c.problem(c.child(at, "required"), "required must be an array of property names, not %s; it is ignored", kindName(r.kind))
 		} else {
 			for i, it := range r.items {
 				if it.kind != jsonString {
-					c.problem(at.child("required").child(strconv.Itoa(i)), "a required property name must be a string, not %s; it is ignored", kindName(it.kind))
+					c.problem(c.child(at, "required").child(strconv.Itoa(i)), "a required property name must be a string, not %s; it is ignored", kindName(it.kind))
 					continue
 				}
 				if !required[it.str] {
@@ -570,7 +582,7 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 	if props != nil {
 		for _, m := range props.members {
 			declared[m.key] = true
-			t := c.typeOf(m.value, d, propsAt.child(m.key), indent+1, heads{})
+			t := c.typeOf(m.value, d, c.child(propsAt, m.key), indent+1, heads{})
 			members = append(members, member{doc: schemaDoc(m.value, c.maxDoc), key: m.key, optional: !required[m.key], t: t})
 		}
 	}
@@ -592,15 +604,15 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 	case ap.kind == jsonObject && len(ap.members) == 0:
 		open = true
 	default:
-		index = append(index, withDoc(c.typeOf(ap, d, at.child("additionalProperties"), indent+1, heads{}), schemaDoc(ap, c.maxDoc)))
+		index = append(index, withDoc(c.typeOf(ap, d, c.child(at, "additionalProperties"), indent+1, heads{}), schemaDoc(ap, c.maxDoc)))
 	}
 	var patternDocs []string
 	if pp := s.get("patternProperties"); pp != nil {
 		if pp.kind != jsonObject {
-			c.problem(at.child("patternProperties"), "patternProperties must be an object, not %s; it is ignored", kindName(pp.kind))
+			c.problem(c.child(at, "patternProperties"), "patternProperties must be an object, not %s; it is ignored", kindName(pp.kind))
 		} else {
 			for _, m := range pp.members {
-				index = append(index, c.typeOf(m.value, d, at.child("patternProperties").child(m.key), indent+1, heads{}))
+				index = append(index, c.typeOf(m.value, d, c.child(at, "patternProperties").child(m.key), indent+1, heads{}))
 				patternDocs = append(patternDocs, cleanTag(m.key, c.maxDoc))
 			}
 		}
@@ -670,6 +682,11 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 		multiline = true
 	}
 	var b strings.Builder
+	grow := width + len(indexType.text) + 24
+	for _, m := range members {
+		grow += len(m.doc.text) + 16*len(m.doc.tags) + 2*indent + 12
+	}
+	b.Grow(grow)
 	if !multiline {
 		b.WriteString("{ ")
 		for i, m := range members {
