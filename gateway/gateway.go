@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"sync"
@@ -146,7 +145,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg:           own,
-		log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		log:           slog.New(slog.DiscardHandler),
 		tokens:        NewMemoryTokenStore(),
 		catalog:       newCatalog(own.Options.ToolNames),
 		upstreams:     map[string]*upstream{},
