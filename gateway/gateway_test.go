@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
@@ -581,5 +585,44 @@ func TestInProcessServer(t *testing.T) {
 	wantCode(t, err, CodeTimeout)
 	if time.Since(start) > time.Second {
 		t.Fatal("in-process call ignored its deadline")
+	}
+}
+
+// TestCancellationReachesTheUpstream: a caller that gives up makes the
+// gateway send notifications/cancelled, and the upstream handler stops.
+func TestCancellationReachesTheUpstream(t *testing.T) {
+	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
+	httpUpstream := httptest.NewServer(up)
+	t.Cleanup(httpUpstream.Close)
+	servers := map[string]string{
+		"stdio":        testServerConfig(t, "stdio", ""),
+		"stdio-legacy": testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`),
+		"http":         fmt.Sprintf(`{"url": %q}`, httpUpstream.URL+"/mcp"),
+		"http-legacy":  fmt.Sprintf(`{"url": %q, "protocolVersion": "2025-11-25"}`, httpUpstream.URL+"/mcp"),
+	}
+	for name, sc := range servers {
+		t.Run(name, func(t *testing.T) {
+			g, _ := startGateway(t, `{"mcpServers": {"t": `+sc+`}}`)
+			count := func() string {
+				res, err := g.Call(context.Background(), CallRequest{Tool: "t:cancelled_count"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return callText(t, res)
+			}
+			before, _ := strconv.Atoi(count())
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			_, err := g.Call(ctx, CallRequest{Tool: "t:wait_cancel"})
+			wantCode(t, err, CodeCancelled)
+			want := strconv.Itoa(before + 1)
+			deadline := time.Now().Add(5 * time.Second)
+			for count() != want {
+				if time.Now().After(deadline) {
+					t.Fatalf("the upstream handler was not cancelled (count %s, want %s)", count(), want)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
 	}
 }

@@ -25,9 +25,9 @@ func everythingScript(t *testing.T) string {
 	return filepath.Join(testpeers.Package(t, "@modelcontextprotocol/server-everything"), "dist", "index.js")
 }
 
-// everythingHTTP starts server-everything's streamable HTTP transport and
-// returns its /mcp URL.
-func everythingHTTP(t *testing.T) string {
+// everythingHTTP starts server-everything over HTTP, mode "streamableHttp"
+// (URL .../mcp) or "sse" (the 2024-11-05 transport, URL .../sse).
+func everythingHTTP(t *testing.T, mode string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -35,7 +35,7 @@ func everythingHTTP(t *testing.T) string {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(testpeers.Node(t), everythingScript(t), "streamableHttp")
+	cmd := exec.Command(testpeers.Node(t), everythingScript(t), mode)
 	cmd.Env = append(testpeers.Env(t), fmt.Sprintf("PORT=%d", port))
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -47,7 +47,7 @@ func everythingHTTP(t *testing.T) string {
 		sc := bufio.NewScanner(stderr)
 		once := sync.Once{}
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
+			if line := sc.Text(); strings.Contains(line, "listening on port") || strings.Contains(line, "running on port") {
 				once.Do(func() { close(ready) })
 			}
 		}
@@ -55,7 +55,10 @@ func everythingHTTP(t *testing.T) string {
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything (streamableHttp) did not start")
+		t.Fatalf("server-everything (%s) did not start", mode)
+	}
+	if mode == "sse" {
+		return fmt.Sprintf("http://127.0.0.1:%d/sse", port)
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
@@ -67,7 +70,8 @@ func TestServerEverything(t *testing.T) {
 	node := testpeers.Node(t)
 	configs := map[string]string{
 		"stdio": fmt.Sprintf(`{"command": %q, "args": [%q, "stdio"]}`, node, everythingScript(t)),
-		"http":  fmt.Sprintf(`{"url": %q}`, everythingHTTP(t)),
+		"http":  fmt.Sprintf(`{"url": %q}`, everythingHTTP(t, "streamableHttp")),
+		"sse":   fmt.Sprintf(`{"url": %q, "transport": "sse"}`, everythingHTTP(t, "sse")),
 	}
 	for name, server := range configs {
 		t.Run(name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -46,6 +47,9 @@ func MaybeServeStdio() {
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
+// cancelled counts wait_cancel calls that saw their context cancelled.
+var cancelled atomic.Int64
+
 // New returns the test server.
 func New() *server.MCPServer {
 	s := server.NewMCPServer("gateway-test-server", "1.0.0",
@@ -75,6 +79,20 @@ func New() *server.MCPServer {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
+		})
+	s.AddTool(mcp.NewToolWithRawSchema("wait_cancel", "Block until the call is cancelled; counts cancellations.", schema(`{"type":"object"}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				cancelled.Add(1)
+				return nil, ctx.Err()
+			case <-time.After(time.Minute):
+				return mcp.NewToolResultText("never cancelled"), nil
+			}
+		})
+	s.AddTool(mcp.NewToolWithRawSchema("cancelled_count", "How many wait_cancel calls were cancelled.", schema(`{"type":"object"}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprint(cancelled.Load())), nil
 		})
 	s.AddTool(mcp.NewToolWithRawSchema("progress", "Report steps progress notifications, then finish.",
 		schema(`{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":100}},"required":["steps"]}`)),
