@@ -124,11 +124,16 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 	first := true
 	for {
 		conn, err := u.connect(ctx)
-		if first {
-			first = false
-			firstTry <- struct{}{}
+		// Start returns once every server has connected or failed once: the
+		// state must be published before that.
+		signal := func() {
+			if first {
+				first = false
+				firstTry <- struct{}{}
+			}
 		}
 		if ctx.Err() != nil {
+			signal()
 			if conn != nil {
 				conn.close()
 			}
@@ -142,10 +147,12 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 			}
 			u.mu.Unlock()
 			u.setState(state, err.Error())
+			signal()
 		} else {
 			connectedAt := time.Now()
 			u.conn.Store(conn)
 			u.setState(StateReady, "")
+			signal()
 			stopHealth := u.startHealth(ctx, conn)
 			select {
 			case <-conn.dead:
