@@ -626,3 +626,76 @@ func TestCancellationReachesTheUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestHungServerIsRestarted: a server that stops answering (SIGSTOP: alive
+// but silent) fails its health check, which is a real request, and is
+// restarted; the call stuck in it fails with UPSTREAM_UNAVAILABLE well
+// before its own timeout.
+func TestHungServerIsRestarted(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "60s"`)+`},
+		"gateway": {"healthInterval": "300ms", "restartBackoff": "100ms"}}`)
+	start := time.Now()
+	_, err := g.Call(context.Background(), CallRequest{Tool: "t:freeze"})
+	e := wantCode(t, err, CodeUpstreamUnavailable)
+	if !strings.Contains(e.Message, "health check failed") {
+		t.Fatalf("message = %s", e.Message)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the hung call took %v to fail", d)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hung server was not replaced")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := g.Servers()[0]; st.Restarts != 1 {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+// TestManyConcurrentCalls: thousands of calls at once through one gateway
+// (routing keeps no per-call state beyond its own stack).
+func TestManyConcurrentCalls(t *testing.T) {
+	g, err := New(nil, WithInProcessServer("mem", testserver.New(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprintf("call %d", i)
+			args, _ := json.Marshal(map[string]string{"text": want})
+			res, err := g.Call(context.Background(), CallRequest{Tool: "mem:echo", Arguments: args, Session: SessionID(fmt.Sprint(i % 7))})
+			if err != nil {
+				errs <- err
+				return
+			}
+			var b struct{ Text string }
+			_ = json.Unmarshal(res.Content[0], &b)
+			if b.Text != want {
+				errs <- fmt.Errorf("got %q, want %q", b.Text, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st := g.Servers()[0]; st.InFlight != 0 {
+		t.Fatalf("in-flight count leaked: %+v", st)
+	}
+}

@@ -205,7 +205,9 @@ func (u *upstream) startHealth(ctx context.Context, c *connection) (stop func())
 				if time.Since(time.Unix(0, c.lastOK.Load())) < interval {
 					continue // traffic proved it alive
 				}
-				hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				// A healthy server answers a list at once; one that takes longer
+				// than the interval (at least 1 s, at most 10 s) is hung.
+				hctx, cancel := context.WithTimeout(ctx, min(max(interval, time.Second), 10*time.Second))
 				err := c.healthCheck(hctx)
 				cancel()
 				if err != nil && ctx.Err() == nil {

@@ -527,3 +527,60 @@ func rawRPC(t *testing.T, url, sid, body string, out any) {
 		t.Fatalf("%v: %.500s", err, b)
 	}
 }
+
+// TestResourceUpdatesGoToSubscribersOnly: a session that subscribed to a
+// resource receives the upstream's notifications/resources/updated; a
+// session that did not, does not.
+func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("upstream protocol="+version, func(t *testing.T) {
+			sc := &gateway.ServerConfig{CheckPaths: true, ProtocolVersion: version}
+			g, err := gateway.New(nil, gateway.WithInProcessServer("a", testserver.New(), sc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close() })
+			if err := g.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			f := New(g)
+			t.Cleanup(f.Close)
+			srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+			t.Cleanup(srv.Close)
+			sub := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
+			other := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
+			updates := make(chan string, 4)
+			sub.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+					updates <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+				}
+			})
+			leaked := make(chan string, 4)
+			other.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+					leaked <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+				}
+			})
+			if err := sub.Subscribe(context.Background(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "test://static"}}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // let the GET streams open
+			if _, err := other.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": "test://static"}}}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case uri := <-updates:
+				if uri != "test://static" {
+					t.Fatalf("uri = %s", uri)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the subscriber got no notifications/resources/updated")
+			}
+			select {
+			case uri := <-leaked:
+				t.Fatalf("a session that did not subscribe got an update for %s", uri)
+			case <-time.After(200 * time.Millisecond):
+			}
+		})
+	}
+}

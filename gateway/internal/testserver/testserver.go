@@ -94,6 +94,17 @@ func New() *server.MCPServer {
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(fmt.Sprint(cancelled.Load())), nil
 		})
+	s.AddTool(mcp.NewToolWithRawSchema("touch_resource", "Tell subscribers that a resource changed (notifications/resources/updated).",
+		schema(`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": r.GetString("uri", "")})
+			return mcp.NewToolResultText("touched"), nil
+		})
+	s.AddTool(mcp.NewToolWithRawSchema("freeze", "Stop the whole server process (SIGSTOP): it stays alive but answers nothing.", schema(`{"type":"object"}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			freeze()
+			return mcp.NewToolResultText("thawed"), nil
+		})
 	s.AddTool(mcp.NewToolWithRawSchema("progress", "Report steps progress notifications, then finish.",
 		schema(`{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":100}},"required":["steps"]}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {

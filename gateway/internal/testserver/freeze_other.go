@@ -1,0 +1,7 @@
+//go:build !unix
+
+package testserver
+
+
+
+func freeze() { select {} }
