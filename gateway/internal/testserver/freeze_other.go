@@ -2,6 +2,4 @@
 
 package testserver
 
-
-
 func freeze() { select {} }
