@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -38,79 +39,96 @@ func (e *execution) installBuiltins() error {
 		}
 	}
 
+	intr := e.intrinsics
+	// groupBy follows the proposal: keys compare by SameValueZero (a Map of
+	// the VM's own does the comparing), Object.groupBy turns keys into
+	// property keys (symbols stay symbols), groups keep first-seen order.
 	groupBy := func(toMap bool) func(goja.FunctionCall) goja.Value {
 		return func(call goja.FunctionCall) goja.Value {
 			cb, ok := goja.AssertFunction(call.Argument(1))
 			if !ok {
 				panic(vm.NewTypeError("groupBy: the second argument must be a function"))
 			}
-			arr, err := e.intrinsics.arrayFrom(goja.Undefined(), call.Argument(0))
+			arr, err := intr.arrayFrom(goja.Undefined(), call.Argument(0))
 			if err != nil {
 				panic(err)
 			}
 			items := arr.ToObject(vm)
-			n := items.Get("length").ToInteger()
-			var keys []goja.Value
-			groups := map[any][]any{}
+			n := intOf(items.Get("length"))
+			index, err := vm.New(intr.mapCtor)
+			if err != nil {
+				panic(err)
+			}
+			type group struct {
+				key   goja.Value
+				items []any
+			}
+			var groups []group
 			for i := int64(0); i < n; i++ {
-				item := items.Get(fmt.Sprint(i))
+				item := items.Get(strconv.FormatInt(i, 10))
 				k, err := cb(goja.Undefined(), item, vm.ToValue(i))
 				if err != nil {
 					panic(err)
 				}
 				if !toMap {
-					k = vm.ToValue(k.String())
+					if _, isSym := k.(*goja.Symbol); !isSym {
+						k = vm.ToValue(k.String())
+					}
 				}
-				id := k.Export()
-				if obj, isObj := k.(*goja.Object); isObj {
-					id = obj // objects group by identity
-				}
-				if _, seen := groups[id]; !seen {
-					keys = append(keys, k)
-				}
-				groups[id] = append(groups[id], item)
-			}
-			if toMap {
-				m, err := vm.New(e.intrinsics.mapCtor)
+				at, err := intr.mapGet(index, k)
 				if err != nil {
 					panic(err)
 				}
-				set, _ := goja.AssertFunction(m.Get("set"))
-				for _, k := range keys {
-					id := k.Export()
-					if obj, isObj := k.(*goja.Object); isObj {
-						id = obj
+				if goja.IsUndefined(at) {
+					at = vm.ToValue(len(groups))
+					if _, err := intr.mapSet(index, k, at); err != nil {
+						panic(err)
 					}
-					if _, err := set(m, k, vm.NewArray(groups[id]...)); err != nil {
+					groups = append(groups, group{key: k})
+				}
+				g := &groups[at.ToInteger()]
+				g.items = append(g.items, item)
+			}
+			if toMap {
+				m, err := vm.New(intr.mapCtor)
+				if err != nil {
+					panic(err)
+				}
+				for _, g := range groups {
+					if _, err := intr.mapSet(m, g.key, vm.NewArray(g.items...)); err != nil {
 						panic(err)
 					}
 				}
 				return m
 			}
 			out := vm.CreateObject(nil)
-			for _, k := range keys {
-				_ = out.Set(k.String(), vm.NewArray(groups[k.Export()]...))
+			for _, g := range groups {
+				if sym, isSym := g.key.(*goja.Symbol); isSym {
+					_ = out.DefineDataPropertySymbol(sym, vm.NewArray(g.items...), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+				} else {
+					_ = out.Set(g.key.String(), vm.NewArray(g.items...))
+				}
 			}
 			return out
 		}
 	}
-	if err := g.Get("Object").ToObject(vm).Set("groupBy", groupBy(false)); err != nil {
+	if err := defineFunc(vm, g.Get("Object").ToObject(vm), "groupBy", groupBy(false)); err != nil {
 		return err
 	}
-	if err := e.intrinsics.mapCtor.Set("groupBy", groupBy(true)); err != nil {
+	if err := defineFunc(vm, intr.mapCtor, "groupBy", groupBy(true)); err != nil {
 		return err
 	}
-	if err := g.Get("Promise").ToObject(vm).Set("withResolvers", func(goja.FunctionCall) goja.Value {
+	if err := defineFunc(vm, g.Get("Promise").ToObject(vm), "withResolvers", func(goja.FunctionCall) goja.Value {
 		p, resolve, reject := vm.NewPromise()
 		out := vm.NewObject()
 		_ = out.Set("promise", p)
-		_ = out.Set("resolve", func(call goja.FunctionCall) goja.Value {
+		_ = defineFunc(vm, out, "resolve", func(call goja.FunctionCall) goja.Value {
 			if err := resolve(call.Argument(0)); err != nil {
 				panic(err)
 			}
 			return goja.Undefined()
 		})
-		_ = out.Set("reject", func(call goja.FunctionCall) goja.Value {
+		_ = defineFunc(vm, out, "reject", func(call goja.FunctionCall) goja.Value {
 			if err := reject(call.Argument(0)); err != nil {
 				panic(err)
 			}
@@ -179,29 +197,26 @@ func (e *execution) installUnicodeRegExp() error {
 	// goja's instanceof does not see through a proxy of a constructor; answer
 	// it on the target, which the proxy forwards to.
 	regexpProto := orig.Get("prototype").ToObject(vm)
-	hasInstance := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+	hasInstance := nativeFunc(vm, "[Symbol.hasInstance]", func(call goja.FunctionCall) goja.Value {
 		obj, ok := call.Argument(0).(*goja.Object)
-		if !ok {
-			return vm.ToValue(false)
-		}
-		for p := obj.Prototype(); p != nil; p = p.Prototype() {
-			if p == regexpProto {
-				return vm.ToValue(true)
-			}
-		}
-		return vm.ToValue(false)
+		return vm.ToValue(ok && hasProto(obj, regexpProto))
 	})
 	if err := orig.DefineDataPropertySymbol(goja.SymHasInstance, hasInstance, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
 	pv := vm.ToValue(proxy)
-	if err := orig.Get("prototype").ToObject(vm).DefineDataProperty("constructor", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := regexpProto.DefineDataProperty("constructor", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+	// The legacy re.compile(pattern, flags) would recompile without the
+	// expansion above: a silent mismatch again. Nobody needs it; it goes.
+	if err := regexpProto.Delete("compile"); err != nil {
 		return err
 	}
 	return g.DefineDataProperty("RegExp", pv, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }
 
-var expandedPatterns = newLRU[string, expansion](256)
+var expandedPatterns = newLRU[string, expansion](256, 4<<20)
 
 type expansion struct {
 	out string
@@ -215,7 +230,7 @@ func expandUnicodeProperties(pattern string) (string, error) {
 		return x.out, x.err
 	}
 	out, err := expandPattern(pattern)
-	expandedPatterns.put(pattern, expansion{out, err})
+	expandedPatterns.put(pattern, expansion{out, err}, len(pattern)+len(out))
 	return out, err
 }
 
@@ -406,4 +421,18 @@ func rangesOf(t *unicode.RangeTable) string {
 		}
 	}
 	return b.String()
+}
+
+// nativeFunc makes a function with a proper name: without one, goja shows the
+// Go symbol of the closure (a path inside this module) in String(fn).
+func nativeFunc(vm *goja.Runtime, name string, fn func(goja.FunctionCall) goja.Value) *goja.Object {
+	f := vm.ToValue(fn).(*goja.Object)
+	_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return f
+}
+
+// defineFunc defines obj[name] as a native function, non-enumerable like the
+// language's own built-ins.
+func defineFunc(vm *goja.Runtime, obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value) error {
+	return obj.DefineDataProperty(name, nativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }

@@ -27,6 +27,11 @@ type consoleState struct {
 // whole output budget in a single entry without a note.
 const maxEntryBytes = 64 << 10
 
+// logEntryOverhead is what each console entry costs beyond its text, in the
+// output budget: an empty console.log() is not free (it is an entry in the
+// result, a frame on the pipe), or a loop of them would never hit the limit.
+const logEntryOverhead = 32
+
 func (e *execution) installConsole() error {
 	c := &consoleState{e: e, limit: e.limits.OutputBytes, counts: map[string]int{}, timers: map[string]time.Time{}}
 	e.console = c
@@ -95,7 +100,7 @@ func (e *execution) installConsole() error {
 	}
 	methods["groupCollapsed"] = methods["group"]
 	for name, fn := range methods {
-		if err := con.Set(name, fn); err != nil {
+		if err := con.DefineDataProperty(name, nativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
 			return err
 		}
 	}
@@ -138,8 +143,8 @@ func (c *consoleState) write(level LogLevel, msg string) {
 		pad := strings.Repeat("  ", c.indent)
 		msg = pad + strings.ReplaceAll(msg, "\n", "\n"+pad)
 	}
-	if c.used+len(msg) > c.limit {
-		room := c.limit - c.used
+	if c.used+len(msg)+logEntryOverhead > c.limit {
+		room := c.limit - c.used - logEntryOverhead
 		c.truncated = true
 		c.dropped++
 		if room <= 0 {
@@ -147,7 +152,7 @@ func (c *consoleState) write(level LogLevel, msg string) {
 		}
 		msg = truncateUTF8(msg, room)
 	}
-	c.used += len(msg)
+	c.used += len(msg) + logEntryOverhead
 	c.e.side.log(LogEntry{Level: level, Message: msg})
 }
 

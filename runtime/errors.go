@@ -59,7 +59,7 @@ func (e *execution) errorFromValue(v goja.Value) *Error {
 		out.Message = safeString(func() string { return ins.inspect(v, 0) })
 		return out
 	}
-	out.Name = safeString(func() string { return obj.Get("name").String() })
+	out.Name = safeString(func() string { return valueString(obj.Get("name")) })
 	out.Message = safeString(func() string {
 		if m := obj.Get("message"); m != nil && !goja.IsUndefined(m) {
 			return m.String()
@@ -76,8 +76,45 @@ func (e *execution) errorFromValue(v goja.Value) *Error {
 		}
 	}
 	stack := safeString(func() string { return valueString(obj.Get("stack")) })
+	// The stack starts "Name: message": a message with lines that look like
+	// frames (an upstream's error text, say) must not move the location.
+	if out.Message != "" {
+		if i := strings.Index(stack, out.Message); i >= 0 {
+			stack = stack[i+len(out.Message):]
+		}
+	}
 	e.locate(out, parseStack(stack))
 	return out
+}
+
+// Caps on the text of an error: a snippet can throw a 40 MB message, and the
+// error travels in the result, past the output and result limits.
+const (
+	maxErrorMessage = 8 << 10
+	maxErrorField   = 256
+)
+
+// capError bounds every text field of an error, saying where it was cut.
+func capError(e *Error) *Error {
+	if e == nil {
+		return nil
+	}
+	cut := func(s string, n int) string {
+		if len(s) <= n {
+			return s
+		}
+		return truncateUTF8(s, n) + fmt.Sprintf("… [%d more bytes]", len(s)-n)
+	}
+	e.Message = cut(e.Message, maxErrorMessage)
+	e.Stack = cut(e.Stack, maxErrorMessage)
+	e.Name = cut(e.Name, maxErrorField)
+	e.Tool = cut(e.Tool, maxErrorField)
+	e.Code = cut(e.Code, maxErrorField)
+	e.File = cut(e.File, maxErrorField)
+	if len(e.Data) > 64<<10 {
+		e.Data = nil
+	}
+	return e
 }
 
 func valueString(v goja.Value) string {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 
@@ -79,8 +80,16 @@ type pendingCall struct {
 
 // programCache holds compiled programs by the hash of their JavaScript: a
 // *goja.Program can be shared between runtimes (design notes), and agents
-// re-run the same snippet often.
-var programCache = newLRU[[32]byte, *goja.Program](64)
+// re-run the same snippet often. goja compiles regexp literals into the
+// program with the regexp match timeout in force at the time, so the timeout
+// is part of the key: a program compiled for a 100 ms run must not time out
+// regexps of a 20 s run.
+var programCache = newLRU[programKey, *goja.Program](64, 32<<20)
+
+type programKey struct {
+	hash         [32]byte
+	matchTimeout time.Duration
+}
 
 // refuseSourceMapFile keeps goja from reading host files named by a
 // sourceMappingURL comment; our own maps are inline data: URLs, which goja
@@ -90,7 +99,8 @@ func refuseSourceMapFile(string) ([]byte, error) {
 }
 
 func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
-	if p, ok := programCache.get(t.Hash); ok {
+	key := programKey{hash: t.Hash, matchTimeout: regexp2.DefaultMatchTimeout}
+	if p, ok := programCache.get(key); ok {
 		return p, nil
 	}
 	ast, err := goja.Parse(filename+".js", t.JS, parser.WithSourceMapLoader(refuseSourceMapFile))
@@ -104,7 +114,7 @@ func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	programCache.put(t.Hash, p)
+	programCache.put(key, p, 4*len(t.JS))
 	return p, nil
 }
 
@@ -149,10 +159,28 @@ func (e *execution) run(t *transpiled, tools []bindings.Tool) (out execOutcome) 
 		// A host function that panics re-raises through goja (design notes):
 		// never let that take the process down.
 		if r := recover(); r != nil {
-			out = execOutcome{Error: &Error{Kind: KindInternal, Message: fmt.Sprintf("the runtime failed: %v", r)}}
+			// An interrupt or stack overflow raised while Go code of ours was
+			// reading JS values (a getter that loops while an error is being
+			// described) is still the snippet's limit, not our failure.
+			var gojaErr error
+			switch x := r.(type) {
+			case *goja.InterruptedError:
+				gojaErr = x
+			case *goja.StackOverflowError:
+				gojaErr = x
+			case *goja.Exception:
+				gojaErr = x
+			}
+			if gojaErr != nil {
+				out = execOutcome{Error: e.errorFrom(gojaErr)}
+			} else {
+				out = execOutcome{Error: &Error{Kind: KindInternal, Message: fmt.Sprintf("the runtime failed: %v", r)}}
+			}
 		}
-		out.LogsTruncated = e.console.truncated
-		out.DroppedLogs = e.console.dropped
+		if e.console != nil {
+			out.LogsTruncated = e.console.truncated
+			out.DroppedLogs = e.console.dropped
+		}
 		for id := range e.calls {
 			out.CallsAbandoned = append(out.CallsAbandoned, id)
 		}
@@ -161,6 +189,11 @@ func (e *execution) run(t *transpiled, tools []bindings.Tool) (out execOutcome) 
 
 	e.vm.SetMaxCallStackSize(e.limits.StackDepth)
 	if err := e.setup(tools); err != nil {
+		select {
+		case <-e.stopped: // cancelled (or out of time) before the snippet started
+			return execOutcome{Error: e.stopErr}
+		default:
+		}
 		return execOutcome{Error: &Error{Kind: KindInternal, Message: err.Error()}}
 	}
 	prog, err := compileProgram(t, e.filename)

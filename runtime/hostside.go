@@ -89,7 +89,8 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 			res = nil
 		}
 		h.mu.Lock()
-		if !h.finished {
+		finished := h.finished
+		if !finished {
 			tr := &h.calls[h.callIndex[id]]
 			tr.Duration = time.Since(t0)
 			tr.OK = terr == nil
@@ -100,7 +101,9 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 			delete(h.inFlight, id)
 		}
 		h.mu.Unlock()
-		reply(res, terr)
+		if !finished { // a run that ended must not hear answers any more
+			reply(res, terr)
+		}
 	}()
 }
 
@@ -121,19 +124,20 @@ func (h *hostSide) log(e LogEntry) {
 	if h.finished {
 		return
 	}
-	if h.truncated || h.logBytes+len(e.Message) > h.limits.OutputBytes {
-		room := h.limits.OutputBytes - h.logBytes
+	cost := len(e.Message) + logEntryOverhead
+	if h.truncated || h.logBytes+cost > h.limits.OutputBytes {
+		room := h.limits.OutputBytes - h.logBytes - logEntryOverhead
 		if !h.truncated && room > 0 {
 			e.Message = truncateUTF8(e.Message, room)
 			h.logs = append(h.logs, e)
-			h.logBytes += len(e.Message)
+			h.logBytes += len(e.Message) + logEntryOverhead
 		} else {
 			h.droppedLog++
 		}
 		h.truncated = true
 		return
 	}
-	h.logBytes += len(e.Message)
+	h.logBytes += cost
 	h.logs = append(h.logs, e)
 }
 
@@ -153,7 +157,7 @@ func (h *hostSide) finish(out execOutcome) *Result {
 	res := &Result{
 		OK:       out.Error == nil,
 		Value:    out.Value,
-		Error:    out.Error,
+		Error:    capError(out.Error),
 		Logs:     h.logs,
 		Calls:    h.calls,
 		Duration: now,

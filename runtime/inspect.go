@@ -105,14 +105,17 @@ func (in *inspector) value(v goja.Value, depth int, top bool) {
 		in.array(obj, "", depth)
 		return
 	}
-	// goja names Maps, Sets and typed arrays "Object": ask the prototypes.
+	// goja names Maps, Sets, typed arrays and proxies "Object": ask the
+	// prototypes (and Array.isArray, which sees through proxies).
 	switch {
+	case in.in.isArray(obj):
+		in.array(obj, "", depth)
 	case in.in.is(obj, in.in.mapCtor):
 		in.collection(obj, "Map", depth)
 	case in.in.is(obj, in.in.setCtor):
 		in.collection(obj, "Set", depth)
 	case in.in.is(obj, in.in.typedArrayCtor):
-		in.array(obj, constructorName(obj)+"("+obj.Get("length").String()+") ", depth)
+		in.array(obj, constructorName(obj)+"("+strconv.FormatInt(intOf(obj.Get("length")), 10)+") ", depth)
 	default:
 		in.object(obj, depth)
 	}
@@ -184,30 +187,55 @@ func (in *inspector) promise(obj *goja.Object, depth int) {
 }
 
 func (in *inspector) collection(obj *goja.Object, kind string, depth int) {
-	size := obj.Get("size")
-	in.write(kind + "(" + size.String() + ") ")
+	size := intOf(obj.Get("size"))
+	in.write(kind + "(" + strconv.FormatInt(size, 10) + ") ")
 	if depth >= inspectMaxDepth {
 		in.write("[" + kind + "]")
 		return
 	}
-	arr, err := in.in.arrayFrom(goja.Undefined(), obj)
+	if size == 0 {
+		in.write("{}")
+		return
+	}
+	// Walk the collection's own iterator for the items shown only: copying a
+	// million-entry Map to print 100 would cost the whole copy.
+	iterate := in.in.mapEntries
+	if kind == "Set" {
+		iterate = in.in.setValues
+	}
+	it, err := iterate(obj)
 	if err != nil {
 		panic(err)
 	}
-	items := arr.ToObject(in.vm)
-	n := int(items.Get("length").ToInteger())
-	if n == 0 {
+	itObj, _ := it.(*goja.Object)
+	var next goja.Callable
+	if itObj != nil {
+		next, _ = goja.AssertFunction(itObj.Get("next"))
+	}
+	if next == nil {
 		in.write("{}")
 		return
 	}
 	in.write("{ ")
-	for i := 0; i < n && i < inspectMaxItems && !in.full(); i++ {
-		if i > 0 {
+	shown := 0
+	for ; shown < inspectMaxItems && !in.full(); shown++ {
+		step, err := next(itObj)
+		if err != nil {
+			panic(err)
+		}
+		stepObj, _ := step.(*goja.Object)
+		if stepObj == nil || stepObj.Get("done") == nil || stepObj.Get("done").ToBoolean() {
+			break
+		}
+		if shown > 0 {
 			in.write(", ")
 		}
-		item := items.Get(strconv.Itoa(i))
+		item := stepObj.Get("value")
 		if kind == "Map" {
-			pair := item.ToObject(in.vm)
+			pair, _ := item.(*goja.Object)
+			if pair == nil {
+				break
+			}
 			in.value(pair.Get("0"), depth+1, false)
 			in.write(" => ")
 			in.value(pair.Get("1"), depth+1, false)
@@ -215,14 +243,14 @@ func (in *inspector) collection(obj *goja.Object, kind string, depth int) {
 			in.value(item, depth+1, false)
 		}
 	}
-	if n > inspectMaxItems {
-		in.write(fmt.Sprintf(", ... %d more items", n-inspectMaxItems))
+	if size > int64(shown) && shown == inspectMaxItems {
+		in.write(fmt.Sprintf(", ... %d more items", size-int64(shown)))
 	}
 	in.write(" }")
 }
 
 func (in *inspector) array(obj *goja.Object, prefix string, depth int) {
-	n := int(obj.Get("length").ToInteger())
+	n := int(intOf(obj.Get("length")))
 	in.write(prefix)
 	if depth >= inspectMaxDepth && n > 0 {
 		in.write("[Array]")
@@ -350,27 +378,72 @@ type intrinsics struct {
 	typedArrayCtor *goja.Object
 	syntaxError    *goja.Object
 	arrayFrom      goja.Callable
+	arrayIsArray   goja.Callable
+	mapGet, mapSet goja.Callable
+	promiseThen    goja.Callable
+	// mapEntries and setValues start an iteration: f(collection) -> iterator.
+	mapEntries, setValues func(goja.Value) (goja.Value, error)
 }
 
 func captureIntrinsics(vm *goja.Runtime) (*intrinsics, error) {
 	get := func(name string) *goja.Object { return vm.Get(name).ToObject(vm) }
 	in := &intrinsics{vm: vm, mapCtor: get("Map"), setCtor: get("Set"), syntaxError: get("SyntaxError")}
 	in.typedArrayCtor = get("Uint8Array").Prototype()
-	from, ok := goja.AssertFunction(get("Array").Get("from"))
-	if !ok || in.typedArrayCtor == nil {
-		return nil, fmt.Errorf("runtime: the VM lacks Array.from or typed arrays")
+	fn := func(obj *goja.Object, name string) goja.Callable {
+		f, _ := goja.AssertFunction(obj.Get(name))
+		return f
 	}
-	in.arrayFrom = from
+	mapProto := in.mapCtor.Get("prototype").ToObject(vm)
+	setProto := in.setCtor.Get("prototype").ToObject(vm)
+	in.arrayFrom = fn(get("Array"), "from")
+	in.arrayIsArray = fn(get("Array"), "isArray")
+	in.mapGet, in.mapSet = fn(mapProto, "get"), fn(mapProto, "set")
+	in.promiseThen = fn(get("Promise").Get("prototype").ToObject(vm), "then")
+	entries, values := fn(mapProto, "entries"), fn(setProto, "values")
+	if in.arrayFrom == nil || in.arrayIsArray == nil || in.mapGet == nil || in.mapSet == nil || in.promiseThen == nil ||
+		entries == nil || values == nil || in.typedArrayCtor == nil {
+		return nil, fmt.Errorf("runtime: the VM lacks a built-in the runtime relies on")
+	}
+	in.mapEntries = func(c goja.Value) (goja.Value, error) { return entries(c) }
+	in.setValues = func(c goja.Value) (goja.Value, error) { return values(c) }
 	return in, nil
 }
+
+// isArray is Array.isArray: true for arrays and proxies of arrays.
+func (in *intrinsics) isArray(obj *goja.Object) bool {
+	if obj.ClassName() == "Array" {
+		return true
+	}
+	v, err := in.arrayIsArray(goja.Undefined(), obj)
+	return err == nil && v.ToBoolean()
+}
+
+// maxProtoChain bounds walks up a prototype chain: a Proxy can make the
+// chain endless.
+const maxProtoChain = 10000
 
 // is reports whether obj is an instance of ctor (subclasses included).
 func (in *intrinsics) is(obj *goja.Object, ctor *goja.Object) bool {
 	proto, _ := ctor.Get("prototype").(*goja.Object)
-	for p := obj.Prototype(); p != nil; p = p.Prototype() {
+	return hasProto(obj, proto)
+}
+
+// hasProto reports whether proto is on obj's prototype chain.
+func hasProto(obj, proto *goja.Object) bool {
+	p := obj.Prototype()
+	for i := 0; p != nil && i < maxProtoChain; i++ {
 		if p == proto {
 			return true
 		}
+		p = p.Prototype()
 	}
 	return false
+}
+
+// intOf reads a length or size that user code may have deleted or replaced.
+func intOf(v goja.Value) int64 {
+	if v == nil {
+		return 0
+	}
+	return v.ToInteger()
 }

@@ -56,6 +56,7 @@ type worker struct {
 	stderr *headBuffer
 	pid    int
 	runs   int
+	runID  uint64      // the id of the latest run sent to it
 	killed atomic.Bool // by us
 }
 
@@ -228,7 +229,7 @@ func (w *worker) kill() {
 }
 
 // run executes one snippet in a worker.
-func (p *pool) run(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []bindings.Tool) (*Result, error) {
+func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []bindings.Tool) (*Result, error) {
 	w, err := p.get()
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
@@ -237,7 +238,9 @@ func (p *pool) run(ctx context.Context, hs *hostSide, t *transpiled, filename st
 		return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: err.Error()}}), nil
 	}
 	w.runs++
-	if err := w.fw.send(&message{T: msgRun, Run: &runMessage{Program: t, Filename: filename, Limits: limits, Tools: tools}}); err != nil {
+	w.runID++
+	runID := w.runID
+	if err := w.fw.send(&message{T: msgRun, RunID: runID, Run: &runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools}}); err != nil {
 		p.put(w, false)
 		return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: "sending the snippet to a worker failed: " + err.Error()}}), nil
 	}
@@ -254,11 +257,20 @@ func (p *pool) run(ctx context.Context, hs *hostSide, t *transpiled, filename st
 				p.put(w, false)
 				return hs.finish(out), nil
 			}
+			if m.RunID != runID {
+				continue // a frame of an earlier run, already given up
+			}
 			switch m.T {
 			case msgCall:
 				id := m.ID
 				hs.call(id, m.Tool, m.Args, func(res json.RawMessage, terr *ToolError) {
-					_ = w.fw.send(&message{T: msgReply, ID: id, Result: res, Err: terr})
+					err := w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Result: res, Err: terr})
+					if err != nil && terr == nil {
+						// The answer does not fit in a frame: say so rather
+						// than leave the call hanging until the deadline.
+						_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: "RESULT_TOO_LARGE",
+							Message: fmt.Sprintf("the tool's result (%s) is too large to hand to the snippet; ask for less (a page, a filter, fewer fields)", formatBytes(int64(len(res))))}})
+					}
 				})
 			case msgLog:
 				if m.Log != nil {
@@ -277,7 +289,7 @@ func (p *pool) run(ctx context.Context, hs *hostSide, t *transpiled, filename st
 			}
 		case <-cancelled:
 			cancelled = nil
-			_ = w.fw.send(&message{T: msgCancel})
+			_ = w.fw.send(&message{T: msgCancel, RunID: runID})
 			grace = time.After(killGrace)
 		case <-grace:
 			p.put(w, false)
@@ -307,7 +319,7 @@ func (w *worker) crashOutcome(limits Limits) execOutcome {
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
 		return execOutcome{Error: memoryLimitError(limits.MemoryBytes, "a single allocation was too large and the worker was stopped")}
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
-		return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitStackDepth, Message: "the snippet's recursion exhausted the worker's stack; rewrite deep recursion as a loop"}}
+		return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitStackDepth, Message: "the snippet is recursive or nested too deeply for the worker's stack (deep recursion, or code nested thousands of levels deep); rewrite deep recursion as a loop and flatten deeply nested expressions"}}
 	}
 	how := "exited"
 	if state != nil {

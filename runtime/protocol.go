@@ -27,9 +27,13 @@ const maxFrameBytes = 64 << 20
 
 type message struct {
 	T string `json:"t"`
+	// RunID ties every frame but ready to one run. A worker runs many
+	// snippets in turn; an answer to a call of an earlier run (which was
+	// given up, its call still in flight) must never reach a later one.
+	RunID uint64 `json:"run,omitempty"`
 
 	// run
-	Run *runMessage `json:"run,omitempty"`
+	Run *runMessage `json:"runReq,omitempty"`
 
 	// call / reply
 	ID     uint64          `json:"id,omitempty"`
@@ -51,7 +55,7 @@ type message struct {
 }
 
 type runMessage struct {
-	Program  *transpiled     `json:"program"`
+	Code     string          `json:"code"` // TypeScript: the worker transpiles it
 	Filename string          `json:"filename"`
 	Limits   Limits          `json:"limits"`
 	Tools    []bindings.Tool `json:"tools,omitempty"`

@@ -85,14 +85,8 @@ type Runtime struct {
 	opts      Options
 	slots     chan struct{}
 	pool      *pool // nil in-process
-	transpile *lru[string, transpileResult]
 	closeOnce sync.Once
 	closed    chan struct{}
-}
-
-type transpileResult struct {
-	t   *transpiled
-	err *Error
 }
 
 // ErrClosed is returned by Run after Close.
@@ -108,10 +102,9 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r := &Runtime{
-		opts:      opts,
-		slots:     make(chan struct{}, opts.Workers),
-		transpile: newLRU[string, transpileResult](256),
-		closed:    make(chan struct{}),
+		opts:   opts,
+		slots:  make(chan struct{}, opts.Workers),
+		closed: make(chan struct{}),
 	}
 	if opts.Isolation == IsolateWorkers {
 		cmd := opts.WorkerCommand
@@ -151,18 +144,9 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		e.File = filename
 		return failed(e), nil
 	}
-	key := filename + "\x00" + req.Code
-	tr, ok := r.transpile.get(key)
-	if !ok {
-		t, e := transpile(filename, req.Code)
-		tr = transpileResult{t: t, err: e}
-		r.transpile.put(key, tr)
-	}
-	if tr.err != nil {
-		e := *tr.err
-		return failed(&e), nil
-	}
 
+	// Take a slot before any work on the code: the number of snippets being
+	// transpiled or run never exceeds Options.Workers.
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -174,9 +158,14 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 
 	hs := newHostSide(ctx, &req, limits)
 	if r.pool == nil {
-		return r.runInProcess(ctx, hs, tr.t, filename, limits, req.Tools), nil
+		t, e := transpileCached(filename, req.Code)
+		if e != nil {
+			return hs.finish(execOutcome{Error: e}), nil
+		}
+		return r.runInProcess(ctx, hs, t, filename, limits, req.Tools), nil
 	}
-	return r.pool.run(ctx, hs, tr.t, filename, limits, req.Tools)
+	// Workers transpile themselves: the parent never parses agent code.
+	return r.pool.run(ctx, hs, req.Code, filename, limits, req.Tools)
 }
 
 func failed(e *Error) *Result {

@@ -128,7 +128,17 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 			v = nv
 		}
 	} else if _, isBig := exportOf(v).(*big.Int); isBig {
-		return w.fail("bigint", "")
+		// JSON.stringify asks a BigInt for toJSON too (BigInt.prototype.toJSON
+		// is a common idiom); without one it is an error.
+		toJSON, ok := goja.AssertFunction(v.ToObject(w.e.vm).Get("toJSON"))
+		if !ok {
+			return w.fail("bigint", "")
+		}
+		nv, err := toJSON(v, w.e.vm.ToValue(key))
+		if err != nil {
+			panic(err)
+		}
+		v = nv
 	}
 	if v == nil || goja.IsUndefined(v) {
 		return false
@@ -163,8 +173,11 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 	}
 	w.stack = append(w.stack, obj)
 	defer func() { w.stack = w.stack[:len(w.stack)-1] }()
-	if obj.ClassName() == "Array" {
+	if w.e.intrinsics.isArray(obj) { // arrays, and proxies of arrays
 		return w.array(obj, depth)
+	}
+	if w.e.intrinsics.is(obj, w.e.intrinsics.typedArrayCtor) {
+		return w.typedArray(obj, depth)
 	}
 	return w.object(obj, depth)
 }
@@ -179,6 +192,11 @@ func exportOf(v goja.Value) any {
 func (w *jsonWriter) primitive(x any) bool {
 	switch t := x.(type) {
 	case string:
+		// Escaping only grows a string: one that cannot fit unescaped is over
+		// the cap without building its (up to 6x larger) escaped form.
+		if len(w.buf)+len(t)+2 > w.limit {
+			return w.fail("size", "")
+		}
 		return w.write(quoteJSON(t))
 	case bool:
 		return w.write(strconv.FormatBool(t))
@@ -198,8 +216,34 @@ func (w *jsonWriter) primitive(x any) bool {
 	return w.write("null")
 }
 
+// typedArray writes {"0":...,"1":...} as JSON.stringify does, index by
+// index within the cap (listing the keys of a 30-million-element array first
+// would cost more than the limit it is checked against).
+func (w *jsonWriter) typedArray(obj *goja.Object, depth int) bool {
+	n := intOf(obj.Get("length"))
+	if !w.write("{") {
+		return false
+	}
+	for i := int64(0); i < n; i++ {
+		k := strconv.FormatInt(i, 10)
+		if (i > 0 && !w.write(",")) || !w.write(`"`+k+`":`) {
+			return false
+		}
+		w.path = append(w.path, "["+k+"]")
+		wrote := w.property(obj.Get(k), k, obj, depth+1)
+		w.path = w.path[:len(w.path)-1]
+		if w.err != nil {
+			return false
+		}
+		if !wrote && !w.write("null") {
+			return false
+		}
+	}
+	return w.write("}")
+}
+
 func (w *jsonWriter) array(obj *goja.Object, depth int) bool {
-	n := obj.Get("length").ToInteger()
+	n := intOf(obj.Get("length"))
 	if !w.write("[") {
 		return false
 	}
@@ -350,7 +394,7 @@ func (e *execution) serializeArgs(v goja.Value) (json.RawMessage, *Error) {
 		return json.RawMessage("{}"), nil
 	}
 	obj, ok := v.(*goja.Object)
-	if !ok || goja.IsNull(v) || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
+	if !ok || goja.IsNull(v) || e.intrinsics.isArray(obj) || obj.ClassName() == "Function" {
 		return nil, &Error{Message: "the argument must be an object of named parameters, e.g. ({ owner: \"acme\" }); got " + describeKind(v)}
 	}
 	out, jerr, err := e.toJSON(v, maxArgBytes)
@@ -377,10 +421,14 @@ func describeKind(v goja.Value) string {
 		return "null"
 	}
 	if obj, ok := v.(*goja.Object); ok {
-		if obj.ClassName() == "Array" {
+		// Only non-objects reach here: arrays, proxies of arrays ("Object"
+		// to goja), functions.
+		switch c := obj.ClassName(); c {
+		case "Array", "Object":
 			return "an array"
+		default:
+			return "a " + strings.ToLower(c)
 		}
-		return "a " + strings.ToLower(obj.ClassName())
 	}
 	switch v.Export().(type) {
 	case string:

@@ -68,8 +68,8 @@ func (e *execution) installTimers() error {
 				panic(vm.NewTypeError("the first argument of setTimeout/setInterval must be a function (code strings are not evaluated)"))
 			}
 			ms := call.Argument(1).ToFloat()
-			if math.IsNaN(ms) || ms < 0 {
-				ms = 0
+			if math.IsNaN(ms) || ms < 1 {
+				ms = 1 // as Node: setTimeout(a, 1) then setTimeout(b, 0) runs a first
 			}
 			delay := time.Duration(math.Min(ms, float64(math.MaxInt32))) * time.Millisecond
 			var args []goja.Value
@@ -96,7 +96,7 @@ func (e *execution) installTimers() error {
 			}
 			// A promise reaction is a microtask: run fn as one.
 			p, resolve, _ := vm.NewPromise()
-			then, _ := goja.AssertFunction(vm.ToValue(p).ToObject(vm).Get("then"))
+			then := e.intrinsics.promiseThen
 			callback := vm.ToValue(func(goja.FunctionCall) goja.Value {
 				if _, err := fn(goja.Undefined()); err != nil {
 					panic(err)
@@ -110,7 +110,7 @@ func (e *execution) installTimers() error {
 			return goja.Undefined()
 		},
 	} {
-		if err := g.Set(name, fn); err != nil {
+		if err := defineFunc(vm, g, name, fn); err != nil {
 			return err
 		}
 	}
@@ -121,7 +121,7 @@ func (e *execution) installTimers() error {
 // (base64 file contents, images).
 func installBase64(vm *goja.Runtime) error {
 	g := vm.GlobalObject()
-	if err := g.Set("btoa", func(call goja.FunctionCall) goja.Value {
+	if err := defineFunc(vm, g, "btoa", func(call goja.FunctionCall) goja.Value {
 		s := call.Argument(0).String()
 		b := make([]byte, 0, len(s))
 		for _, r := range s {
@@ -134,7 +134,7 @@ func installBase64(vm *goja.Runtime) error {
 	}); err != nil {
 		return err
 	}
-	return g.Set("atob", func(call goja.FunctionCall) goja.Value {
+	return defineFunc(vm, g, "atob", func(call goja.FunctionCall) goja.Value {
 		s := strings.Map(func(r rune) rune {
 			if r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r' {
 				return -1

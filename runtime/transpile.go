@@ -38,6 +38,42 @@ type transpiled struct {
 	Lines int      `json:"lines"` // of the TypeScript: stack frames past it are the wrapper's
 }
 
+// transpileCache remembers transpiles by a hash of the source, bounded in
+// bytes: agents re-run the same snippet often, and a large snippet must not
+// pin memory that later runs are charged for.
+var transpileCache = newLRU[[32]byte, transpileResult](256, 16<<20)
+
+type transpileResult struct {
+	t   *transpiled
+	err *Error
+}
+
+// transpileCached is transpile with the cache. In worker mode it runs in the
+// worker: esbuild's parser recurses on nesting, and a snippet nested deeply
+// enough overflows the Go stack, a fatal error that must end a worker, never
+// the host.
+func transpileCached(filename, code string) (*transpiled, *Error) {
+	key := sha256.Sum256([]byte(filename + "\x00" + code))
+	if tr, ok := transpileCache.get(key); ok {
+		if tr.err != nil {
+			e := *tr.err
+			return nil, &e
+		}
+		return tr.t, nil
+	}
+	t, e := transpile(filename, code)
+	cost := len(code)
+	if t != nil {
+		cost += len(t.JS)
+	}
+	transpileCache.put(key, transpileResult{t: t, err: e}, cost)
+	if e != nil {
+		c := *e
+		return nil, &c
+	}
+	return t, nil
+}
+
 // transpile turns a snippet's TypeScript into JavaScript goja can run.
 func transpile(filename, code string) (*transpiled, *Error) {
 	res := api.Transform(wrapPrefix+code+wrapSuffix, api.TransformOptions{

@@ -34,7 +34,7 @@ func ServeWorkerIfChild() {
 	os.Exit(serveWorker(os.Stdin, os.Stdout))
 }
 
-// retireHeapBytes: a worker whose heap grew past this during a run exits
+// retireHeapBytes: a worker whose heap grew by more than this during a run exits
 // after it, so the next snippet starts in a small, fresh process (Go keeps
 // address space it once mapped).
 const retireHeapBytes = 96 << 20
@@ -42,6 +42,9 @@ const retireHeapBytes = 96 << 20
 // serveWorker runs snippets one at a time, as the parent asks, until stdin
 // closes. It returns the process exit code.
 func serveWorker(in io.Reader, out io.Writer) int {
+	// A Go stack overflow is fatal; a smaller cap makes it come sooner and
+	// cheaper (the default is 1 GB), and the parent reports it as the stack limit.
+	debug.SetMaxStack(256 << 20)
 	fw := newFrameWriter(out)
 	if err := fw.send(&message{T: msgReady, PID: os.Getpid()}); err != nil {
 		return 3
@@ -64,32 +67,36 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		mu.Unlock()
 		switch m.T {
 		case msgRun:
-			if run != nil || m.Run == nil || m.Run.Program == nil {
+			if run != nil || m.Run == nil || m.RunID == 0 {
 				fmt.Fprintln(os.Stderr, "sandbox worker: protocol error: a run while another is in progress, or an empty run")
 				return 3
 			}
-			wr := &workerRun{fw: fw}
+			// The execution exists before the run is published, so a reply or
+			// a cancel that follows the run frame at once finds it.
+			wr := newWorkerRun(fw, m.RunID, m.Run)
 			mu.Lock()
 			cur = wr
 			mu.Unlock()
 			go func() {
 				outcome, retire := wr.execute(m.Run)
+				outcome.Error = capError(outcome.Error)
 				mu.Lock()
 				cur = nil
 				mu.Unlock()
-				if err := fw.send(&message{T: msgDone, Outcome: &outcome, Retire: retire}); err != nil {
+				if err := fw.send(&message{T: msgDone, RunID: wr.id, Outcome: &outcome, Retire: retire}); err != nil {
 					os.Exit(3)
 				}
 				if retire {
 					os.Exit(0)
 				}
+				collectIfLarge()
 			}()
 		case msgReply:
-			if run != nil {
+			if run != nil && run.id == m.RunID {
 				run.ex.deliver(m.ID, m.Result, m.Err)
 			}
 		case msgCancel:
-			if run != nil {
+			if run != nil && run.id == m.RunID {
 				run.ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller"})
 			}
 		default:
@@ -102,35 +109,63 @@ func serveWorker(in io.Reader, out io.Writer) int {
 // workerRun is one snippet in a worker; it implements vmSide by sending
 // frames to the parent.
 type workerRun struct {
-	fw *frameWriter
-	ex *execution
+	fw     *frameWriter
+	id     uint64
+	ex     *execution
+	limits Limits
+}
+
+func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
+	w := &workerRun{fw: fw, id: id, limits: m.Limits.WithDefaults()}
+	w.ex = newExecution(w, w.limits, m.Filename)
+	return w
 }
 
 func (w *workerRun) startCall(id uint64, tool string, args json.RawMessage) {
-	if err := w.fw.send(&message{T: msgCall, ID: id, Tool: tool, Args: args}); err != nil {
+	if err := w.fw.send(&message{T: msgCall, RunID: w.id, ID: id, Tool: tool, Args: args}); err != nil {
 		w.ex.deliver(id, nil, &ToolError{Code: CodeHostError, Message: "the call could not be sent: " + err.Error()})
 	}
 }
 
-func (w *workerRun) log(e LogEntry) { _ = w.fw.send(&message{T: msgLog, Log: &e}) }
+func (w *workerRun) log(e LogEntry) { _ = w.fw.send(&message{T: msgLog, RunID: w.id, Log: &e}) }
 
 func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
-	limits := m.Limits.WithDefaults()
-	w.ex = newExecution(w, limits, m.Filename)
-
+	limits := w.limits
 	// A backtracking regexp runs inside a native call that no interrupt
 	// reaches. With a match timeout at the deadline it returns (as "no match")
 	// and the interrupt that the deadline already raised ends the run.
 	regexp2.DefaultMatchTimeout = limits.Timeout
+	// The address-space cap also bounds the transpiler: esbuild recurses on
+	// nesting, and a runaway stack must end here, as a worker crash.
 	setAddressSpaceLimit(limits.MemoryBytes)
-	debug.SetMemoryLimit(limits.MemoryBytes)
+	t, cerr := transpileCached(m.Filename, m.Code)
+	if cerr != nil {
+		return execOutcome{Error: cerr}, false
+	}
+	debug.SetMemoryLimit(limits.MemoryBytes + heapObjects())
 	stopWatch := watchHeap(w.ex, limits.MemoryBytes)
 
-	out := w.ex.run(m.Program, m.Tools)
+	out := w.ex.run(t, m.Tools)
 
 	peak := stopWatch()
-	retire := peak > retireHeapBytes
+	// A worker that grew large, or whose snippet hit the memory limit, is
+	// replaced: the next snippet starts in a small, clean process.
+	retire := peak > retireHeapBytes || (out.Error != nil && out.Error.Limit == LimitMemory)
 	return out, retire
+}
+
+// collectIfLarge collects garbage between runs when a run left a lot, so the
+// next run's heap watchdog starts from an honest baseline.
+func collectIfLarge() {
+	if heapObjects() > 16<<20 {
+		goruntime.GC()
+	}
+}
+
+func heapObjects() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 var heapSamples = []metrics.Sample{
@@ -138,13 +173,17 @@ var heapSamples = []metrics.Sample{
 	{Name: "/gc/heap/live:bytes"},
 }
 
-// watchHeap interrupts the VM when its heap passes limit. Reading the
-// runtime's metrics costs ~200 ns, so a 1 ms poll is cheap; a snippet growing
-// its heap gradually is stopped within about a millisecond of allocation. The
-// one huge allocation a poll cannot catch fails against the address-space
-// limit instead, which ends the process (see pool.go for how that is reported).
+// watchHeap interrupts the VM when the heap has grown by more than limit
+// since the run started (the worker's own caches and the previous run's
+// leftovers are not the snippet's). Reading the runtime's metrics costs
+// ~200 ns, so a 1 ms poll is cheap; a snippet growing its heap gradually is
+// stopped within about a millisecond of allocation. The one huge allocation
+// a poll cannot catch fails against the address-space limit instead, which
+// ends the process (see pool.go for how that is reported). It returns the
+// peak growth.
 func watchHeap(ex *execution, limit int64) (stop func() int64) {
 	done := make(chan struct{})
+	base := heapObjects()
 	var peak int64
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -163,16 +202,16 @@ func watchHeap(ex *execution, limit int64) (stop func() int64) {
 			case <-t.C:
 			}
 			metrics.Read(samples)
-			objects := int64(samples[0].Value.Uint64())
-			peak = max(peak, objects)
-			if objects <= limit {
+			grown := int64(samples[0].Value.Uint64()) - base
+			peak = max(peak, grown)
+			if grown <= limit {
 				continue
 			}
 			// Garbage counts in objects until the next GC: collect, then decide
 			// on what is live.
 			goruntime.GC()
 			metrics.Read(samples)
-			if live := int64(samples[1].Value.Uint64()); live > limit {
+			if live := int64(samples[1].Value.Uint64()) - base; live > limit {
 				ex.interrupt(memoryLimitError(limit, ""))
 				return
 			}

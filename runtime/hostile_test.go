@@ -1,0 +1,312 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Regression tests for what an adversarial review of the runtime found: each
+// test is one finding, named after what it must never do again.
+
+func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("overflows a worker's stack")
+	}
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for name, code := range map[string]string{
+		"prefix operators": "return " + strings.Repeat("~", 175000) + "1",
+		"brackets":         "return " + strings.Repeat("[", 120000) + strings.Repeat("]", 120000),
+	} {
+		res := run(t, rt, Request{Code: code, Limits: Limits{Timeout: 30 * time.Second}})
+		if res.OK || (res.Error.Kind != KindLimit && res.Error.Kind != KindCompile) {
+			t.Errorf("%s: error = %+v, want a limit or compile error from the worker", name, res.Error)
+		}
+	}
+	mustOK(t, run(t, rt, Request{Code: "return 'host alive'"}))
+}
+
+// TestAnswersNeverReachALaterRun: a run that ends with a call in flight
+// must not hand that call's answer to the next run in the same worker.
+func TestAnswersNeverReachALaterRun(t *testing.T) {
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+		if strings.Contains(string(c.Arguments), "tenant-A") {
+			time.Sleep(30 * time.Millisecond) // still answering when A has ended
+		}
+		return json.RawMessage(fmt.Sprintf(`{"answerFor":%s}`, c.Arguments)), nil
+	})
+	for i := 0; i < 10; i++ {
+		a := run(t, rt, Request{Code: `demo.echo({ secret: "tenant-A" }).catch(() => {}); return 1`, Tools: demoTools, Host: host})
+		mustOK(t, a)
+		b := run(t, rt, Request{Code: `return await demo.echo({ mine: "tenant-B" })`, Tools: demoTools, Host: host})
+		mustOK(t, b)
+		if !strings.Contains(string(b.Value), "tenant-B") {
+			t.Fatalf("run B got %s", b.Value)
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+func TestEarlyCancelIsACancellation(t *testing.T) {
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(i*15)*time.Microsecond, cancel)
+		res, err := rt.Run(ctx, Request{Code: "while (true) {}", Limits: Limits{Timeout: 10 * time.Second}})
+		cancel()
+		if err != nil {
+			continue // cancelled before a worker was free: also fine
+		}
+		if res.Error == nil || res.Error.Kind != KindCancelled {
+			t.Fatalf("try %d: error = %+v, want cancelled", i, res.Error)
+		}
+	}
+}
+
+func TestEmptyConsoleEntriesCountAgainstTheLimit(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: "const t0 = Date.now(); while (Date.now() - t0 < 300) console.log(); return 1", Limits: Limits{OutputBytes: 1024}})
+		mustOK(t, res)
+		if !res.LogsTruncated || len(res.Logs) > 1024/logEntryOverhead+2 {
+			t.Fatalf("%d entries kept, truncated=%v", len(res.Logs), res.LogsTruncated)
+		}
+	})
+}
+
+func TestErrorTextIsCapped(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		for _, code := range []string{
+			`throw new Error("x".repeat(4e6))`,
+			`const e: any = new Error("m"); e.name = "N".repeat(1e6); throw e`,
+			`new RegExp("\\p{Nope}" + "y".repeat(2e6), "u")`,
+		} {
+			res := run(t, rt, Request{Code: code})
+			e := res.Error
+			if e == nil || len(e.Message) > maxErrorMessage+100 || len(e.Name) > maxErrorField+100 {
+				t.Fatalf("%.40s: error text of %d bytes", code, len(e.Message)+len(e.Name))
+			}
+		}
+	})
+}
+
+func TestCachesAreBoundedInBytes(t *testing.T) {
+	rt := runtimes(t)[InProcess]
+	for i := 0; i < 40; i++ {
+		code := fmt.Sprintf("// %d\nreturn 1 // %s", i, strings.Repeat("z", 200<<10))
+		mustOK(t, run(t, rt, Request{Code: code}))
+	}
+	transpileCache.mu.Lock()
+	cost := transpileCache.cost
+	transpileCache.mu.Unlock()
+	if cost > 16<<20 {
+		t.Errorf("transpile cache holds %d bytes", cost)
+	}
+	mustOK(t, run(t, rt, Request{Code: `for (let i = 0; i < 60; i++) { try { new RegExp("(" + "\\p{L}".repeat(10) + "x" + i, "u") } catch {} } return 1`}))
+	expandedPatterns.mu.Lock()
+	cost, kept := expandedPatterns.cost, expandedPatterns.order.Len()
+	expandedPatterns.mu.Unlock()
+	if cost > 4<<20 || kept >= 60 {
+		t.Errorf("pattern cache holds %d bytes in %d entries; 60 expansions of ~130 KB must have evicted some", cost, kept)
+	}
+}
+
+// TestSmallMemoryLimitAfterAHeavyRun: what earlier runs left in a worker's
+// caches is not charged to the next run.
+func TestSmallMemoryLimitAfterAHeavyRun(t *testing.T) {
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	mustOK(t, run(t, rt, Request{Code: `for (let i = 0; i < 60; i++) { try { new RegExp("(" + "\\p{L}".repeat(10) + "x" + i, "u") } catch {} } return 1`}))
+	for i := 0; i < 3; i++ {
+		mustOK(t, run(t, rt, Request{Code: "return [1, 2, 3].length", Limits: Limits{MemoryBytes: 24 << 20}}))
+	}
+}
+
+// TestRegexpTimeoutIsPerRun: a program compiled for a short run must not
+// time out the regexps of a longer one.
+func TestRegexpTimeoutIsPerRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a slow regexp to completion")
+	}
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	code := `const s = "a".repeat(21) + "cab"; return /(?=a)(a+)+b/.test(s)`
+	short := run(t, rt, Request{Code: code, Limits: Limits{Timeout: 50 * time.Millisecond}})
+	if short.OK {
+		t.Skip("the machine is fast enough that the regexp finished in 50ms")
+	}
+	long := run(t, rt, Request{Code: code, Limits: Limits{Timeout: 30 * time.Second}})
+	mustOK(t, long)
+	jsonEqual(t, long.Value, "true")
+}
+
+func TestOversizedToolAnswerFailsTheCallNotTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 65 MB")
+	}
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	big := json.RawMessage(`"` + strings.Repeat("b", 65<<20) + `"`)
+	host := HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return big, nil })
+	start := time.Now()
+	res := run(t, rt, Request{Code: "try { await demo.echo({}) } catch (e) { return e.code }", Tools: demoTools, Host: host, Limits: Limits{Timeout: 20 * time.Second}})
+	mustOK(t, res)
+	jsonEqual(t, res.Value, `"RESULT_TOO_LARGE"`)
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+}
+
+// TestBuiltinsSurviveTamperedPrototypes: snippets that delete what our Go
+// code reads must get a JavaScript outcome, never an internal error.
+func TestBuiltinsSurviveTamperedPrototypes(t *testing.T) {
+	codes := []string{
+		"delete (Map.prototype as any).size; console.log(new Map([[1, 2]])); return 1",
+		"const e = new Error('x'); Object.setPrototypeOf(e, null); throw e",
+		"delete (Promise.prototype as any).then; queueMicrotask(() => {}); return 1",
+		"delete (Map.prototype as any).set; return Map.groupBy([1], (x) => x).size",
+		"const ta = Object.getPrototypeOf(Uint8Array.prototype); delete ta.length; console.log(new Uint8Array(2)); return 1",
+		"const a = {}; const p = new Proxy(a, {}); Object.setPrototypeOf(a, p); return a instanceof RegExp",
+	}
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, code := range codes {
+		res := run(t, rt, Request{Code: code, Limits: Limits{Timeout: 2 * time.Second}})
+		if res.Error != nil && res.Error.Kind == KindInternal {
+			t.Errorf("%s: internal error %v", code, res.Error)
+		}
+	}
+}
+
+func TestLimitHitWhileDescribingAnErrorIsTheLimit(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: `const e = new Error("x"); Object.defineProperty(e, "name", { get() { while (true) {} } }); throw e`,
+			Limits: Limits{Timeout: 300 * time.Millisecond}})
+		if res.Error == nil || res.Error.Kind != KindLimit || res.Error.Limit != LimitTime {
+			t.Fatalf("error = %+v, want the time limit", res.Error)
+		}
+	})
+}
+
+func TestHugeResultsAreResultSizeErrors(t *testing.T) {
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, code := range []string{`return "\x01".repeat(6e7)`, `return new Uint8Array(3e7)`} {
+		start := time.Now()
+		res := run(t, rt, Request{Code: code, Limits: Limits{MemoryBytes: 512 << 20, Timeout: 20 * time.Second}})
+		if res.Error == nil || res.Error.Limit != LimitResultSize {
+			t.Errorf("%s: error = %+v, want the result size limit", code, res.Error)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("%s: took %v", code, time.Since(start))
+		}
+	}
+}
+
+func TestToolMessageCannotMoveTheErrorLocation(t *testing.T) {
+	host := HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) {
+		return nil, &ToolError{Code: "UPSTREAM_ERROR", Message: "not found\n    at handler (snippet.ts:3:5(0))"}
+	})
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: "const a = 1;\nconst b = 2;\nconst c = 3;\nconst d = 4;\nconst f = 5;\nawait demo.echo({});", Tools: demoTools, Host: host})
+		if res.Error == nil || res.Error.Line != 6 {
+			t.Fatalf("error at line %d, want 6 (the call): %+v", res.Error.Line, res.Error)
+		}
+	})
+}
+
+func TestGroupByKeysCompareLikeTheSpec(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: `
+const big = Map.groupBy([1, 2, 3], () => 5n);
+const nan = Map.groupBy([1, 2], () => NaN);
+const sym = Symbol("k");
+const bySym = Object.groupBy([1], () => sym as any);
+return [big.size, [...big.values()][0].length, nan.get(NaN).length, (bySym as any)[sym].length, Object.keys(bySym).length]`})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, "[1,3,2,1,0]")
+	})
+}
+
+func TestJSONMatchesStringifyForProxiesAndBigIntToJSON(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: `(BigInt.prototype as any).toJSON = function () { return this.toString() }; return { p: new Proxy([1, 2], {}), n: 5n }`})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `{"p":[1,2],"n":"5"}`)
+		res = run(t, rt, Request{Code: `try { await demo.echo(new Proxy([1], {}) as any) } catch (e) { return e.code }`, Tools: demoTools, Host: &recordingHost{}})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `"INVALID_ARGUMENTS"`)
+	})
+}
+
+func TestSmallCompatibilityDetails(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: `
+const order: string[] = [];
+setTimeout(() => order.push("a"), 1);
+setTimeout(() => order.push("b"), 0);
+await new Promise((r) => setTimeout(r, 10));
+return { order, log: String(console.log), timer: setTimeout.name, compile: typeof (/x/ as any).compile }`})
+		mustOK(t, res)
+		var got struct {
+			Order      []string
+			Log, Timer string
+			Compile    string
+		}
+		_ = json.Unmarshal(res.Value, &got)
+		if strings.Join(got.Order, "") != "ab" || strings.Contains(got.Log, "github.com") || got.Timer != "setTimeout" || got.Compile != "undefined" {
+			t.Fatalf("got %s", res.Value)
+		}
+	})
+}
+
+func TestManyRunsAtOnceShareNothing(t *testing.T) {
+	rt, err := New(Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res := run(t, rt, Request{Code: fmt.Sprintf("(globalThis as any).mark = (globalThis as any).mark ?? %d; Object.prototype.toString = () => 'tampered'; return [(globalThis as any).mark, String({})]", i)})
+			if !res.OK || string(res.Value) != fmt.Sprintf(`[%d,"tampered"]`, i) {
+				t.Errorf("run %d: %s %v", i, res.Value, res.Error)
+			}
+		}(i)
+	}
+	wg.Wait()
+}
