@@ -1,0 +1,214 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// The names of the code-mode tools on the MCP front end.
+const (
+	SearchToolName  = "search_tools"
+	ExecuteToolName = "execute_code"
+)
+
+const searchDescription = `Find the tools for a task and get their TypeScript declarations.
+
+Describe the task in plain words (intent). You get the k most relevant tools (default 5) as a .d.ts:
+one namespace per server, one async function per tool, with exact input types and docs. Then write a
+TypeScript snippet that calls them and run it with execute_code. If the tools shown do not fit, search
+again with other words; the note says how many of all tools were shown.`
+
+const executeDescription = `Run a TypeScript snippet that calls tools; only what it returns comes back to you.
+
+The snippet runs in a sandbox (no network, files, modules or eval) and may use top-level await.
+Call tools exactly as search_tools declares them, e.g.
+  const commits = await github.listCommits({ owner: "acme", repo: "webapp" });
+Run independent calls together with Promise.all, filter and aggregate in code, and return only the
+JSON value you need: return { count: commits.length, latest: commits[0]?.sha };
+A failed call throws MCPToolError with name, tool, code, message and data; catch it to recover. For
+code VALIDATION_FAILED the message lists what is wrong and a valid example call.
+Tools your code names (server.toolName) are bound automatically; pass intent or tools to bind others.
+Default limits: 30 s, 256 MiB, 1000 tool calls, 1 MiB of console output and of result.
+You get back: ok; value (your return) or error (with the line and column in your snippet); logs
+(console output); calls (every tool call with its duration and outcome).`
+
+var searchSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "intent": {"type": "string", "description": "The task, in plain words, e.g. \"list open pull requests and their authors\"."},
+    "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many tools to show (default 5)."}
+  },
+  "required": ["intent"],
+  "additionalProperties": false
+}`)
+
+var executeSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "code": {"type": "string", "description": "The TypeScript snippet. Use top-level await; return the result."},
+    "intent": {"type": "string", "description": "Optional: the task in plain words; the tools a search for it finds are bound too."},
+    "tools": {"type": "array", "items": {"type": "string"}, "description": "Optional: more tools to bind, as \"server:tool\" ids or \"server.toolName\"."},
+    "limits": {
+      "type": "object",
+      "description": "Optional: tighter or looser limits for this run.",
+      "properties": {
+        "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 600000},
+        "memoryMB": {"type": "integer", "minimum": 16, "maximum": 8192},
+        "toolCalls": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "outputKB": {"type": "integer", "minimum": 1, "maximum": 65536},
+        "resultKB": {"type": "integer", "minimum": 1, "maximum": 65536}
+      },
+      "additionalProperties": false
+    }
+  },
+  "required": ["code"],
+  "additionalProperties": false
+}`)
+
+// Install adds search_tools and execute_code to an MCP front end.
+func (e *Engine) Install(front *frontend.Server) error {
+	if err := front.AddTool(SearchToolName, searchDescription, searchSchema, e.handleSearch); err != nil {
+		return err
+	}
+	return front.AddTool(ExecuteToolName, executeDescription, executeSchema, e.handleExecute)
+}
+
+// badInput is the error a tool returns for arguments it cannot use.
+func badInput(tool, format string, args ...any) error {
+	return &gateway.Error{Code: gateway.CodeValidationFailed, Tool: tool, Message: fmt.Sprintf(format, args...), Data: json.RawMessage(`{}`)}
+}
+
+func (e *Engine) handleSearch(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+	var in struct {
+		Intent string `json:"intent"`
+		K      int    `json:"k"`
+	}
+	if err := strictDecode(req.Arguments, &in); err != nil {
+		return nil, badInput(SearchToolName, "search_tools takes {\"intent\": \"...\", \"k\": 5}: %v", err)
+	}
+	if strings.TrimSpace(in.Intent) == "" {
+		return nil, badInput(SearchToolName, "intent is empty: describe the task in a few words, e.g. {\"intent\": \"list open pull requests\"}")
+	}
+	if in.K < 0 || in.K > 50 {
+		return nil, badInput(SearchToolName, "k must be between 1 and 50 (default 5)")
+	}
+	res, err := e.Search(ctx, in.Intent, in.K)
+	if err != nil {
+		return nil, badInput(SearchToolName, "%v", err)
+	}
+	text := res.Note + "\n\n" + res.Declarations
+	structured, _ := json.Marshal(struct {
+		Tools []FoundTool `json:"tools"`
+		Shown int         `json:"shown"`
+		Total int         `json:"total"`
+		Note  string      `json:"note"`
+	}{res.Tools, res.Shown, res.Total, res.Note})
+	return &gateway.CallResult{Content: []json.RawMessage{textBlock(text)}, StructuredContent: structured}, nil
+}
+
+func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+	var in struct {
+		Code   string   `json:"code"`
+		Intent string   `json:"intent"`
+		Tools  []string `json:"tools"`
+		Limits struct {
+			TimeoutMs int `json:"timeoutMs"`
+			MemoryMB  int `json:"memoryMB"`
+			ToolCalls int `json:"toolCalls"`
+			OutputKB  int `json:"outputKB"`
+			ResultKB  int `json:"resultKB"`
+		} `json:"limits"`
+	}
+	if err := strictDecode(req.Arguments, &in); err != nil {
+		return nil, badInput(ExecuteToolName, "execute_code takes {\"code\": \"...\", \"intent\"?: \"...\", \"tools\"?: [...], \"limits\"?: {...}}: %v", err)
+	}
+	if strings.TrimSpace(in.Code) == "" {
+		return nil, badInput(ExecuteToolName, "code is empty: send a TypeScript snippet that returns a value, e.g. {\"code\": \"return 1 + 1\"}")
+	}
+	l := in.Limits
+	limits := runtime.Limits{
+		Timeout:     time.Duration(l.TimeoutMs) * time.Millisecond,
+		MemoryBytes: int64(l.MemoryMB) << 20,
+		ToolCalls:   l.ToolCalls,
+		OutputBytes: l.OutputKB << 10,
+		ResultBytes: l.ResultKB << 10,
+	}
+	if err := limits.Validate(); err != nil {
+		return nil, badInput(ExecuteToolName, "%v", err)
+	}
+	res, err := e.Execute(ctx, ExecuteRequest{Code: in.Code, Intent: in.Intent, Tools: in.Tools, Limits: limits, Session: req.Session})
+	if err != nil {
+		return nil, badInput(ExecuteToolName, "%v", err)
+	}
+	body, err := json.Marshal(executeReport(res))
+	if err != nil {
+		return nil, err
+	}
+	return &gateway.CallResult{Content: []json.RawMessage{textBlock(string(body))}, StructuredContent: body, IsError: !res.OK}, nil
+}
+
+// report is execute_code's result as the agent reads it: compact, durations
+// in milliseconds, nothing the agent cannot act on.
+type report struct {
+	OK            bool            `json:"ok"`
+	Value         json.RawMessage `json:"value,omitempty"`
+	Error         *runtime.Error  `json:"error,omitempty"`
+	Logs          []string        `json:"logs,omitempty"`
+	LogsTruncated bool            `json:"logsTruncated,omitempty"`
+	Calls         []callReport    `json:"calls,omitempty"`
+	DurationMs    float64         `json:"durationMs"`
+	Bound         []string        `json:"bound,omitempty"`
+}
+
+type callReport struct {
+	Tool       string  `json:"tool"`
+	DurationMs float64 `json:"ms"`
+	OK         bool    `json:"ok"`
+	Code       string  `json:"code,omitempty"`
+}
+
+func executeReport(res *ExecuteResult) report {
+	r := report{OK: res.OK, Value: res.Value, Error: res.Error, LogsTruncated: res.LogsTruncated,
+		DurationMs: ms(res.Duration), Bound: res.Bound}
+	for _, l := range res.Logs {
+		msg := l.Message
+		if l.Level != runtime.LevelLog && l.Level != runtime.LevelInfo {
+			msg = "[" + string(l.Level) + "] " + msg
+		}
+		r.Logs = append(r.Logs, msg)
+	}
+	for _, c := range res.Calls {
+		r.Calls = append(r.Calls, callReport{Tool: c.Tool, DurationMs: ms(c.Duration), OK: c.OK, Code: c.Code})
+	}
+	if !res.OK {
+		r.Bound = res.Bound // what could have been called helps fix NOT_BOUND and typos
+	} else {
+		r.Bound = nil
+	}
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func textBlock(text string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+	return b
+}
+
+// strictDecode rejects unknown fields, so a misspelled argument ("inent")
+// is an error the agent sees rather than silently ignored.
+func strictDecode(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

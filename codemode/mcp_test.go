@@ -1,0 +1,129 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// mcpClient serves the engine's tools on a front end over streamable HTTP
+// and connects an mcp-go client to it.
+func mcpClient(t *testing.T, e *Engine) *client.Client {
+	t.Helper()
+	front := frontend.New(e.gw)
+	t.Cleanup(front.Close)
+	if err := e.Install(front); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(front.HTTPHandler(frontend.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	c, err := client.NewStreamableHttpClient(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "test", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, block := range res.Content {
+		if tc, ok := block.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return res, b.String()
+}
+
+func TestCodeModeToolsOverMCP(t *testing.T) {
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.IsolateWorkers)
+	c := mcpClient(t, e)
+
+	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tool := range list.Tools {
+		names[tool.Name] = true
+	}
+	for _, want := range []string{SearchToolName, ExecuteToolName, "demo__list_projects"} {
+		if !names[want] {
+			t.Errorf("tools/list lacks %s", want)
+		}
+	}
+
+	res, text := callTool(t, c, SearchToolName, map[string]any{"intent": "create a new task in a project", "k": 2})
+	if res.IsError || !strings.Contains(text, "2 of 8 tools shown") || !strings.Contains(text, "function createTask(") {
+		t.Fatalf("search_tools: isError=%v\n%s", res.IsError, text)
+	}
+
+	res, text = callTool(t, c, ExecuteToolName, map[string]any{
+		"code": "const ps = (await demo.listProjects({})) as any[];\nconsole.log('projects', ps.length);\nreturn ps.map((p) => p.id);",
+	})
+	var rep struct {
+		OK    bool
+		Value []string
+		Logs  []string
+		Calls []struct {
+			Tool string
+			OK   bool
+		}
+	}
+	if err := json.Unmarshal([]byte(text), &rep); err != nil {
+		t.Fatalf("execute_code text is not the JSON report: %v\n%s", err, text)
+	}
+	if res.IsError || !rep.OK || len(rep.Value) == 0 || len(rep.Logs) != 1 || len(rep.Calls) != 1 || rep.Calls[0].Tool != "demo:list_projects" {
+		t.Fatalf("execute_code: isError=%v %s", res.IsError, text)
+	}
+
+	// A failing snippet is an isError result with the error located in the snippet.
+	res, text = callTool(t, c, ExecuteToolName, map[string]any{"code": "const x = 1;\nawait demo.getProject({ project_id: 42 } as any);"})
+	if !res.IsError || !strings.Contains(text, `"code":"VALIDATION_FAILED"`) || !strings.Contains(text, `"line":2`) {
+		t.Fatalf("failing snippet: isError=%v %s", res.IsError, text)
+	}
+
+	// Bad arguments are a tool error that says what to send.
+	for _, args := range []map[string]any{{}, {"code": "return 1", "inent": "typo"}, {"code": "return 1", "limits": map[string]any{"timeoutMs": -5}}} {
+		res, text = callTool(t, c, ExecuteToolName, args)
+		if !res.IsError || !strings.Contains(text, "VALIDATION_FAILED") {
+			t.Errorf("args %v: isError=%v %s", args, res.IsError, text)
+		}
+	}
+	res, text = callTool(t, c, SearchToolName, map[string]any{"intent": "  "})
+	if !res.IsError || !strings.Contains(text, "describe the task") {
+		t.Errorf("empty intent: %s", text)
+	}
+}
+
+func TestExecuteCodeLimitsApply(t *testing.T) {
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.IsolateWorkers)
+	c := mcpClient(t, e)
+	res, text := callTool(t, c, ExecuteToolName, map[string]any{"code": "while (true) {}", "limits": map[string]any{"timeoutMs": 200}})
+	if !res.IsError || !strings.Contains(text, `"limit":"time"`) {
+		t.Fatalf("isError=%v %s", res.IsError, text)
+	}
+}
