@@ -699,3 +699,48 @@ func TestManyConcurrentCalls(t *testing.T) {
 		t.Fatalf("in-flight count leaked: %+v", st)
 	}
 }
+
+// TestHostileUpstream: a server that lies about everything leaves a usable
+// catalog and typed errors, never a crash or a hang.
+func TestHostileUpstream(t *testing.T) {
+	g, logs := startGateway(t, `{"mcpServers": {"h": `+testServerConfig(t, "hostile", "")+`}, "gateway": {"healthInterval": "0s"}}`)
+	if st := g.Servers()[0]; st.State != StateReady {
+		t.Fatalf("status = %+v", st)
+	}
+	got := map[string]Tool{}
+	for _, tool := range g.Tools() {
+		got[tool.ID] = tool
+	}
+	for _, want := range []string{"h:ok", "h:no_schema", "h:bad_content", "h:not_json_result", "h:meta_leak"} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("%s missing from %v", want, keys(got))
+		}
+	}
+	if len(got) != 5 {
+		t.Fatalf("catalog = %v", keys(got))
+	}
+	if got["h:ok"].UpstreamName != "OK" {
+		// "OK" and "ok" normalize alike; the one that sorts first stays.
+		t.Fatalf("duplicate resolution: %+v", got["h:ok"])
+	}
+	if strings.Contains(string(got["h:meta_leak"].Raw), "secret") {
+		t.Fatal("the tool's _meta was kept")
+	}
+	for _, reason := range []string{"reserved", "character", "inputSchema is not a JSON object", "more than 1048576", "normalizes to"} {
+		if !strings.Contains(logs.String(), reason) {
+			t.Errorf("no logged reason %q", reason)
+		}
+	}
+	ctx := context.Background()
+	if res, err := g.Call(ctx, CallRequest{Tool: "h:ok"}); err != nil || callText(t, res) != "ok" {
+		t.Fatalf("ok: %v", err)
+	}
+	_, err := g.Call(ctx, CallRequest{Tool: "h:bad_content"})
+	wantCode(t, err, CodeProtocolError)
+	_, err = g.Call(ctx, CallRequest{Tool: "h:not_json_result"})
+	wantCode(t, err, CodeProtocolError)
+	res, err := g.Call(ctx, CallRequest{Tool: "h:meta_leak"})
+	if err != nil || strings.Contains(string(res.Content[0]), "secret") {
+		t.Fatalf("meta_leak: %v %s", err, res.Content)
+	}
+}

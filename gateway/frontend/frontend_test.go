@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -582,5 +583,54 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 			case <-time.After(200 * time.Millisecond):
 			}
 		})
+	}
+}
+
+// TestStdioNotificationsPrecedeTheResponse serves stdio (newline-delimited
+// JSON-RPC) and checks that a call's progress notifications are written
+// before its response, none after.
+func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
+	fx := newFrontend(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fx.f.ServeStdio(ctx, inR, outW) }()
+	defer func() {
+		cancel()
+		inW.Close()
+		<-done
+	}()
+	lines := bufio.NewReader(outR)
+	send := func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if l, err := lines.ReadString('\n'); err != nil || !strings.Contains(l, `"id":1`) {
+		t.Fatalf("initialize: %q %v", l, err)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for round := 0; round < 20; round++ {
+		id := 100 + round
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"a__progress","arguments":{"steps":3},"_meta":{"progressToken":"t%d"}}}`, id, id))
+		progress := 0
+		for {
+			l, err := lines.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(l, `"notifications/progress"`) {
+				progress++
+				continue
+			}
+			if strings.Contains(l, fmt.Sprintf(`"id":%d`, id)) {
+				break
+			}
+		}
+		if progress != 3 {
+			t.Fatalf("round %d: %d progress notifications before the response", round, progress)
+		}
 	}
 }

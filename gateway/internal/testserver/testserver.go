@@ -29,6 +29,10 @@ func MaybeServeStdio() {
 	if mode == "" {
 		return
 	}
+	if mode == "hostile" {
+		serveHostile()
+		os.Exit(0)
+	}
 	s := New()
 	if mode == "hang" {
 		// Reads requests and never answers: for startup timeouts.
