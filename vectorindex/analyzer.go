@@ -13,8 +13,9 @@ import (
 // serves every index; its cache only memoises pure functions of the word.
 type analyzer struct {
 	lex     *lexicon.Lexicon
-	terms   sync.Map // word -> canonical term
-	vectors sync.Map // term -> []float32 word vector (nil: none)
+	terms   memo[string]    // word -> canonical term
+	vectors memo[[]float32] // term -> word vector (nil: none)
+	related memo[[]weighted]
 }
 
 var (
@@ -42,16 +43,12 @@ func (a *analyzer) term(w string) string {
 	if stopwords[w] {
 		return ""
 	}
-	if len(w) > 64 {
-		w = w[:64]
-	}
-	if v, ok := a.terms.Load(w); ok {
-		return v.(string)
+	w = truncate(w, 64)
+	if v, ok := a.terms.get(w); ok {
+		return v
 	}
 	t := a.lemma(w)
-	if len(w) <= maxCachedWordLen {
-		a.terms.Store(w, t)
-	}
+	a.terms.put(w, t)
 	return t
 }
 
@@ -107,8 +104,8 @@ func (a *analyzer) specificity(t string) float64 {
 
 // wordVector is the unit-length WordNet word vector of a term, or nil.
 func (a *analyzer) wordVector(t string) []float32 {
-	if v, ok := a.vectors.Load(t); ok {
-		return v.([]float32)
+	if v, ok := a.vectors.get(t); ok {
+		return v
 	}
 	var out []float32
 	if id, ok := a.lex.ID(t); ok {
@@ -120,9 +117,7 @@ func (a *analyzer) wordVector(t string) []float32 {
 			l2normalize(out)
 		}
 	}
-	if len(t) <= maxCachedWordLen {
-		a.vectors.Store(t, out)
-	}
+	a.vectors.put(t, out)
 	return out
 }
 

@@ -159,3 +159,55 @@ func median(d []time.Duration) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
+
+// BenchmarkReopen measures a restart: opening a persisted index of 1,000
+// tools (reading chromem's files, rebuilding the BM25 index) and syncing the
+// unchanged catalog, which embeds nothing.
+func BenchmarkReopen(b *testing.B) {
+	tools := synthCatalog(b, 1000)
+	dir := b.TempDir()
+	ix, err := New(Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), tools); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix, err := New(Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := ix.Sync(context.Background(), tools)
+		if err != nil || st.Unchanged != len(tools) {
+			b.Fatalf("%+v %v", st, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/reopen")
+}
+
+// BenchmarkPeer measures, on the same catalogs, the two halves a search is
+// built on: one chromem-go nearest-neighbour query (the vector half alone)
+// and the plain BM25 baseline of the eval (a lexical search alone), so that
+// BenchmarkSearch can be read as a ratio against them.
+func BenchmarkPeer(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		ix := benchIndex(b, n)
+		ctx := context.Background()
+		qv, _ := ix.emb.embedQuery(ctx, benchIntents[0])
+		b.Run(fmt.Sprintf("chromem-query/tools=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := ix.coll.QueryEmbedding(ctx, qv, candidates, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		base := newPlainBM25(synthCatalog(b, n))
+		b.Run(fmt.Sprintf("plain-bm25/tools=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				base.rank(benchIntents[i%len(benchIntents)])
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/philippgille/chromem-go"
 )
@@ -40,7 +39,7 @@ const builtinVersion = "builtin-wordnet-v1"
 // vectors are reproducible across processes and can be persisted.
 type builtinEmbedder struct {
 	a     *analyzer
-	cache sync.Map // term -> []feature
+	cache memo[[]feature]
 }
 
 type feature struct {
@@ -133,8 +132,8 @@ const (
 )
 
 func (e *builtinEmbedder) termFeatures(t string) []feature {
-	if v, ok := e.cache.Load(t); ok {
-		return v.([]feature)
+	if v, ok := e.cache.get(t); ok {
+		return v
 	}
 	acc := map[int32]float32{}
 	add := func(key string, w float32) {
@@ -203,9 +202,7 @@ func (e *builtinEmbedder) termFeatures(t string) []feature {
 		out = append(out, feature{i, x * scale})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].idx < out[j].idx })
-	if len(t) <= maxCachedWordLen {
-		e.cache.Store(t, out)
-	}
+	e.cache.put(t, out)
 	return out
 }
 

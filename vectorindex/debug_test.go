@@ -38,7 +38,8 @@ func TestDebugQuery(t *testing.T) {
 	lex := make([]float32, len(st.entries))
 	st.lex.score(ix.an.queryGroups(q, st.lex), lex)
 	qv, _ := ix.emb.embedQuery(context.Background(), q)
-	scores := ix.rank(context.Background(), st, q, qv)
+	near, _ := ix.nearest(context.Background(), st, qv)
+	scores := ix.rank(st, q, qv, near)
 	type row struct {
 		id       string
 		s        float64

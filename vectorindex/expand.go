@@ -4,7 +4,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // Weights of the WordNet relations used to expand a query word. A word's
@@ -34,9 +33,6 @@ type weighted struct {
 	w    float32
 }
 
-// relatedCache memoises relatedTerms per word; bounded like analyzer.terms.
-var relatedCache sync.Map // word -> []weighted
-
 // senseWeight is the prior of the r-th sense (0 = most frequent) of a lemma
 // with SemCor tag count c: WordNet orders senses by frequency, and a sense
 // seen in the corpus is kept up even when it comes late.
@@ -54,8 +50,8 @@ func senseWeight(r int, c uint32, maxC uint32) float32 {
 // word, with weights in (0, 1), strongest first, not including the word's
 // own term. It does not depend on any index, so it is memoised.
 func (a *analyzer) relatedTerms(w string) []weighted {
-	if v, ok := relatedCache.Load(w); ok {
-		return v.([]weighted)
+	if v, ok := a.related.get(w); ok {
+		return v
 	}
 	own := a.term(w)
 	best := map[string]float32{}
@@ -119,9 +115,7 @@ func (a *analyzer) relatedTerms(w string) []weighted {
 		out = append(out, weighted{t, wt})
 	}
 	sortWeighted(out)
-	if len(w) <= maxCachedWordLen {
-		relatedCache.Store(w, out)
-	}
+	a.related.put(w, out)
 	return out
 }
 

@@ -21,7 +21,7 @@ func FuzzSplitParts(f *testing.F) {
 			}
 			hasLetter := false
 			for _, r := range w {
-				if unicode.IsUpper(r) {
+				if unicode.ToLower(r) != r {
 					t.Fatalf("%q: word %q not lowercased", s, w)
 				}
 				if !unicode.IsLetter(r) && !unicode.IsDigit(r) {

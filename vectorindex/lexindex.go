@@ -3,6 +3,7 @@ package vectorindex
 import (
 	"math"
 	"sort"
+	"strings"
 )
 
 // docTerms is a tool analysed for lexical search: canonical terms with
@@ -33,6 +34,12 @@ func (a *analyzer) analyzeDoc(t Tool) docTerms {
 			length += wt
 			words[w] = true
 		})
+	}
+	// The tool's name as one identifier ("git_create_branch",
+	// "createBranch" -> "#gitcreatebranch"): an intent that spells a tool's
+	// name, as code comments do, names that tool.
+	if k := nameKey(t.Name); k != "" {
+		tf[k] += wName
 	}
 	d := docTerms{length: length, name: splitAll(t.Name)}
 	for term, w := range tf {
@@ -73,6 +80,8 @@ type lexIndex struct {
 	vecTerms []string
 	vecs     []float32
 	vecDims  int
+
+	lin *ancestorIndex
 }
 
 // BM25 parameters: the usual defaults.
@@ -129,6 +138,7 @@ func buildLexIndex(ids []string, docs []docTerms) *lexIndex {
 		terms = append(terms, t)
 	}
 	sort.Strings(terms)
+	ix.lin = buildAncestorIndex(a, terms)
 	for _, t := range terms {
 		if v := a.wordVector(t); v != nil {
 			ix.vecTerms = append(ix.vecTerms, t)
@@ -206,4 +216,21 @@ func (ix *lexIndex) nearestTerms(v []float32, minCos float32, n int) []weighted 
 		out = out[:n]
 	}
 	return out
+}
+
+// nameKey is the term under which a tool's whole name is indexed: its
+// letters and digits, lowercased, behind a '#' no word can start with.
+// Names of fewer than two words are left out: "fetch" or "query" as a word
+// says nothing about which tool is meant.
+func nameKey(name string) string {
+	var b strings.Builder
+	words := 0
+	splitWords(name, func(w string) {
+		b.WriteString(w)
+		words++
+	})
+	if words < 2 || b.Len() > 64 {
+		return ""
+	}
+	return "#" + b.String()
 }

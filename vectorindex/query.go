@@ -35,6 +35,16 @@ const (
 func (a *analyzer) queryGroups(text string, ix *lexIndex) []queryGroup {
 	var groups []queryGroup
 	at := map[string]int{} // term -> index in groups
+	// identifiers that spell a tool's name: "git_create_branch(...)",
+	// "createBranch", "list-commits"
+	for _, id := range identifiers(text) {
+		if k := nameKey(id); k != "" && ix.hasTerm(k) {
+			if _, dup := at[k]; !dup {
+				at[k] = len(groups)
+				groups = append(groups, queryGroup{word: id, weight: 1, terms: []weighted{{k, 1}}})
+			}
+		}
+	}
 	for _, f := range intentFields(text) {
 		skipParts := false
 		prev := ""
@@ -141,8 +151,15 @@ func (a *analyzer) wordGroups(w, own string, ix *lexIndex) []queryGroup {
 		}
 	}
 	// Related by the word vectors (words that define one another in
-	// WordNet's glosses), for words the tools do not use.
+	// WordNet's glosses) and by Lin similarity in the hierarchy, for words
+	// the tools do not use.
 	if !ix.hasTerm(own) {
+		for i, r := range ix.lin.similarTerms(a, w) {
+			if i >= linMaxTerms {
+				break
+			}
+			add(r.term, linWeight*r.w)
+		}
 		if v := a.wordVector(own); v != nil {
 			for _, r := range ix.nearestTerms(v, lsaMinCos, lsaMaxTerms) {
 				if r.term != own {
@@ -257,7 +274,33 @@ func l2normalize(v []float32) {
 // Expansion by word vectors: index terms at least lsaMinCos from the query
 // word, weighted from 0 (at lsaMinCos) to lsaWeight (identical).
 var (
+	linMaxTerms         = 10
 	lsaMinCos   float32 = 0.5
 	lsaWeight   float32 = 0.6
 	lsaMaxTerms         = 5
 )
+
+// identifiers are the runs of letters, digits, '_' and '-' in a text, and
+// the last segment of dotted ones ("page.evaluate" -> "evaluate",
+// "page.evaluate").
+func identifiers(s string) []string {
+	var out []string
+	start := -1
+	for i, r := range s + " " {
+		ok := r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if ok && start < 0 {
+			start = i
+		}
+		if !ok && start >= 0 {
+			id := strings.Trim(s[start:i], ".-_")
+			if id != "" {
+				out = append(out, id)
+				if j := strings.LastIndexByte(id, '.'); j >= 0 {
+					out = append(out, id[j+1:])
+				}
+			}
+			start = -1
+		}
+	}
+	return out
+}

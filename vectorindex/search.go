@@ -66,7 +66,11 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 	if err != nil {
 		return nil, fmt.Errorf("vectorindex: %w", err)
 	}
-	scores := ix.rank(ctx, st, intent, qv)
+	near, err := ix.nearest(ctx, st, qv)
+	if err != nil {
+		return nil, err
+	}
+	scores := ix.rank(st, intent, qv, near)
 	if steps := ix.an.splitSteps(intent); len(steps) > 1 {
 		// Each step's best tools score like the whole intent's best; ties
 		// (and everything below) are broken by the whole intent's score.
@@ -79,37 +83,61 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 			if err != nil {
 				return nil, fmt.Errorf("vectorindex: %w", err)
 			}
-			for d, s := range ix.rank(ctx, st, step, sv) {
+			// The steps reuse the whole intent's nearest neighbours as vector
+			// candidates (one pass over the collection per search, not one
+			// per step); their own BM25 candidates come on top.
+			for d, s := range ix.rank(st, step, sv, near) {
 				merged[d] = max(merged[d], wWhole*scores[d]+wStep*s)
 			}
+		}
+		for d := range merged {
+			merged[d] /= wWhole + wStep // back to [0, 1]
 		}
 		scores = merged
 	}
 	return topHits(st, scores, k), nil
 }
 
-// rank scores every candidate tool for one text.
-func (ix *Index) rank(ctx context.Context, st *state, text string, qv []float32) map[int32]float64 {
+// nearest asks chromem for the tools whose vectors are closest to qv.
+// chromem may briefly hold tools the published state no longer names (an
+// update adds to chromem before publishing and deletes after): those are
+// skipped.
+func (ix *Index) nearest(ctx context.Context, st *state, qv []float32) ([]int32, error) {
+	nv := min(candidates, len(st.entries), ix.coll.Count())
+	if nv <= 0 {
+		return nil, nil
+	}
+	res, err := ix.coll.QueryEmbedding(ctx, qv, nv, nil, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("vectorindex: vector query: %w", err)
+	}
+	out := make([]int32, 0, len(res))
+	for _, r := range res {
+		if i, ok := st.lex.pos[r.ID]; ok {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// rank scores the candidate tools for one text: its BM25 top candidates
+// and the given vector candidates.
+func (ix *Index) rank(st *state, text string, qv []float32, near []int32) map[int32]float64 {
 	n := len(st.entries)
 	lex := make([]float32, n)
 	groups := ix.an.queryGroups(text, st.lex)
 	st.lex.score(groups, lex)
+	wl := lexicalShare(groups, st.lex)
 
 	cand := map[int32]bool{}
 	for _, d := range topN(lex, candidates) {
 		cand[d] = true
 	}
-	// vector candidates from chromem
-	nv := min(candidates, n, ix.coll.Count())
-	if nv > 0 {
-		res, err := ix.coll.QueryEmbedding(ctx, qv, nv, nil, nil)
-		if err == nil {
-			for _, r := range res {
-				if i, ok := st.lex.pos[r.ID]; ok {
-					cand[i] = true
-				}
-			}
-		}
+	for _, d := range near {
+		cand[d] = true
 	}
 	var maxLex float32
 	for d := range cand {
@@ -131,7 +159,7 @@ func (ix *Index) rank(ctx context.Context, st *state, text string, qv []float32)
 		if maxCos > 0 {
 			v = max(0, float64(cos[d]/maxCos))
 		}
-		out[d] = wLexical*l + (1-wLexical)*v
+		out[d] = wl*l + (1-wl)*v
 	}
 	return out
 }
@@ -185,4 +213,27 @@ func topHits(st *state, scores map[int32]float64, k int) []Hit {
 }
 
 // wLexical is the share of the BM25 score in the hybrid score.
-var wLexical = 0.55
+var wLexical = 0.65
+
+// lexicalShare is the weight of the BM25 score for one query: wLexical when
+// the tools use the intent's own words, less when most words only matched
+// through expansions (a paraphrase), where the vectors know as much.
+func lexicalShare(groups []queryGroup, ix *lexIndex) float64 {
+	var all, own float64
+	for _, g := range groups {
+		if len(g.terms) == 0 && g.weight < 1 {
+			continue
+		}
+		all += float64(g.weight)
+		if len(g.terms) > 0 && g.terms[0].w == 1 && ix.hasTerm(g.terms[0].term) {
+			own += float64(g.weight)
+		}
+	}
+	if all == 0 {
+		return wLexical
+	}
+	cov := own / all
+	return wLexicalMin + (wLexical-wLexicalMin)*cov
+}
+
+var wLexicalMin = 0.3

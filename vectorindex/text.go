@@ -174,7 +174,7 @@ func intentFields(intent string) []field {
 		trimmed := strings.Trim(chunk, ".,;:!?()[]{}<>")
 		switch {
 		case strings.Contains(trimmed, "://") || strings.HasPrefix(trimmed, "www."):
-			out = append(out, field{trimmed, wPath})
+			out = append(out, field{urlWords(trimmed), wPath})
 			main.WriteString(" url ")
 		case strings.Count(trimmed, "@") == 1 && strings.Contains(trimmed[strings.IndexByte(trimmed, '@'):], ".") && !strings.HasPrefix(trimmed, "@"):
 			out = append(out, field{trimmed, wPath})
@@ -247,4 +247,19 @@ func isFileName(s string) bool {
 		}
 	}
 	return true
+}
+
+// urlWords keeps the words of a URL that can say something ("github" in
+// https://github.com/acme/app), without the scheme and the usual host
+// boilerplate.
+func urlWords(u string) string {
+	var keep []string
+	splitWords(u, func(w string) {
+		switch w {
+		case "http", "https", "ftp", "www", "com", "org", "net", "io", "dev", "html", "htm", "php", "index":
+		default:
+			keep = append(keep, w)
+		}
+	})
+	return strings.Join(keep, " ")
 }

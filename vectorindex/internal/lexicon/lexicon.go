@@ -114,6 +114,17 @@ func (r *reader) uv() int {
 	return int(v)
 }
 
+// count reads a number of items that each take at least one more byte of
+// input, so that a corrupt count cannot make Decode allocate gigabytes.
+func (r *reader) count() int {
+	n := r.uv()
+	if r.err == nil && n > len(r.b) {
+		r.err = errors.New("count larger than the data")
+		return 0
+	}
+	return n
+}
+
 func (r *reader) byte1() byte {
 	if r.err != nil || len(r.b) == 0 {
 		r.err = errors.New("truncated")
@@ -150,7 +161,7 @@ func Decode(gz []byte) (*Lexicon, error) {
 	r := &reader{b: raw[len(magic):]}
 	l := &Lexicon{exc: map[string][]Base{}}
 
-	nWords := r.uv()
+	nWords := r.count()
 	l.words = make([]string, nWords)
 	prev := []byte{}
 	for i := 0; i < nWords && r.err == nil; i++ {
@@ -163,14 +174,14 @@ func Decode(gz []byte) (*Lexicon, error) {
 		prev = w
 	}
 
-	nSyn := r.uv()
+	nSyn := r.count()
 	l.synPos = make([]byte, nSyn)
 	l.synIC = make([]byte, nSyn)
 	l.memOff = make([]uint32, 1, nSyn+1)
 	l.hypOff = make([]uint32, 1, nSyn+1)
 	l.simOff = make([]uint32, 1, nSyn+1)
 	readIDs := func(dst []int32, limit int) []int32 {
-		n := r.uv()
+		n := r.count()
 		for j := 0; j < n && r.err == nil; j++ {
 			id := r.uv()
 			if id >= limit {
@@ -194,7 +205,7 @@ func Decode(gz []byte) (*Lexicon, error) {
 	l.senseOff = make([]uint32, 1, nWords+1)
 	l.relOff = make([]uint32, 1, nWords+1)
 	for i := 0; i < nWords && r.err == nil; i++ {
-		n := r.uv()
+		n := r.count()
 		for j := 0; j < n && r.err == nil; j++ {
 			s, c := r.uv(), r.uv()
 			if s >= nSyn {
@@ -207,7 +218,7 @@ func Decode(gz []byte) (*Lexicon, error) {
 		l.relOff = append(l.relOff, uint32(len(l.related)))
 	}
 
-	nExc := r.uv()
+	nExc := r.count()
 	for i := 0; i < nExc && r.err == nil; i++ {
 		s := r.uv()
 		p := r.byte1()
@@ -223,7 +234,10 @@ func Decode(gz []byte) (*Lexicon, error) {
 		if dims > 1024 {
 			return nil, errors.New("word vectors: bad dimensions")
 		}
-		n := r.uv()
+		n := r.count()
+		if r.err == nil && n*dims > len(r.b) {
+			return nil, errors.New("word vectors: count larger than the data")
+		}
 		l.vecDims = dims
 		l.vecOf = make(map[int32]int32, n)
 		l.vecs = make([]int8, 0, n*dims)
@@ -384,6 +398,11 @@ func (l *Lexicon) Lemma(w string) (lemma string, ok bool) {
 		}
 		if s == w {
 			score += 0.25 // the word itself wins ties
+		}
+		if b.POS == 'v' && s != w && (strings.HasSuffix(w, "ing") || strings.HasSuffix(w, "ed")) {
+			// "staging", "running": an -ing or -ed form is first of all the
+			// verb's, as a stemmer would have it.
+			score += 1000
 		}
 		if score > bestScore || score == bestScore && s < best {
 			best, bestScore = s, score
