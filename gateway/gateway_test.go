@@ -635,7 +635,10 @@ func TestHungServerIsRestarted(t *testing.T) {
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "60s"`)+`},
 		"gateway": {"healthInterval": "300ms", "restartBackoff": "100ms"}}`)
 	start := time.Now()
-	_, err := g.Call(context.Background(), CallRequest{Tool: "t:freeze"})
+	res, err := g.Call(context.Background(), CallRequest{Tool: "t:freeze"})
+	if err == nil {
+		t.Fatalf("the frozen call answered after %v: %s", time.Since(start), res.Content)
+	}
 	e := wantCode(t, err, CodeUpstreamUnavailable)
 	if !strings.Contains(e.Message, "health check failed") {
 		t.Fatalf("message = %s", e.Message)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -42,7 +43,9 @@ func MaybeServeStdio() {
 		fmt.Fprintln(os.Stderr, "testserver: exiting at once as asked")
 		os.Exit(3)
 	}
-	if err := server.ServeStdio(s); err != nil {
+	// stdout goes through a writer that a "freeze" call stops for good:
+	// the process stays alive and reads, but never answers again.
+	if err := server.NewStdioServer(s).Listen(context.Background(), os.Stdin, freezableWriter{os.Stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		os.Exit(1)
 	}
@@ -53,6 +56,18 @@ func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
 // cancelled counts wait_cancel calls that saw their context cancelled.
 var cancelled atomic.Int64
+
+// frozen makes freezableWriter block every write from now on.
+var frozen atomic.Bool
+
+type freezableWriter struct{ w io.Writer }
+
+func (f freezableWriter) Write(p []byte) (int, error) {
+	if frozen.Load() {
+		select {}
+	}
+	return f.w.Write(p)
+}
 
 // New returns the test server.
 func New() *server.MCPServer {
@@ -104,10 +119,10 @@ func New() *server.MCPServer {
 			s.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": r.GetString("uri", "")})
 			return mcp.NewToolResultText("touched"), nil
 		})
-	s.AddTool(mcp.NewToolWithRawSchema("freeze", "Stop the whole server process (SIGSTOP): it stays alive but answers nothing.", schema(`{"type":"object"}`)),
+	s.AddTool(mcp.NewToolWithRawSchema("freeze", "Hang the server: it stays alive and reads its input but never writes again (stdio only).", schema(`{"type":"object"}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			freeze()
-			return mcp.NewToolResultText("thawed"), nil
+			frozen.Store(true)
+			return mcp.NewToolResultText("frozen (this answer is never written)"), nil
 		})
 	s.AddTool(mcp.NewToolWithRawSchema("progress", "Report steps progress notifications, then finish.",
 		schema(`{"type":"object","properties":{"steps":{"type":"integer","minimum":1,"maximum":100}},"required":["steps"]}`)),

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package testserver
-
-func freeze() { select {} }
