@@ -634,3 +634,50 @@ func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestModernClient: a client on the stateless 2026-07-28 protocol lists and
+// calls tools (with progress); session-bound hub tools say why they cannot
+// apply.
+func TestModernClient(t *testing.T) {
+	fx := newFrontend(t)
+	c, err := client.NewStreamableHttpClient(fx.url + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !mcp.IsModernProtocol(c.ProtocolVersion()) {
+		t.Fatalf("negotiated %q", c.ProtocolVersion())
+	}
+	if _, ok := toolNames(t, c)["b__echo"]; !ok {
+		t.Fatal("tools/list on the stateless protocol lacks b__echo")
+	}
+	var progress int
+	var mu sync.Mutex
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			progress++
+			mu.Unlock()
+		}
+	})
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "b__progress", Arguments: map[string]any{"steps": 3}, Meta: &mcp.Meta{ProgressToken: "m1"}}})
+	if err != nil || resultText(res) != "done 3 steps" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	mu.Lock()
+	if progress != 3 {
+		t.Errorf("%d progress notifications on the stateless protocol", progress)
+	}
+	mu.Unlock()
+	res, _ = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubConnectServers, Arguments: map[string]any{"servers": []string{"a"}}}})
+	if !res.IsError || !strings.Contains(resultText(res), "stateless") {
+		t.Fatalf("connect on a stateless request: %s", resultText(res))
+	}
+}
