@@ -32,11 +32,11 @@ type gatewayFlags struct {
 	logLevel  string
 }
 
-func (f *gatewayFlags) add(cmd *cobra.Command) {
+func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", `gateway config: a JSON file with "mcpServers" (default: ./mcp.json, then ./.mcp.json)`)
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "", `tool names on the wire: "prefixed" (server__tool) or "passthrough" (each upstream's own); overrides the config`)
 	cmd.Flags().StringArrayVar(&f.tokenEnv, "token-env", nil, "SERVER=VAR: read VAR from the environment once at start as the default session's bearer token for SERVER (repeatable)")
-	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn, error")
 }
 
 // loadGateway parses the config and applies the flags.
@@ -136,7 +136,7 @@ Logs are JSON on stderr, one record per routed call.`,
 			return serve(cmd, f, httpAddr, allowHosts)
 		},
 	}
-	f.add(cmd)
+	f.add(cmd, "info")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8808; port 0 picks one) instead of stdio")
 	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "extra Host name accepted on loopback connections (for a local reverse proxy; repeatable)")
 	return cmd

@@ -66,8 +66,8 @@ gateway__list_servers hub tool), which also shows restarts since it started.`,
 			return nil
 		},
 	}
-	f.add(cmd)
-	cmd.Flags().StringVar(&url, "url", "", "ask a running `sandbox serve --http` at this URL (http://HOST:PORT/mcp) instead of connecting from the config")
+	f.add(cmd, "warn")
+	cmd.Flags().StringVar(&url, "url", "", "ask a running \"sandbox serve --http\" at this URL (http://HOST:PORT/mcp) instead of connecting from the config")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "longest wait for servers to connect (default: the config's startupTimeout)")
 	return cmd
