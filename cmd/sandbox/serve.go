@@ -24,6 +24,15 @@ import (
 
 func init() { register(newServeCmd) }
 
+// Other files of this command extend `sandbox serve` without editing this
+// one (the code-mode tools, for instance): serveFlagHooks add flags to the
+// command, serveHooks run once the gateway has started and the front end
+// exists, before it serves (an error stops serve).
+var (
+	serveFlagHooks []func(cmd *cobra.Command)
+	serveHooks     []func(cmd *cobra.Command, g *gateway.Gateway, front *frontend.Server) error
+)
+
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
 type gatewayFlags struct {
 	config    string
@@ -139,6 +148,9 @@ Logs are JSON on stderr, one record per routed call.`,
 	f.add(cmd, "info")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8808; port 0 picks one) instead of stdio")
 	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "extra Host name accepted on loopback connections (for a local reverse proxy; repeatable)")
+	for _, h := range serveFlagHooks {
+		h(cmd)
+	}
 	return cmd
 }
 
@@ -171,6 +183,11 @@ func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []str
 	}
 	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
 	defer front.Close()
+	for _, h := range serveHooks {
+		if err := h(cmd, g, front); err != nil {
+			return err
+		}
+	}
 
 	if httpAddr == "" {
 		err := front.ServeStdio(ctx, os.Stdin, os.Stdout)
