@@ -50,7 +50,8 @@ type ServerConfig struct {
 	Name string // normalized; the "server" half of tool ids
 
 	Transport Transport
-	// stdio
+	// stdio; the server inherits only a small safe set of the gateway's
+	// environment variables (PATH, HOME, ...) plus Env.
 	Command string
 	Args    []string
 	Env     map[string]string

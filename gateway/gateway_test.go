@@ -747,3 +747,15 @@ func TestHostileUpstream(t *testing.T) {
 		t.Fatalf("meta_leak: %v %s", err, res.Content)
 	}
 }
+
+func TestStdioServersInheritOnlyASafeEnvironment(t *testing.T) {
+	t.Setenv("SANDBOX_TEST_SECRET", "do-not-leak")
+	env := childEnv(map[string]string{"GIVEN": "yes"})
+	joined := strings.Join(env, "\n")
+	if strings.Contains(joined, "do-not-leak") {
+		t.Fatal("an unlisted variable leaked into the child's environment")
+	}
+	if !strings.Contains(joined, "GIVEN=yes") || !strings.Contains(joined, "PATH=") {
+		t.Fatalf("env = %v", env)
+	}
+}

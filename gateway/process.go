@@ -31,10 +31,7 @@ type process struct {
 // startProcess starts a stdio server in its own process group.
 func startProcess(sc *ServerConfig, maxLine int64) (*process, error) {
 	cmd := exec.Command(sc.Command, sc.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range sc.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = childEnv(sc.Env)
 	cmd.Dir = sc.Cwd
 	setProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -56,6 +53,26 @@ func startProcess(sc *ServerConfig, maxLine int64) (*process, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// inheritedEnv are the only variables a stdio server inherits from the
+// gateway's environment (the same set as the official MCP SDKs): a server
+// sees the secrets its "env" names, not every token the gateway was started
+// with.
+var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ",
+	"SYSTEMROOT", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "PROGRAMFILES", "TEMP", "TMP", "PATHEXT", "COMSPEC"}
+
+func childEnv(extra map[string]string) []string {
+	env := make([]string, 0, len(inheritedEnv)+len(extra))
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok && !strings.HasPrefix(v, "()") { // no exported shell functions
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 // exitReason describes how the process ended, with the tail of its stderr.
