@@ -126,6 +126,7 @@ func newIndex(dir string, emb embedder) (*Index, error) {
 func (ix *Index) load() error {
 	var entries []*entry
 	var bad []string
+	dims := ix.readManifest()
 	ids := ix.collectionIDs()
 	if len(ids) < ix.coll.Count() {
 		// Documents we cannot enumerate (no manifest, or written by a
@@ -147,7 +148,7 @@ func (ix *Index) load() error {
 		}
 		t, err := decodeTool(doc.Content)
 		if err != nil || t.ID != doc.ID ||
-			t.hash() != doc.Metadata[metaHash] || !validVector(doc.Embedding, len(doc.Embedding)) {
+			t.hash() != doc.Metadata[metaHash] || !validVector(doc.Embedding, dims) {
 			bad = append(bad, doc.ID)
 			continue
 		}

@@ -444,3 +444,41 @@ func TestBuiltinVectorsAreUnitAndDeterministic(t *testing.T) {
 		t.Fatal("no chromem embedding function: chromem would fall back to OpenAI")
 	}
 }
+
+// TestSearchWhileCatalogShrinks: with fewer tools than a search asks chromem
+// for, a delete between counting and querying must not fail the search.
+func TestSearchWhileCatalogShrinks(t *testing.T) {
+	ctx := context.Background()
+	corpus := loadCorpus(t)
+	ix := mustIndex(t, Options{}, corpus[:30])
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := ix.Search(ctx, "read a file", 5); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 40; i++ {
+		cat := corpus[:30]
+		if i%2 == 0 {
+			cat = corpus[:3]
+		}
+		if _, err := ix.Sync(ctx, cat); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}

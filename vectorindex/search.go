@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/philippgille/chromem-go"
 )
 
 // Hit is one search result: a tool id ("server:tool") and its score in
@@ -103,15 +105,24 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 // update adds to chromem before publishing and deletes after): those are
 // skipped.
 func (ix *Index) nearest(ctx context.Context, st *state, qv []float32) ([]int32, error) {
-	nv := min(candidates, len(st.entries), ix.coll.Count())
-	if nv <= 0 {
-		return nil, nil
-	}
-	res, err := ix.coll.QueryEmbedding(ctx, qv, nv, nil, nil)
-	if err != nil {
+	var res []chromem.Result
+	var err error
+	for try := 0; try < 3; try++ {
+		// chromem fails when asked for more results than it holds, and an
+		// update may delete between Count and the query: count again.
+		nv := min(candidates, len(st.entries), ix.coll.Count())
+		if nv <= 0 {
+			return nil, nil
+		}
+		res, err = ix.coll.QueryEmbedding(ctx, qv, nv, nil, nil)
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("vectorindex: vector query: %w", err)
 	}
 	out := make([]int32, 0, len(res))
