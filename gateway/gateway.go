@@ -2,7 +2,7 @@
 // of their tools ("server:tool"), resources and prompts, routes every tool
 // call through a fixed pipeline (lookup, schema validation, path-traversal
 // check, session token, rate limit, forward), and serves all of it again as
-// one MCP server (see NewMCPServer).
+// one MCP server (package gateway/frontend, `sandbox serve`).
 //
 // The code-mode runtime uses the Go API: New, Start, Tools, Subscribe and
 // Call. Every call error is a *Error with a stable Code.
