@@ -67,7 +67,8 @@ type catalogState struct {
 	names *typegen.Names
 }
 
-// New builds an engine over a started gateway and indexes its catalog.
+// New builds an engine over a started gateway and indexes its catalog. rt
+// may be nil for an engine that only searches.
 func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error) {
 	if opts.K <= 0 {
 		opts.K = vectorindex.DefaultK
@@ -123,18 +124,9 @@ func (e *Engine) sync(ctx context.Context) error {
 	st := &catalogState{byID: make(map[string]int, len(gwTools))}
 	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
 	for _, t := range gwTools {
-		tt := typegen.Tool{Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
-		if len(t.Annotations) > 0 {
-			var a typegen.Annotations
-			if json.Unmarshal(t.Annotations, &a) == nil {
-				tt.Annotations = &a
-			}
-		}
 		st.byID[t.ID] = len(st.tools)
-		st.tools = append(st.tools, tt)
-		ixTools = append(ixTools, vectorindex.Tool{ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title,
-			Description: t.Description, InputSchema: t.InputSchema})
+		st.tools = append(st.tools, TypegenTool(t))
+		ixTools = append(ixTools, IndexTool(t))
 	}
 	st.names = typegen.AssignNames(st.tools)
 	if _, err := e.ix.Sync(ctx, ixTools); err != nil {
@@ -189,6 +181,25 @@ func (c *hitCache) put(k hitKey, h []vectorindex.Hit) {
 		c.m = make(map[hitKey][]vectorindex.Hit, hitCacheSize)
 	}
 	c.m[k] = h
+}
+
+// TypegenTool is a catalog tool as typegen reads it.
+func TypegenTool(t gateway.Tool) typegen.Tool {
+	tt := typegen.Tool{Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+	if len(t.Annotations) > 0 {
+		var a typegen.Annotations
+		if json.Unmarshal(t.Annotations, &a) == nil {
+			tt.Annotations = &a
+		}
+	}
+	return tt
+}
+
+// IndexTool is a catalog tool as the vector index reads it.
+func IndexTool(t gateway.Tool) vectorindex.Tool {
+	return vectorindex.Tool{ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title,
+		Description: t.Description, InputSchema: t.InputSchema}
 }
 
 // ToolCount is the number of tools in the catalog.

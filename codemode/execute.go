@@ -48,6 +48,9 @@ type ExecuteResult struct {
 // The error is for requests that cannot run at all (an unknown tool id, a
 // closed runtime); a snippet's own failures are in the result.
 func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResult, error) {
+	if e.rt == nil {
+		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
+	}
 	st := e.state.Load()
 	ids := map[string]bool{}
 	for _, name := range req.Tools {

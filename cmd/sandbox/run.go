@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -45,6 +47,10 @@ type runFlags struct {
 	toolCalls   int
 	jsonOut     bool
 	inProcess   bool
+	// Code mode: with a gateway config, the snippet can call its tools.
+	gw     gatewayFlags
+	intent string
+	tools  []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -66,12 +72,19 @@ It runs in an isolated worker process: no file system, network, environment,
 require or eval; only the language's built-ins, console, timers, atob/btoa, and
 the tools bound to the run.
 
+With --config (an mcp.json with "mcpServers"), the snippet can call the tools
+of those servers as server.toolName(args); every call goes through the
+gateway (schema validation, path checks, limits). Tools the code names are
+bound; --intent binds the tools a search for it finds, --tools names more.
+See the declarations with: sandbox search "your task" --config mcp.json --dts
+
 Exit status: 0 success; 1 the snippet threw (or deadlocked, or returned
 something that is not JSON); 2 usage error; 3 compile error; 4 a limit was hit;
 5 internal error or cancelled.`,
 		Example: `  sandbox run examples/hello.ts
   echo 'return 6 * 7' | sandbox run -
-  sandbox run script.ts --timeout 5s --memory 128MiB --json`,
+  sandbox run script.ts --timeout 5s --memory 128MiB --json
+  sandbox run examples/demo-standup.ts --config examples/mcp.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSnippet(cmd, args[0], f)
@@ -88,6 +101,9 @@ something that is not JSON); 2 usage error; 3 compile error; 4 a limit was hit;
 	fl.IntVar(&f.toolCalls, "tool-calls", d.ToolCalls, "most tool calls one run may make")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the whole result envelope (ok, value, error, logs, calls) as JSON on stdout")
 	fl.BoolVar(&f.inProcess, "in-process", false, "run in this process instead of a worker: faster start, but NO memory limit; trusted code only")
+	f.gw.add(cmd, "warn")
+	fl.StringVar(&f.intent, "intent", "", "with --config: also bind the tools a search for this task finds")
+	fl.StringSliceVar(&f.tools, "tools", nil, `with --config: also bind these tools ("server:tool" or "server.toolName", comma-separated)`)
 	return cmd
 }
 
@@ -130,6 +146,9 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 	if f.inProcess {
 		opts.Isolation = runtime.InProcess
 	}
+	if f.gw.config == "" && (f.intent != "" || len(f.tools) > 0) {
+		return &exitError{code: exitUsage, msg: "--intent and --tools bind tools of MCP servers: add --config mcp.json"}
+	}
 	rt, err := runtime.New(opts)
 	if err != nil {
 		return &exitError{code: exitInternal, msg: err.Error()}
@@ -138,11 +157,29 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rt.Run(ctx, runtime.Request{Code: code, Filename: filename, Limits: limits})
+	if f.gw.config == "" {
+		res, err := rt.Run(ctx, runtime.Request{Code: code, Filename: filename, Limits: limits})
+		if err != nil {
+			return &exitError{code: exitInternal, msg: err.Error()}
+		}
+		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, res, f.jsonOut)
+	}
+
+	g, err := startGateway(ctx, f.gw, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	engine, err := codemode.New(g, rt, codemode.Options{Limits: limits})
 	if err != nil {
 		return &exitError{code: exitInternal, msg: err.Error()}
 	}
-	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, f.jsonOut)
+	defer engine.Close()
+	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools})
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res.Result, res, f.jsonOut)
 }
 
 // readSnippet reads the snippet from a file, or stdin for "-".
@@ -168,13 +205,13 @@ func readSnippet(stdin io.Reader, path string) (code, filename string, err error
 	return string(b), path, nil
 }
 
-// printResult writes the value (or the envelope) to stdout and console output
-// and errors to stderr, and gives the exit status.
-func printResult(stdout, stderr io.Writer, res *runtime.Result, envelope bool) error {
+// printResult writes the value (or, with --json, the whole envelope) to
+// stdout and console output and errors to stderr, and gives the exit status.
+func printResult(stdout, stderr io.Writer, res *runtime.Result, full any, envelope bool) error {
 	if envelope {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := enc.Encode(full); err != nil {
 			return err
 		}
 	} else {
@@ -215,16 +252,14 @@ func printResult(stdout, stderr io.Writer, res *runtime.Result, envelope bool) e
 	return &exitError{code: code, msg: msg}
 }
 
+// indentJSON pretty-prints without reordering: the snippet's key order is
+// part of what it returned.
 func indentJSON(raw json.RawMessage) []byte {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
 		return raw
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return raw
-	}
-	return out
+	return b.Bytes()
 }
 
 func truncate(s string, n int) string {

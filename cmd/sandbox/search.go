@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
@@ -24,6 +26,8 @@ type searchFlags struct {
 	json     bool
 	indexDir string
 	embedder vectorindex.Embedder
+	dts      bool
+	gw       gatewayFlags
 }
 
 func newSearchCmd() *cobra.Command {
@@ -39,7 +43,11 @@ then post it to Slack").
 
 --from reads tool definitions as "sandbox types" does: a JSON array of MCP
 tool definitions, each with a "server" field, or a tools/list response with
---server NAME. Use - for stdin.
+--server NAME. Use - for stdin. --config instead connects to the MCP servers of
+a gateway config and searches their live tools.
+
+--dts prints what an agent is shown: the TypeScript declarations of the tools
+found (the search_tools answer of "sandbox serve").
 
 By default the index lives in memory and uses the built-in offline embedder.
 --index-dir keeps it on disk, so that the next run re-embeds only tools that
@@ -48,6 +56,7 @@ changed; --embedder ollama|openai uses an embedding service instead.
 Exit status: 0 results printed; 2 usage error, unreadable input or an empty
 intent.`,
 		Example: `  sandbox search "list open pull requests" --from testdata/toolcorpus/tools.json
+  sandbox search "which tasks are blocked" --config examples/mcp.json --dts
   sandbox search "// TODO: screenshot the page" --from tools.json -k 3 --json
   sandbox search "embed me" --from tools.json --embedder ollama --embed-model nomic-embed-text`,
 		Args: cobra.ArbitraryArgs,
@@ -56,8 +65,11 @@ intent.`,
 			if strings.TrimSpace(intent) == "" {
 				return &exitError{code: 2, msg: `search: say what the task is: sandbox search "list open pull requests" --from tools.json`}
 			}
-			if f.from == "" {
-				return &exitError{code: 2, msg: "search: say where the tools come from: --from tools.json (or --from - for stdin)"}
+			if (f.from == "") == (f.gw.config == "") {
+				return &exitError{code: 2, msg: "search: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
+			}
+			if f.gw.config != "" {
+				return searchLive(cmd, f, intent)
 			}
 			tt, err := readToolsFile(f.from, f.servers, cmd.InOrStdin())
 			if err != nil {
@@ -72,6 +84,9 @@ intent.`,
 			if err != nil {
 				return &exitError{code: 2, msg: "search: " + err.Error()}
 			}
+			if f.dts {
+				return writeDeclarations(cmd.OutOrStdout(), tt, hits)
+			}
 			return writeSearchResults(cmd.OutOrStdout(), intent, tools, hits, f.json)
 		},
 	}
@@ -85,7 +100,62 @@ intent.`,
 	fl.StringVar(&f.embedder.URL, "embed-url", "", "embedding API base URL (ollama: http://localhost:11434/api; openai: https://api.openai.com/v1)")
 	fl.StringVar(&f.embedder.Model, "embed-model", "", "embedding model, e.g. nomic-embed-text or text-embedding-3-small")
 	fl.StringVar(&f.embedder.APIKeyEnv, "embed-key-env", "", "environment variable that holds the API key (openai: OPENAI_API_KEY)")
+	fl.BoolVar(&f.dts, "dts", false, "print the TypeScript declarations of the tools found, as an agent sees them")
+	f.gw.add(cmd, "warn")
 	return cmd
+}
+
+// searchLive searches the live catalog of a gateway config with the same
+// engine `sandbox serve` uses for search_tools.
+func searchLive(cmd *cobra.Command, f searchFlags, intent string) error {
+	g, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	engine, err := codemode.New(g, nil, codemode.Options{IndexDir: f.indexDir, Embedder: f.embedder})
+	if err != nil {
+		return &exitError{code: 2, msg: "search: " + err.Error()}
+	}
+	defer engine.Close()
+	res, err := engine.Search(cmd.Context(), intent, f.k)
+	if err != nil {
+		return &exitError{code: 2, msg: "search: " + err.Error()}
+	}
+	if f.dts {
+		_, err := fmt.Fprintf(cmd.OutOrStdout(), "// %s\n%s", res.Note, res.Declarations)
+		return err
+	}
+	var tools []vectorindex.Tool
+	for _, t := range g.Tools() {
+		tools = append(tools, codemode.IndexTool(t))
+	}
+	hits := make([]vectorindex.Hit, len(res.Tools))
+	for i, t := range res.Tools {
+		hits[i] = vectorindex.Hit{ID: t.ID, Score: t.Score}
+	}
+	return writeSearchResults(cmd.OutOrStdout(), intent, tools, hits, f.json)
+}
+
+// writeDeclarations prints the .d.ts of the hits, with names assigned over
+// every tool of the file (as the runtime's bindings would name them).
+func writeDeclarations(w io.Writer, all []typegen.Tool, hits []vectorindex.Hit) error {
+	byID := make(map[string]typegen.Tool, len(all))
+	for _, t := range all {
+		byID[t.ID()] = t
+	}
+	subset := make([]typegen.Tool, 0, len(hits))
+	for _, h := range hits {
+		if t, ok := byID[h.ID]; ok {
+			subset = append(subset, t)
+		}
+	}
+	out, err := typegen.Generate(subset, typegen.Options{Names: typegen.AssignNames(all)})
+	if err != nil {
+		return &exitError{code: 2, msg: "search: " + err.Error()}
+	}
+	_, err = fmt.Fprintf(w, "// %d of %d tools shown\n%s", len(subset), len(all), out.DTS)
+	return err
 }
 
 // searchTools is the core of `sandbox search`: index the tools, search once.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/typegen"
 )
 
@@ -23,6 +24,7 @@ type typesFlags struct {
 	servers []string
 	tools   []string
 	strict  bool
+	gw      gatewayFlags
 }
 
 func newTypesCmd() *cobra.Command {
@@ -39,6 +41,10 @@ compiles with tsc --strict.
 field (or give --server), or a tools/list response ({"tools": [...]} or a whole
 JSON-RPC response) together with --server NAME. Use - for stdin.
 
+--config instead connects to the MCP servers of a gateway config (as "sandbox
+serve" would) and declares their live tools, named exactly as code mode binds
+them.
+
 --server and --tool select what to declare (a tool is kept if its server or its
 "server:tool" id is selected); by default every tool is.
 
@@ -50,11 +56,24 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 2 usage error or unreadable input.`,
 		Example: `  sandbox types --from testdata/toolcorpus/tools.json -o tools.d.ts
   sandbox types --from list.json --server github --tool github:list_commits
-  mcp-inspector --cli node server.js --method tools/list | sandbox types --from - --server mine`,
+  mcp-inspector --cli node server.js --method tools/list | sandbox types --from - --server mine
+  sandbox types --config examples/mcp.json -o demo.d.ts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.from == "" {
-				return &exitError{code: 2, msg: "types: say where the tools come from: --from tools.json (or --from - for stdin)"}
+			if (f.from == "") == (f.gw.config == "") {
+				return &exitError{code: 2, msg: "types: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
+			}
+			if f.gw.config != "" {
+				g, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer g.Close()
+				var tools []typegen.Tool
+				for _, t := range g.Tools() {
+					tools = append(tools, codemode.TypegenTool(t))
+				}
+				return writeTypes(tools, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			tools, err := readToolsFile(f.from, f.servers, cmd.InOrStdin())
 			if err != nil {
@@ -68,6 +87,7 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 	cmd.Flags().StringArrayVar(&f.servers, "server", nil, "declare this server's tools (repeatable); names the server of a tools/list response")
 	cmd.Flags().StringArrayVar(&f.tools, "tool", nil, `declare this tool, by id "server:tool" (repeatable)`)
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when any tool has a problem")
+	f.gw.add(cmd, "warn")
 	return cmd
 }
 

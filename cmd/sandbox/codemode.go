@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// Code mode on `sandbox serve`: search_tools and execute_code beside the
+// pass-through tools, unless --code-mode=false.
+func init() {
+	var enabled bool
+	var indexDir string
+	serveFlagHooks = append(serveFlagHooks, func(cmd *cobra.Command) {
+		cmd.Flags().BoolVar(&enabled, "code-mode", true, "add the code-mode tools search_tools and execute_code (snippets run in worker subprocesses)")
+		cmd.Flags().StringVar(&indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
+	})
+	serveHooks = append(serveHooks, func(cmd *cobra.Command, g *gateway.Gateway, front *frontend.Server) error {
+		if !enabled {
+			return nil
+		}
+		rt, err := runtime.New(runtime.Options{})
+		if err != nil {
+			return err
+		}
+		engine, err := codemode.New(g, rt, codemode.Options{IndexDir: indexDir, Logger: slog.Default()})
+		if err != nil {
+			rt.Close()
+			return err
+		}
+		// serve runs until the process ends; workers die with it (Pdeathsig).
+		return engine.Install(front)
+	})
+}
+
+// startGateway connects to the servers of a config for a one-shot command
+// (run, search, types): it waits for each to connect or fail, and warns on
+// stderr about the ones that are not ready, so the user learns why a tool
+// is missing instead of getting a bare "not bound".
+func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gateway.Gateway, error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	g, err := gateway.New(cfg, gateway.WithLogger(log))
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: err.Error()}
+	}
+	if err := f.tokens(g); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if err := g.Start(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	for _, st := range g.Servers() {
+		if st.State != gateway.StateReady && st.State != gateway.StateDisabled {
+			msg := fmt.Sprintf("sandbox: server %q is %s", st.Name, st.State)
+			if st.LastError != "" {
+				msg += ": " + st.LastError
+			}
+			fmt.Fprintln(stderr, msg)
+		}
+	}
+	return g, nil
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sandboxrt/sandbox/internal/testpeers"
+)
+
+var (
+	exampleOnce sync.Once
+	exampleBin  string
+	exampleErr  error
+)
+
+// exampleServerBinary builds the example MCP server once per test run.
+func exampleServerBinary(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Dir(sandboxBinary(t))
+	exampleOnce.Do(func() {
+		exampleBin = filepath.Join(dir, "example-mcpserver")
+		out, err := exec.Command("go", "build", "-o", exampleBin, "../../examples/mcpserver/cmd/example-mcpserver").CombinedOutput()
+		if err != nil {
+			exampleErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if exampleErr != nil {
+		t.Fatal(exampleErr)
+	}
+	return exampleBin
+}
+
+// twoServersConfig: the Go example server and the real server-everything.
+func twoServersConfig(t *testing.T) string {
+	pkg := testpeers.Package(t, "@modelcontextprotocol/server-everything")
+	return fmt.Sprintf(`{"mcpServers": {
+  "demo": {"command": %q},
+  "everything": {"command": %q, "args": [%q, "stdio"]}
+}}`, exampleServerBinary(t), testpeers.Node(t), filepath.Join(pkg, "dist", "index.js"))
+}
+
+// acrossServers calls both servers at once, recovers from a validation
+// error by reading its help text, and returns only a summary.
+const acrossServers = `
+const [projects, sum, echo] = await Promise.all([
+  demo.listProjects({ status: "active" }),
+  everything.getSum({ a: 2, b: 3 }),
+  everything.echo({ message: "hello from a snippet" }),
+]);
+let help = "";
+try {
+  await everything.getSum({ a: "two", b: 3 } as any);
+} catch (e) {
+  if (e instanceof MCPToolError && e.code === "VALIDATION_FAILED") help = e.message;
+}
+console.log("done");
+return { projects: (projects as any[]).map((p) => p.id), sum, echo, help };
+`
+
+type acrossResult struct {
+	Projects []string
+	Sum      any
+	Echo     any
+	Help     string
+}
+
+func checkAcross(t *testing.T, value json.RawMessage) {
+	t.Helper()
+	var got acrossResult
+	if err := json.Unmarshal(value, &got); err != nil {
+		t.Fatalf("value %s: %v", value, err)
+	}
+	if len(got.Projects) == 0 || !strings.Contains(fmt.Sprint(got.Sum), "5") || !strings.Contains(fmt.Sprint(got.Echo), "hello from a snippet") {
+		t.Errorf("value = %s", value)
+	}
+	for _, want := range []string{"everything:get-sum", "/a", "Valid example"} {
+		if !strings.Contains(got.Help, want) {
+			t.Errorf("help text lacks %q:\n%s", want, got.Help)
+		}
+	}
+}
+
+func TestRunSnippetAcrossTwoServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npm peers")
+	}
+	cfg := writeConfig(t, twoServersConfig(t))
+	script := writeScript(t, "across.ts", acrossServers)
+	r := runCLI(t, "", "run", script, "--config", cfg, "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	var env struct {
+		OK    bool
+		Value json.RawMessage
+		Calls []struct {
+			Tool string
+			OK   bool
+			Code string
+		}
+		Bound []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &env); err != nil {
+		t.Fatal(err)
+	}
+	checkAcross(t, env.Value)
+	if len(env.Calls) != 4 || env.Calls[3].OK || env.Calls[3].Code != "VALIDATION_FAILED" {
+		t.Errorf("calls = %+v", env.Calls)
+	}
+	for _, b := range []string{"demo.listProjects", "everything.getSum", "everything.echo"} {
+		if !strings.Contains(strings.Join(env.Bound, " "), b) {
+			t.Errorf("bound %v lacks %s", env.Bound, b)
+		}
+	}
+}
+
+// TestServeCodeModeWithInspector drives `sandbox serve` with a real MCP
+// client, the Inspector CLI: search_tools, then execute_code of the same
+// snippet, over stdio and streamable HTTP.
+func TestServeCodeModeWithInspector(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npm peers")
+	}
+	cfg := twoServersConfig(t)
+	path := writeConfig(t, cfg)
+	targets := map[string][]string{
+		"stdio": {sandboxBinary(t), "serve", "-c", path, "--log-level", "error"},
+		"http":  {serveHTTP(t, cfg), "--transport", "http"},
+	}
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			out, code := inspector(t, append(target, "--method", "tools/call", "--tool-name", "search_tools", "--tool-arg", "intent=add two numbers", "--tool-arg", "k=3")...)
+			if code != 0 || !strings.Contains(out, "function getSum(") || !strings.Contains(out, "3 of ") {
+				t.Fatalf("search_tools: exit %d\n%s", code, out)
+			}
+			out, code = inspector(t, append(target, "--method", "tools/call", "--tool-name", "execute_code", "--tool-arg", "code="+acrossServers)...)
+			if code != 0 {
+				t.Fatalf("execute_code: exit %d\n%s", code, out)
+			}
+			var res struct {
+				Content []struct{ Text string }
+				IsError bool
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Content) == 0 {
+				t.Fatalf("execute_code output: %v\n%s", err, out)
+			}
+			var rep struct {
+				OK    bool
+				Value json.RawMessage
+				Logs  []string
+			}
+			if err := json.Unmarshal([]byte(res.Content[0].Text), &rep); err != nil {
+				t.Fatalf("report: %v\n%s", err, res.Content[0].Text)
+			}
+			if !rep.OK || res.IsError || len(rep.Logs) != 1 {
+				t.Fatalf("report: %s", res.Content[0].Text)
+			}
+			checkAcross(t, rep.Value)
+
+			// A snippet that fails: the client sees isError (exit 5) and the located error.
+			out, code = inspector(t, append(target, "--method", "tools/call", "--tool-name", "execute_code", "--tool-arg", "code=const a = 1;\nthrow new RangeError('out of range');")...)
+			if code != 5 || !strings.Contains(out, `\"line\":2`) || !strings.Contains(out, "RangeError") {
+				t.Fatalf("failing snippet: exit %d\n%s", code, out)
+			}
+		})
+	}
+}
+
+func TestSearchAndTypesFromALiveCatalog(t *testing.T) {
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}}`, exampleServerBinary(t)))
+	r := runCLI(t, "", "search", "table of each person's open tasks", "--config", cfg, "-k", "2", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"id": "demo:team_workload"`) {
+		t.Fatalf("search: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", "types", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "declare namespace demo") || !strings.Contains(r.stdout, "function teamWorkload(") {
+		t.Fatalf("types: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCLI(t, "", "search", "x", "--config", cfg, "--from", "tools.json")
+	if r.code != 2 || !strings.Contains(r.stderr, "--from") {
+		t.Fatalf("both sources: exit %d %s", r.code, r.stderr)
+	}
+	r = runCLI(t, "", "run", writeScript(t, "a.ts", "return 1"), "--intent", "x")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "add --config") {
+		t.Fatalf("--intent without --config: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func TestRunWithABrokenServerSaysWhy(t *testing.T) {
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}, "ghost": {"command": "/nonexistent/server"}},
+  "gateway": {"startupTimeout": "3s"}}`, exampleServerBinary(t)))
+	script := writeScript(t, "a.ts", "try { await (ghost as any).anything({}) } catch (e) { return e.name } ")
+	r := runCLI(t, "", "run", script, "--config", cfg)
+	if !strings.Contains(r.stderr, `server "ghost"`) {
+		t.Fatalf("no warning about the broken server: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	_ = os.Remove(script)
+}
