@@ -55,6 +55,9 @@ func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gatew
 		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// mcp-go's transports log to the default logger (a write to a server
+	// that already exited, at shutdown): debug chatter, as in serve.
+	slog.SetDefault(slog.New(debugOnly{log.Handler()}))
 	g, err := gateway.New(cfg, gateway.WithLogger(log))
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: err.Error()}

@@ -27,9 +27,15 @@ calls MCP tools as typed async functions, runs in an isolated worker under hard
 limits (time, memory, output, tool calls), and only its JSON result comes back.
 
 Start with:
-  sandbox run examples/hello.ts          run a snippet, print its JSON result
-  sandbox run --help                     the limits and output options
-  sandbox types --from tools.json        TypeScript declarations for MCP tools`,
+  sandbox run examples/hello.ts                 run a snippet, print its JSON result
+  sandbox run script.ts --config mcp.json       ...calling the tools of MCP servers
+  sandbox search "a task" --config mcp.json     which tools fit a task (--dts: their types)
+  sandbox serve --config mcp.json [--http ADDR] one MCP endpoint for all servers, with
+                                                search_tools and execute_code for agents
+  sandbox servers --config mcp.json             the servers' state
+  sandbox types --from tools.json               TypeScript declarations for MCP tools
+
+mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
