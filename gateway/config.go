@@ -34,6 +34,8 @@ type Config struct {
 	Servers map[string]*ServerConfig
 	// Options that apply to every server unless a server overrides them.
 	Options Options
+	// CodeMode is the "codeMode" block, for `sandbox serve`'s code-mode tools.
+	CodeMode CodeModeConfig
 }
 
 // Transport is how the gateway talks to one upstream server.
@@ -213,9 +215,13 @@ func (p *configParser) parse() (*Config, error) {
 			if err := p.parseOptions(k.value, &cfg.Options); err != nil {
 				return nil, err
 			}
+		case "codeMode":
+			if err := p.parseCodeMode(k.value, &cfg.CodeMode); err != nil {
+				return nil, err
+			}
 		case "$schema":
 		default:
-			return nil, p.errAt(k.offset, "unknown key %q; the top level takes \"mcpServers\" and \"gateway\"", k.name)
+			return nil, p.errAt(k.offset, "unknown key %q; the top level takes \"mcpServers\", \"gateway\" and \"codeMode\"", k.name)
 		}
 	}
 	if servers == nil {

@@ -136,7 +136,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		cfg = &Config{Servers: map[string]*ServerConfig{}, Options: DefaultOptions()}
 	}
 	// The gateway owns its copy: WithInProcessServer adds servers to it.
-	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Options: cfg.Options}
+	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Options: cfg.Options, CodeMode: cfg.CodeMode}
 	for k, v := range cfg.Servers {
 		own.Servers[k] = v
 	}

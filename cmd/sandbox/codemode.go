@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 // Code mode on `sandbox serve`: search_tools and execute_code beside the
@@ -24,14 +25,20 @@ func init() {
 		cmd.Flags().StringVar(&indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
 	})
 	serveHooks = append(serveHooks, func(cmd *cobra.Command, g *gateway.Gateway, front *frontend.Server) error {
-		if !enabled {
+		cm := g.Config().CodeMode
+		if !enabled || cm.Disabled {
 			return nil
 		}
-		rt, err := runtime.New(runtime.Options{})
+		rt, err := runtime.New(runtime.Options{Workers: cm.Workers})
 		if err != nil {
 			return err
 		}
-		engine, err := codemode.New(g, rt, codemode.Options{IndexDir: indexDir, Logger: slog.Default()})
+		opts := codeModeOptions(cm)
+		if indexDir != "" {
+			opts.IndexDir = indexDir
+		}
+		opts.Logger = slog.Default()
+		engine, err := codemode.New(g, rt, opts)
 		if err != nil {
 			rt.Close()
 			return err
@@ -39,6 +46,18 @@ func init() {
 		// serve runs until the process ends; workers die with it (Pdeathsig).
 		return engine.Install(front)
 	})
+}
+
+// codeModeOptions turns the config's "codeMode" block into engine options.
+func codeModeOptions(cm gateway.CodeModeConfig) codemode.Options {
+	return codemode.Options{
+		K:        cm.K,
+		IndexDir: cm.IndexDir,
+		Embedder: vectorindex.Embedder{Provider: cm.Embedder.Provider, URL: cm.Embedder.URL, Model: cm.Embedder.Model,
+			APIKeyEnv: cm.Embedder.APIKeyEnv, Timeout: cm.Embedder.Timeout},
+		Limits: runtime.Limits{Timeout: cm.Limits.Timeout, MemoryBytes: cm.Limits.MemoryBytes, ToolCalls: cm.Limits.ToolCalls,
+			OutputBytes: cm.Limits.OutputBytes, ResultBytes: cm.Limits.ResultBytes},
+	}
 }
 
 // startGateway connects to the servers of a config for a one-shot command

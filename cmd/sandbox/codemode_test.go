@@ -202,3 +202,27 @@ func TestRunWithABrokenServerSaysWhy(t *testing.T) {
 	}
 	_ = os.Remove(script)
 }
+
+// TestCodeModeBlockOfTheConfig: the "codeMode" block sets execute_code's
+// defaults and can turn the code-mode tools off.
+func TestCodeModeBlockOfTheConfig(t *testing.T) {
+	demo := exampleServerBinary(t)
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}, "codeMode": {"limits": {"timeout": "300ms"}}}`, demo))
+	script := writeScript(t, "loop.ts", "while (true) {}")
+	r := runCLI(t, "", "run", script, "--config", cfg)
+	if r.code != exitLimit || !strings.Contains(r.stderr, "300ms") {
+		t.Fatalf("config limit: exit %d %s", r.code, r.stderr)
+	}
+	r = runCLI(t, "", "run", script, "--config", cfg, "--timeout", "500ms")
+	if r.code != exitLimit || !strings.Contains(r.stderr, "500ms") {
+		t.Fatalf("flag over config: exit %d %s", r.code, r.stderr)
+	}
+	if testing.Short() {
+		return
+	}
+	off := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}, "codeMode": {"disabled": true}}`, demo))
+	out, code := inspector(t, sandboxBinary(t), "serve", "-c", off, "--log-level", "error", "--method", "tools/list")
+	if code != 0 || strings.Contains(out, "execute_code") || !strings.Contains(out, "demo__list_projects") {
+		t.Fatalf("codeMode.disabled: exit %d\n%.500s", code, out)
+	}
+}

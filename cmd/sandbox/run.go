@@ -170,7 +170,11 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	defer g.Close()
-	engine, err := codemode.New(g, rt, codemode.Options{Limits: limits})
+	// The config's "codeMode" block sets the index, the embedder and default
+	// limits; limit flags given on the command line win.
+	cmOpts := codeModeOptions(g.Config().CodeMode)
+	cmOpts.Limits = explicitLimits(cmd, limits).Or(cmOpts.Limits)
+	engine, err := codemode.New(g, rt, cmOpts)
 	if err != nil {
 		return &exitError{code: exitInternal, msg: err.Error()}
 	}
@@ -180,6 +184,35 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
 	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res.Result, res, f.jsonOut)
+}
+
+// explicitLimits keeps only the limits whose flags were given, so that the
+// config's codeMode limits fill the rest.
+func explicitLimits(cmd *cobra.Command, l runtime.Limits) runtime.Limits {
+	fl := cmd.Flags()
+	var out runtime.Limits
+	if fl.Changed("timeout") {
+		out.Timeout = l.Timeout
+	}
+	if fl.Changed("memory") {
+		out.MemoryBytes = l.MemoryBytes
+	}
+	if fl.Changed("output-limit") {
+		out.OutputBytes = l.OutputBytes
+	}
+	if fl.Changed("result-limit") {
+		out.ResultBytes = l.ResultBytes
+	}
+	if fl.Changed("code-limit") {
+		out.CodeBytes = l.CodeBytes
+	}
+	if fl.Changed("stack-depth") {
+		out.StackDepth = l.StackDepth
+	}
+	if fl.Changed("tool-calls") {
+		out.ToolCalls = l.ToolCalls
+	}
+	return out
 }
 
 // readSnippet reads the snippet from a file, or stdin for "-".

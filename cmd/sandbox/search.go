@@ -113,7 +113,14 @@ func searchLive(cmd *cobra.Command, f searchFlags, intent string) error {
 		return err
 	}
 	defer g.Close()
-	engine, err := codemode.New(g, nil, codemode.Options{IndexDir: f.indexDir, Embedder: f.embedder})
+	opts := codeModeOptions(g.Config().CodeMode)
+	if cmd.Flags().Changed("embedder") {
+		opts.Embedder = f.embedder
+	}
+	if f.indexDir != "" {
+		opts.IndexDir = f.indexDir
+	}
+	engine, err := codemode.New(g, nil, opts)
 	if err != nil {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}

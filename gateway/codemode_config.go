@@ -1,0 +1,152 @@
+package gateway
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CodeModeConfig is the optional "codeMode" block: settings of the
+// code-mode tools (search_tools, execute_code) that `sandbox serve` adds
+// beside the gateway's own. The gateway only parses and checks it, so that
+// every setting lives in the one file users already have, with errors at
+// their position; the code-mode engine applies it.
+//
+//	"codeMode": {
+//	  "k": 5, "indexDir": ".sandbox-index", "workers": 4,
+//	  "embedder": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434/api"},
+//	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024}
+//	}
+type CodeModeConfig struct {
+	Disabled bool
+	K        int    // tools per search (default 5)
+	IndexDir string // persisted tool index; relative to the config file's folder
+	Workers  int    // snippets that run at once (default: CPUs)
+	Embedder EmbedderConfig
+	Limits   CodeModeLimits
+}
+
+// EmbedderConfig selects the tool index's embedding service.
+type EmbedderConfig struct {
+	Provider  string // "builtin" (default), "ollama", "openai"
+	URL       string
+	Model     string
+	APIKeyEnv string // the variable holding the key; the key never sits in the file
+	Timeout   time.Duration
+}
+
+// CodeModeLimits are execute_code's default limits (zero: the runtime's).
+type CodeModeLimits struct {
+	Timeout     time.Duration
+	MemoryBytes int64
+	ToolCalls   int
+	OutputBytes int
+	ResultBytes int
+}
+
+var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "embedder", "limits"}
+
+func (p *configParser) parseCodeMode(n *jsonNode, c *CodeModeConfig) error {
+	if n.kind != jsonObject {
+		return p.errAt(n.offset, "\"codeMode\" must be an object such as {\"k\": 5, \"limits\": {\"timeout\": \"30s\"}}, found %s", n.kind)
+	}
+	var err error
+	for _, k := range n.keys {
+		v := k.value
+		switch k.name {
+		case "disabled":
+			c.Disabled, err = p.boolean(v, "disabled")
+		case "k":
+			c.K, err = p.positiveInt(v, "k")
+			if err == nil && c.K > 50 {
+				err = p.errAt(v.offset, "\"k\" is at most 50")
+			}
+		case "indexDir":
+			c.IndexDir, err = p.expandedString(v, "indexDir")
+			if err == nil && c.IndexDir != "" && !filepath.IsAbs(c.IndexDir) && p.baseDir != "" {
+				c.IndexDir = filepath.Join(p.baseDir, c.IndexDir)
+			}
+		case "workers":
+			c.Workers, err = p.positiveInt(v, "workers")
+		case "embedder":
+			err = p.parseEmbedder(v, &c.Embedder)
+		case "limits":
+			err = p.parseCodeModeLimits(v, &c.Limits)
+		default:
+			return p.errAt(k.offset, "unknown key %q in \"codeMode\"; known keys: %s", k.name, strings.Join(codeModeKeys, ", "))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *configParser) parseEmbedder(n *jsonNode, e *EmbedderConfig) error {
+	if n.kind != jsonObject {
+		return p.errAt(n.offset, "\"embedder\" must be an object such as {\"provider\": \"ollama\", \"model\": \"nomic-embed-text\"}, found %s", n.kind)
+	}
+	var err error
+	for _, k := range n.keys {
+		v := k.value
+		switch k.name {
+		case "provider":
+			e.Provider, err = p.str(v, "provider")
+			if err == nil && e.Provider != "builtin" && e.Provider != "ollama" && e.Provider != "openai" {
+				err = p.errAt(v.offset, "\"provider\" must be \"builtin\", \"ollama\" or \"openai\" (any OpenAI-compatible /embeddings API), got %q", e.Provider)
+			}
+		case "url":
+			e.URL, err = p.expandedString(v, "url")
+		case "model":
+			e.Model, err = p.str(v, "model")
+		case "apiKeyEnv":
+			e.APIKeyEnv, err = p.str(v, "apiKeyEnv")
+		case "timeout":
+			e.Timeout, err = p.duration(v, "timeout")
+		default:
+			return p.errAt(k.offset, "unknown key %q in \"embedder\"; known keys: provider, url, model, apiKeyEnv, timeout", k.name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if (e.Provider == "ollama" || e.Provider == "openai") && e.Model == "" {
+		return p.errAt(n.offset, "the %s embedder needs a \"model\", e.g. \"nomic-embed-text\" or \"text-embedding-3-small\"", e.Provider)
+	}
+	return nil
+}
+
+func (p *configParser) parseCodeModeLimits(n *jsonNode, l *CodeModeLimits) error {
+	if n.kind != jsonObject {
+		return p.errAt(n.offset, "\"limits\" must be an object such as {\"timeout\": \"30s\", \"memoryMB\": 256}, found %s", n.kind)
+	}
+	var err error
+	var v int
+	for _, k := range n.keys {
+		switch k.name {
+		case "timeout":
+			l.Timeout, err = p.duration(k.value, "timeout")
+		case "memoryMB":
+			if v, err = p.positiveInt(k.value, "memoryMB"); err == nil {
+				if v < 16 {
+					err = p.errAt(k.value.offset, "\"memoryMB\" must be at least 16")
+				}
+				l.MemoryBytes = int64(v) << 20
+			}
+		case "toolCalls":
+			l.ToolCalls, err = p.positiveInt(k.value, "toolCalls")
+		case "outputKB":
+			v, err = p.positiveInt(k.value, "outputKB")
+			l.OutputBytes = v << 10
+		case "resultKB":
+			v, err = p.positiveInt(k.value, "resultKB")
+			l.ResultBytes = v << 10
+		default:
+			return p.errAt(k.offset, "unknown key %q in \"limits\"; known keys: timeout, memoryMB, toolCalls, outputKB, resultKB", k.name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
