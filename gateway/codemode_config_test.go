@@ -32,14 +32,14 @@ func TestCodeModeBlock(t *testing.T) {
 
 func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 	cases := map[string]string{
-		`{"mcpServers": {}, "codeMode": {"kk": 1}}`:                                       `gw.json:1:33: unknown key "kk" in "codeMode"`,
-		`{"mcpServers": {}, "codeMode": {"k": 99}}`:                                       `"k" is at most 50`,
-		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "word2vec"}}}`:          `"provider" must be "builtin", "ollama" or "openai"`,
-		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "ollama"}}}`:            `needs a "model"`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"timeout": 30}}}`:                     `timeout`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"memoryMB": 4}}}`:                     `at least 16`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"cpu": 1}}}`:                          `unknown key "cpu" in "limits"`,
-		`{"mcpServers": {}, "codeMode": []}`:                                              `"codeMode" must be an object`,
+		`{"mcpServers": {}, "codeMode": {"kk": 1}}`:                                        `gw.json:1:33: unknown key "kk" in "codeMode"`,
+		`{"mcpServers": {}, "codeMode": {"k": 99}}`:                                        `"k" is at most 50`,
+		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "word2vec"}}}`:           `"provider" must be "builtin", "ollama" or "openai"`,
+		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "ollama"}}}`:             `needs a "model"`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"timeout": 30}}}`:                      `timeout`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"memoryMB": 4}}}`:                      `at least 16`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"cpu": 1}}}`:                           `unknown key "cpu" in "limits"`,
+		`{"mcpServers": {}, "codeMode": []}`:                                               `"codeMode" must be an object`,
 		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "openai", "key": "s"}}}`: `unknown key "key" in "embedder"`,
 	}
 	for in, want := range cases {
