@@ -73,7 +73,7 @@ type execution struct {
 
 type pendingCall struct {
 	tool  bindings.Tool
-	stack string // the call site, for the MCPToolError's stack
+	stack []goja.StackFrame // the call site, formatted only if the call fails
 	res   func(any) error
 	rej   func(any) error
 }
@@ -313,7 +313,7 @@ func (e *execution) settleCall(id uint64, result json.RawMessage, toolErr *ToolE
 		}
 	}
 	if toolErr != nil {
-		err = pc.rej(e.tools.NewError(bindings.ErrorInfo{Tool: pc.tool.ID, Code: toolErr.Code, Message: toolErr.Message, Data: toolErr.Data}, pc.stack))
+		err = pc.rej(e.tools.NewError(bindings.ErrorInfo{Tool: pc.tool.ID, Code: toolErr.Code, Message: toolErr.Message, Data: toolErr.Data}, formatStack(pc.stack)))
 	}
 	if err != nil && e.pendingFatal == nil {
 		e.pendingFatal = e.errorFrom(err)
@@ -327,11 +327,11 @@ func (e *execution) invoke(t bindings.Tool, args goja.Value) goja.Value {
 			"the snippet tried to make more than %d tool calls; batch the work (fewer, larger calls) or raise the limit", e.limits.ToolCalls)})
 		return goja.Undefined()
 	}
-	stack := formatStack(e.vm.CaptureCallStack(8, nil))
+	stack := e.vm.CaptureCallStack(8, nil)
 	argJSON, aerr := e.serializeArgs(args)
 	if aerr != nil {
 		p, _, rej := e.vm.NewPromise()
-		_ = rej(e.tools.NewError(bindings.ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments, Message: fmt.Sprintf("%s.%s: %s", t.Namespace, t.Function, aerr.Message)}, stack))
+		_ = rej(e.tools.NewError(bindings.ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments, Message: fmt.Sprintf("%s.%s: %s", t.Namespace, t.Function, aerr.Message)}, formatStack(stack)))
 		return e.vm.ToValue(p)
 	}
 	e.callsMade++
