@@ -44,7 +44,7 @@ func (l Latencies) Report(b *testing.B, unit string, per int) {
 // Deno benchmarks `deno run` of src (TypeScript), one process per
 // operation, checking that it prints want.
 func Deno(b *testing.B, src, want string) {
-	deno := testpeers.Bin(b, "deno")
+	deno := testpeers.Deno(b)
 	dir := b.TempDir()
 	script := filepath.Join(dir, "snippet.ts")
 	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {

