@@ -89,8 +89,12 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 			res = nil
 		}
 		h.mu.Lock()
-		finished := h.finished
-		if !finished {
+		// A run whose context ended (the caller cancelled, or the run is
+		// over) hears no more answers: the CANCELLED answer of a call cut
+		// short by the caller's cancellation must not race the cancellation
+		// itself and end the run as a tool error instead.
+		finished := h.finished || h.ctx.Err() != nil
+		if !h.finished {
 			tr := &h.calls[h.callIndex[id]]
 			tr.Duration = time.Since(t0)
 			tr.OK = terr == nil
