@@ -14,6 +14,9 @@ import (
 // test is one finding, named after what it must never do again.
 
 func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
+	}
 	if testing.Short() {
 		t.Skip("overflows a worker's stack")
 	}
@@ -130,6 +133,9 @@ func TestCachesAreBoundedInBytes(t *testing.T) {
 // TestSmallMemoryLimitAfterAHeavyRun: what earlier runs left in a worker's
 // caches is not charged to the next run.
 func TestSmallMemoryLimitAfterAHeavyRun(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
+	}
 	rt, err := New(Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +169,9 @@ func TestRegexpTimeoutIsPerRun(t *testing.T) {
 }
 
 func TestOversizedToolAnswerFailsTheCallNotTheRun(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
+	}
 	if testing.Short() {
 		t.Skip("moves 65 MB")
 	}
@@ -217,6 +226,9 @@ func TestLimitHitWhileDescribingAnErrorIsTheLimit(t *testing.T) {
 }
 
 func TestHugeResultsAreResultSizeErrors(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
+	}
 	rt, err := New(Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)

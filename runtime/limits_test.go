@@ -12,6 +12,9 @@ import (
 // limit error, the test process (the host) survives, and a well-behaved
 // snippet running beside the bomb finishes normally.
 func TestLimitsHoldAgainstHostileSnippets(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
+	}
 	if testing.Short() {
 		t.Skip("runs each bomb to its limit")
 	}
@@ -95,6 +98,9 @@ func TestTimeLimitInProcessForJavaScript(t *testing.T) {
 // TestMemoryLimitIsPerRun checks that the limit is the snippet's: a run that
 // stays under it succeeds even after a neighbour blew its own.
 func TestMemoryLimitIsPerRun(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
+	}
 	if testing.Short() {
 		t.Skip("allocates hundreds of MB")
 	}
