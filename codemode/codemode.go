@@ -133,6 +133,7 @@ func (e *Engine) sync(ctx context.Context) error {
 		return fmt.Errorf("codemode: indexing %d tools: %w", len(ixTools), err)
 	}
 	e.state.Store(st)
+	e.hits.reset() // answers for the old catalog must not keep it alive
 	return nil
 }
 
@@ -172,6 +173,12 @@ func (c *hitCache) get(k hitKey) ([]vectorindex.Hit, bool) {
 	defer c.mu.Unlock()
 	h, ok := c.m[k]
 	return h, ok
+}
+
+func (c *hitCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
 }
 
 func (c *hitCache) put(k hitKey, h []vectorindex.Hit) {

@@ -161,7 +161,7 @@ return results.length;`
 				// search is paid in full, and only execute_code's repeat of
 				// search_tools' intent is served from memory, as for an agent.
 				intent := queries[i%len(queries)].Query
-				e.hits = hitCache{}
+				e.hits.reset()
 				l.Time(func() {
 					found, err := e.Search(ctx, intent, 5)
 					if err != nil || len(found.Declarations) == 0 {
