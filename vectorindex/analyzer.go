@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sandboxrt/sandbox/vectorindex/internal/domain"
 	"github.com/sandboxrt/sandbox/vectorindex/internal/lexicon"
 )
 
@@ -13,8 +14,10 @@ import (
 // serves every index; its cache only memoises pure functions of the word.
 type analyzer struct {
 	lex     *lexicon.Lexicon
+	dom     *domain.Vectors
 	terms   memo[string]    // word -> canonical term
-	vectors memo[[]float32] // term -> word vector (nil: none)
+	vectors memo[[]float32] // term -> WordNet word vector (nil: none)
+	domVecs memo[[]float32] // term -> software-domain word vector (nil: none)
 	related memo[[]weighted]
 }
 
@@ -25,7 +28,7 @@ var (
 
 // defaultAnalyzer decodes the embedded lexicon on first use.
 func defaultAnalyzer() *analyzer {
-	sharedAnalyzerOnce.Do(func() { sharedAnalyzer = &analyzer{lex: lexicon.Default()} })
+	sharedAnalyzerOnce.Do(func() { sharedAnalyzer = &analyzer{lex: lexicon.Default(), dom: domain.Default()} })
 	return sharedAnalyzer
 }
 
@@ -120,6 +123,41 @@ func (a *analyzer) wordVector(t string) []float32 {
 	a.vectors.put(t, out)
 	return out
 }
+
+// domainVector is the unit-length software-domain word vector of a term,
+// or nil.
+func (a *analyzer) domainVector(t string) []float32 {
+	if v, ok := a.domVecs.get(t); ok {
+		return v
+	}
+	var out []float32
+	if id, ok := a.dom.ID(t); ok {
+		q := a.dom.Vector(id)
+		out = make([]float32, len(q))
+		for i, x := range q {
+			out[i] = float32(x)
+		}
+		l2normalize(out)
+	}
+	a.domVecs.put(t, out)
+	return out
+}
+
+// domainWeight is how much a term's domain vector counts in a text's: by
+// its inverse frequency in the training text, so that "use" or "file" say
+// less than "redis" or "invoice".
+func (a *analyzer) domainWeight(t string) float32 {
+	id, ok := a.dom.ID(t)
+	if !ok {
+		return 0
+	}
+	c := a.dom.Count(id)
+	return float32(max(0.1, math.Log(domTotal/(1+c))))
+}
+
+// domTotal is about the number of terms in the text the domain vectors
+// were trained on.
+const domTotal = 5e6
 
 // hasContent reports whether a text has at least one word that is not a
 // stopword.

@@ -9,16 +9,17 @@ import (
 	"github.com/philippgille/chromem-go"
 )
 
-// builtinDims is the length of the built-in embedder's vectors: hashed
-// sparse features, then the dense WordNet word vectors.
+// The built-in embedder's vectors are three blocks: hashed sparse WordNet
+// features (sparseDims), the dense WordNet word vectors (lsaDims), then the
+// software-domain word vectors (as long as internal/domain's, 128).
 const (
-	sparseDims  = 512
-	builtinDims = sparseDims + 64
+	sparseDims = 512
+	lsaDims    = 64
 )
 
 // builtinVersion names the built-in vector space; bump it whenever the
 // features or weights below change so persisted vectors are recomputed.
-const builtinVersion = "builtin-wordnet-v1"
+const builtinVersion = "builtin-wordnet-domain-v2"
 
 // builtinEmbedder maps text into a space of WordNet concepts, offline and in
 // pure Go. Each word contributes, as hashed features of a fixed-size vector:
@@ -37,6 +38,12 @@ const builtinVersion = "builtin-wordnet-v1"
 // the square root of its weight in the text, so that no single word
 // dominates. Feature hashing uses a fixed hash (FNV-1a) with a sign bit, so
 // vectors are reproducible across processes and can be persisted.
+//
+// Beside them go two dense blocks: the sum of the words' WordNet (LSA) word
+// vectors, and the sum of their software-domain word vectors (learnt from
+// Debian's package descriptions and the Linux manual pages, see
+// internal/domain), each word weighted by the square root of its weight in
+// the text and by how rare it is in that text about software.
 type builtinEmbedder struct {
 	a     *analyzer
 	cache memo[[]feature]
@@ -83,10 +90,16 @@ func (e *builtinEmbedder) embedFields(fs []field) []float32 {
 		terms = append(terms, t)
 	}
 	sort.Strings(terms) // float sums in a fixed order: same text, same bits
-	v := make([]float32, builtinDims)
-	sparse, dense := v[:sparseDims], v[sparseDims:]
+	v := make([]float32, sparseDims+lsaDims+e.a.dom.Dims())
+	sparse, dense, dom := v[:sparseDims], v[sparseDims:sparseDims+lsaDims], v[sparseDims+lsaDims:]
 	lex := e.a.lex
 	for _, t := range terms {
+		if dv := e.a.domainVector(t); dv != nil {
+			w := float32(math.Sqrt(float64(tw[t]))) * e.a.domainWeight(t)
+			for i, x := range dv {
+				dom[i] += w * x
+			}
+		}
 		scale := float32(math.Sqrt(float64(tw[t])))
 		for _, f := range e.termFeatures(t) {
 			sparse[f.idx] += scale * f.val
@@ -99,26 +112,68 @@ func (e *builtinEmbedder) embedFields(fs []field) []float32 {
 		}
 	}
 	_ = lex
-	l2normalize(sparse)
-	var dn float64
-	for _, x := range dense {
-		dn += float64(x) * float64(x)
-	}
-	if dn > 0 {
-		l2normalize(dense)
-	}
-	// v = [sqrt(a) sparse, sqrt(1-a) dense]: the dot product of two such
-	// vectors is a*cos(sparse) + (1-a)*cos(dense).
-	a := float32(math.Sqrt(sparseShare))
-	b := float32(math.Sqrt(1 - sparseShare))
-	for i := range sparse {
-		sparse[i] *= a
-	}
-	for i := range dense {
-		dense[i] *= b
-	}
+	// v = [sqrt(a) sparse, sqrt(b) dense, sqrt(c) dom] with a+b+c = 1: the
+	// dot product of two such vectors is a*cos(sparse) + b*cos(dense) +
+	// c*cos(dom). (A block without any known word stays zero.)
+	scaleUnit(sparse, float32(math.Sqrt(sparseShare)))
+	scaleUnit(dense, float32(math.Sqrt(lsaShare)))
+	scaleUnit(dom, float32(math.Sqrt(1-sparseShare-lsaShare)))
 	l2normalize(v)
 	return v
+}
+
+// reweight rescales the blocks of a query vector so that its dot product
+// with a tool's vector is a mix of the three blocks' cosines that depends
+// on the query's coverage (see coverage): blockDirect when the tools use
+// all of its words, blockPara when they use none (a paraphrase: there the
+// WordNet features, which mostly reward shared words and senses, say less
+// and the software-domain vectors more). chromem-go normalises the query,
+// which scales every dot product alike and leaves the ranking as it is.
+func (e *builtinEmbedder) reweight(qv []float32, cov float64) []float32 {
+	shares := [3]float64{sparseShare, lsaShare, 1 - sparseShare - lsaShare}
+	if len(qv) <= sparseDims+lsaDims {
+		return qv
+	}
+	bounds := [4]int{0, sparseDims, sparseDims + lsaDims, len(qv)}
+	out := make([]float32, len(qv))
+	for b := 0; b < 3; b++ {
+		if shares[b] <= 0 {
+			continue
+		}
+		w := cov*blockDirect[b] + (1-cov)*blockPara[b]
+		f := float32(w / shares[b])
+		for i := bounds[b]; i < bounds[b+1]; i++ {
+			out[i] = qv[i] * f
+		}
+	}
+	l2normalize(out)
+	return out
+}
+
+// Weights of the sparse, WordNet-dense and domain-dense cosines in the
+// vector score, for a query whose words the tools all use (blockDirect) and
+// for one whose words they use none of (blockPara); set on the development
+// intents and the first held-out set. More domain weight for direct intents
+// cost recall on the development set; for paraphrases, 0.3-0.5 were all
+// within one intent of each other.
+var (
+	blockDirect = [3]float64{0.45, 0.45, 0.1}
+	blockPara   = [3]float64{0.3, 0.3, 0.4}
+)
+
+// scaleUnit scales v to length s; a zero v stays zero.
+func scaleUnit(v []float32, s float32) {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return
+	}
+	f := s / float32(math.Sqrt(n))
+	for i := range v {
+		v[i] *= f
+	}
 }
 
 // Feature weights, relative to the lemma's own 1.
@@ -215,6 +270,12 @@ func fnv1a(s string) uint64 {
 	return h
 }
 
-// sparseShare is the share of the hashed WordNet features in the built-in
-// vectors' similarity; the rest is the dense word vectors'.
-var sparseShare = 0.5
+// sparseShare and lsaShare are the shares of the hashed WordNet features and
+// of the WordNet word vectors in the stored vectors' similarity; the rest
+// is the domain vectors'. They are blockDirect's, so that a query vector
+// that is not reweighted scores like a direct intent's; reweight divides
+// them out.
+var (
+	sparseShare = 0.45
+	lsaShare    = 0.45
+)

@@ -38,8 +38,12 @@ func TestDebugQuery(t *testing.T) {
 	lex := make([]float32, len(st.entries))
 	st.lex.score(ix.an.queryGroups(q, st.lex), lex)
 	qv, _ := ix.emb.embedQuery(context.Background(), q)
+	groups := ix.an.queryGroups(q, st.lex)
+	cov := coverage(groups, st.lex)
+	qv = ix.queryVector(qv, cov)
+	fmt.Printf("coverage %.2f\n", cov)
 	near, _ := ix.nearest(context.Background(), st, qv)
-	scores := ix.rank(st, q, qv, near)
+	scores := ix.rank(st, groups, cov, qv, near)
 	type row struct {
 		id       string
 		s        float64
@@ -152,5 +156,112 @@ func TestDebugRanks(t *testing.T) {
 			top = hits[0].ID
 		}
 		fmt.Printf("%-8s %-70.70q top=%s\n", strings.Join(ranks, ","), q.Query, top)
+	}
+}
+
+// TestDebugDomain prints each VI_DOM word's nearest words in the whole
+// software-domain vocabulary:
+// VI_DOM="evict inbox" go test ./vectorindex -run TestDebugDomain -v
+func TestDebugDomain(t *testing.T) {
+	q := os.Getenv("VI_DOM")
+	if q == "" {
+		t.Skip("set VI_DOM to some words")
+	}
+	a := defaultAnalyzer()
+	var all []string
+	for i := 0; i < a.dom.Len(); i++ {
+		all = append(all, a.dom.Word(i))
+	}
+	ts := newTermSpace(all, a.dom.Dims(), a.domainVector)
+	splitWords(q, func(w string) {
+		tt := a.term(w)
+		var out []string
+		for _, r := range ts.nearest(a.domainVector(tt), -1, 15) {
+			out = append(out, fmt.Sprintf("%s:%.2f", r.term, r.w))
+		}
+		fmt.Printf("%-12s %s\n", tt, strings.Join(out, " "))
+	})
+}
+
+// TestDebugSignals prints, for each held-out intent of kind VI_SIGNALS, the
+// best gold rank by each signal alone: hybrid, BM25 with expansions, the
+// built-in vector, and each block of it.
+func TestDebugSignals(t *testing.T) {
+	kind := os.Getenv("VI_SIGNALS")
+	if kind == "" {
+		t.Skip()
+	}
+	ix, _ := New(Options{})
+	ix.Sync(context.Background(), loadCorpus(t))
+	st := ix.state.Load()
+	n := len(st.entries)
+	rankOf := func(score func(d int) float64, gold []string) int {
+		type p struct {
+			d int
+			s float64
+		}
+		ps := make([]p, n)
+		for d := 0; d < n; d++ {
+			ps[d] = p{d, score(d)}
+		}
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].s > ps[j].s })
+		for i, x := range ps {
+			for _, g := range gold {
+				if st.entries[x.d].tool.ID == g {
+					return i + 1
+				}
+			}
+		}
+		return 999
+	}
+	dd := sparseDims + lsaDims
+	block := func(a, b []float32, lo, hi int) float64 {
+		var s float64
+		for i := lo; i < hi && i < len(a); i++ {
+			s += float64(a[i]) * float64(b[i])
+		}
+		return s
+	}
+	sum := map[string][3]float64{}
+	for _, q := range loadQueries(t, "testdata/queries-heldout.json") {
+		if q.Kind != kind && kind != "all" {
+			continue
+		}
+		hits, _ := ix.Search(context.Background(), q.Query, 50)
+		hr := 999
+		for i, h := range hits {
+			for _, g := range q.Relevant {
+				if h.ID == g && hr == 999 {
+					hr = i + 1
+				}
+			}
+		}
+		lex := make([]float32, n)
+		st.lex.score(ix.an.queryGroups(q.Query, st.lex), lex)
+		qv, _ := ix.emb.embedQuery(context.Background(), q.Query)
+		ranks := map[string]int{
+			"hybrid": hr,
+			"bm25":   rankOf(func(d int) float64 { return float64(lex[d]) }, q.Relevant),
+			"cos":    rankOf(func(d int) float64 { return float64(dot(qv, st.entries[d].vec)) }, q.Relevant),
+			"sparse": rankOf(func(d int) float64 { return block(qv, st.entries[d].vec, 0, sparseDims) }, q.Relevant),
+			"lsa":    rankOf(func(d int) float64 { return block(qv, st.entries[d].vec, sparseDims, dd) }, q.Relevant),
+			"dom":    rankOf(func(d int) float64 { return block(qv, st.entries[d].vec, dd, len(qv)) }, q.Relevant),
+		}
+		var parts []string
+		for _, k := range []string{"hybrid", "bm25", "cos", "sparse", "lsa", "dom"} {
+			parts = append(parts, fmt.Sprintf("%s=%-3d", k, ranks[k]))
+			s := sum[k]
+			s[0]++
+			if ranks[k] <= 5 {
+				s[1]++
+			}
+			s[2] += 1 / float64(ranks[k])
+			sum[k] = s
+		}
+		fmt.Printf("%s  %.60q\n", strings.Join(parts, " "), q.Query)
+	}
+	for _, k := range []string{"hybrid", "bm25", "cos", "sparse", "lsa", "dom"} {
+		s := sum[k]
+		fmt.Printf("%-7s top5 %.3f  mrr %.3f\n", k, s[1]/s[0], s[2]/s[0])
 	}
 }

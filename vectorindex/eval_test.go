@@ -241,8 +241,10 @@ func report(t testing.TB, name string, hybrid, bm25 *metrics) {
 }
 
 // TestEval measures retrieval quality on the tool corpus: the development
-// intents that came with it and the held-out intents written for this
-// package before any tuning. It asserts the issue's targets on both.
+// intents that came with it and two held-out sets written for this package
+// (the second one committed before the software-domain vectors were built,
+// and never tuned against). It asserts the issue's targets on the
+// development set and regression floors on the held-out sets.
 func TestEval(t *testing.T) {
 	tools := loadCorpus(t)
 	ix, err := New(Options{})
@@ -259,9 +261,12 @@ func TestEval(t *testing.T) {
 	}{
 		{"dev: testdata/toolcorpus/queries-dev.json", corpusPath("queries-dev.json"), 0.97, 0.90},
 		// The issue asks for 0.97 / 0.90 on intents worded differently too.
-		// That is NOT met (paraphrases sharing no word with their tool are
-		// the gap, see docs/vectorindex.md); these floors guard what is.
-		{"held-out: vectorindex/testdata/queries-heldout.json", filepath.Join("testdata", "queries-heldout.json"), 0.70, 0.60},
+		// That is NOT met on either held-out set (paraphrases sharing no
+		// word with their tool are the gap, see docs/vectorindex.md); these
+		// floors sit just under what is achieved (0.733 / 0.631 and
+		// 0.499 / 0.425) so that regressions show.
+		{"held-out: vectorindex/testdata/queries-heldout.json", filepath.Join("testdata", "queries-heldout.json"), 0.72, 0.62},
+		{"held-out 2: vectorindex/testdata/queries-heldout2.json", filepath.Join("testdata", "queries-heldout2.json"), 0.48, 0.41},
 	} {
 		qs := loadQueries(t, set.path)
 		h, p := evaluate(t, ix, base, qs)

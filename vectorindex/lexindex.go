@@ -75,11 +75,9 @@ type lexIndex struct {
 	typo     *typoIndex
 	acronyms map[string][]string
 
-	// the terms that have WordNet word vectors, and those vectors (unit
-	// length, concatenated), for expanding query words by relatedness
-	vecTerms []string
-	vecs     []float32
-	vecDims  int
+	// the index terms' WordNet (LSA) word vectors, for expanding query
+	// words by relatedness
+	lsa termSpace
 
 	lin *ancestorIndex
 }
@@ -132,19 +130,13 @@ func buildLexIndex(ids []string, docs []docTerms) *lexIndex {
 		names[i] = d.name
 	}
 	ix.acronyms = mineAcronyms(a, names)
-	ix.vecDims = a.lex.VectorDims()
 	terms := make([]string, 0, len(ix.postings))
 	for t := range ix.postings {
 		terms = append(terms, t)
 	}
 	sort.Strings(terms)
 	ix.lin = buildAncestorIndex(a, terms)
-	for _, t := range terms {
-		if v := a.wordVector(t); v != nil {
-			ix.vecTerms = append(ix.vecTerms, t)
-			ix.vecs = append(ix.vecs, v...)
-		}
-	}
+	ix.lsa = newTermSpace(terms, a.lex.VectorDims(), a.wordVector)
 	return ix
 }
 
@@ -193,16 +185,35 @@ func (ix *lexIndex) score(groups []queryGroup, scores []float32) {
 	}
 }
 
-// nearestTerms returns the index terms whose word vectors are closest to v,
-// with cosine at least minCos, best first, at most n.
-func (ix *lexIndex) nearestTerms(v []float32, minCos float32, n int) []weighted {
-	if len(v) != ix.vecDims || ix.vecDims == 0 {
+// termSpace holds unit word vectors of a set of terms, concatenated, to
+// find the terms nearest to a query word.
+type termSpace struct {
+	terms []string
+	vecs  []float32
+	dims  int
+}
+
+func newTermSpace(terms []string, dims int, vec func(string) []float32) termSpace {
+	ts := termSpace{dims: dims}
+	for _, t := range terms {
+		if v := vec(t); v != nil {
+			ts.terms = append(ts.terms, t)
+			ts.vecs = append(ts.vecs, v...)
+		}
+	}
+	return ts
+}
+
+// nearest returns the terms whose vectors are closest to v, with cosine at
+// least minCos, best first, at most n.
+func (ts *termSpace) nearest(v []float32, minCos float32, n int) []weighted {
+	if len(v) != ts.dims || ts.dims == 0 {
 		return nil
 	}
 	var out []weighted
-	d := ix.vecDims
-	for i, t := range ix.vecTerms {
-		u := ix.vecs[i*d : (i+1)*d]
+	d := ts.dims
+	for i, t := range ts.terms {
+		u := ts.vecs[i*d : (i+1)*d]
 		var c float32
 		for j, x := range v {
 			c += x * u[j]

@@ -161,7 +161,7 @@ func (a *analyzer) wordGroups(w, own string, ix *lexIndex) []queryGroup {
 			add(r.term, linWeight*r.w)
 		}
 		if v := a.wordVector(own); v != nil {
-			for _, r := range ix.nearestTerms(v, lsaMinCos, lsaMaxTerms) {
+			for _, r := range ix.lsa.nearest(v, lsaMinCos, lsaMaxTerms) {
 				if r.term != own {
 					add(r.term, lsaWeight*(r.w-lsaMinCos)/(1-lsaMinCos))
 				}

@@ -68,11 +68,14 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 	if err != nil {
 		return nil, fmt.Errorf("vectorindex: %w", err)
 	}
+	groups := ix.an.queryGroups(intent, st.lex)
+	cov := coverage(groups, st.lex)
+	qv = ix.queryVector(qv, cov)
 	near, err := ix.nearest(ctx, st, qv)
 	if err != nil {
 		return nil, err
 	}
-	scores := ix.rank(st, intent, qv, near)
+	scores := ix.rank(st, groups, cov, qv, near)
 	if steps := ix.an.splitSteps(intent); len(steps) > 1 {
 		// Each step's best tools score like the whole intent's best; ties
 		// (and everything below) are broken by the whole intent's score.
@@ -85,10 +88,13 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 			if err != nil {
 				return nil, fmt.Errorf("vectorindex: %w", err)
 			}
+			sg := ix.an.queryGroups(step, st.lex)
+			scov := coverage(sg, st.lex)
+			sv = ix.queryVector(sv, scov)
 			// The steps reuse the whole intent's nearest neighbours as vector
 			// candidates (one pass over the collection per search, not one
 			// per step); their own BM25 candidates come on top.
-			for d, s := range ix.rank(st, step, sv, near) {
+			for d, s := range ix.rank(st, sg, scov, sv, near) {
 				merged[d] = max(merged[d], wWhole*scores[d]+wStep*s)
 			}
 		}
@@ -134,14 +140,24 @@ func (ix *Index) nearest(ctx context.Context, st *state, qv []float32) ([]int32,
 	return out, nil
 }
 
-// rank scores the candidate tools for one text: its BM25 top candidates
-// and the given vector candidates.
-func (ix *Index) rank(st *state, text string, qv []float32, near []int32) map[int32]float64 {
+// queryVector adapts a query vector to how much of the query the tools'
+// own words cover, when the embedder can (see builtinEmbedder.reweight).
+func (ix *Index) queryVector(qv []float32, cov float64) []float32 {
+	if r, ok := ix.emb.(interface {
+		reweight([]float32, float64) []float32
+	}); ok {
+		return r.reweight(qv, cov)
+	}
+	return qv
+}
+
+// rank scores the candidate tools for one text (analysed into groups, with
+// coverage cov): its BM25 top candidates and the given vector candidates.
+func (ix *Index) rank(st *state, groups []queryGroup, cov float64, qv []float32, near []int32) map[int32]float64 {
 	n := len(st.entries)
 	lex := make([]float32, n)
-	groups := ix.an.queryGroups(text, st.lex)
 	st.lex.score(groups, lex)
-	wl := lexicalShare(groups, st.lex)
+	wl := wLexicalMin + (wLexical-wLexicalMin)*cov
 
 	cand := map[int32]bool{}
 	for _, d := range topN(lex, candidates) {
@@ -226,10 +242,11 @@ func topHits(st *state, scores map[int32]float64, k int) []Hit {
 // wLexical is the share of the BM25 score in the hybrid score.
 var wLexical = 0.65
 
-// lexicalShare is the weight of the BM25 score for one query: wLexical when
-// the tools use the intent's own words, less when most words only matched
-// through expansions (a paraphrase), where the vectors know as much.
-func lexicalShare(groups []queryGroup, ix *lexIndex) float64 {
+// coverage is the share of a query's words (by weight) that the tools use
+// themselves: 1 when every word matched as is, 0 when words matched only
+// through expansions or not at all (a paraphrase). The BM25 score weighs
+// wLexical at full coverage, less below, where the vectors know as much.
+func coverage(groups []queryGroup, ix *lexIndex) float64 {
 	var all, own float64
 	for _, g := range groups {
 		if len(g.terms) == 0 && g.weight < 1 {
@@ -241,10 +258,9 @@ func lexicalShare(groups []queryGroup, ix *lexIndex) float64 {
 		}
 	}
 	if all == 0 {
-		return wLexical
+		return 1
 	}
-	cov := own / all
-	return wLexicalMin + (wLexical-wLexicalMin)*cov
+	return own / all
 }
 
 var wLexicalMin = 0.3
