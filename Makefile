@@ -7,7 +7,7 @@ PKGS     := ./...
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon clean
+.PHONY: all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -70,9 +70,15 @@ fuzz:
 	@echo "Fuzz targets (run one at a time, e.g. go test -fuzz FuzzX ./pkg):"
 	@grep -rhoE '^func Fuzz[A-Za-z0-9_]+' --include='*_test.go' . | sed 's/func //'
 
-# lexicon regenerates vectorindex's embedded WordNet data (needs: apt-get install wordnet-base).
+# lexicon and vectors regenerate vectorindex's embedded data, byte for byte
+# (see PROVENANCE.md in each folder). lexicon needs: apt-get install
+# wordnet-base; vectors also needs Debian's English package descriptions and
+# man pages: apt-get update -o Acquire::Languages=en && apt-get install manpages manpages-dev
 lexicon:
 	$(GO) generate ./vectorindex/internal/lexicon
+
+vectors:
+	$(GO) generate ./vectorindex/internal/domain
 
 clean:
 	rm -rf bin
