@@ -11,16 +11,14 @@ package domain
 //go:generate go run ./gen -o domain.bin.gz
 
 import (
-	"bytes"
-	"compress/gzip"
 	_ "embed"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"sync"
+
+	"github.com/sandboxrt/sandbox/vectorindex/internal/binfile"
 )
 
 //go:embed domain.bin.gz
@@ -78,68 +76,29 @@ func (v *Vectors) Count(id int) float64 {
 	return math.Exp2(float64(v.freq[id])/16) - 1
 }
 
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) uv() int {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || v > 1<<31 {
-		r.err = errors.New("bad varint")
-		return 0
-	}
-	r.b = r.b[n:]
-	return int(v)
-}
-
-func (r *reader) bytesN(n int) []byte {
-	if r.err != nil || n < 0 || n > len(r.b) {
-		r.err = errors.New("truncated")
-		return nil
-	}
-	s := r.b[:n]
-	r.b = r.b[n:]
-	return s
-}
-
 // maxDecoded bounds the decompressed size, so that a corrupt or hostile
 // file cannot make Decode allocate without limit.
 const maxDecoded = 64 << 20
 
 // Decode parses a gzip-compressed vector file as ./gen writes it.
 func Decode(gz []byte) (*Vectors, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	r, err := binfile.Open(gz, magic, maxDecoded)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain vectors: %w", err)
 	}
-	raw, err := io.ReadAll(io.LimitReader(zr, maxDecoded+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > maxDecoded {
-		return nil, errors.New("domain vectors: file too large")
-	}
-	if !bytes.HasPrefix(raw, []byte(magic)) {
-		return nil, errors.New("domain vectors: bad magic")
-	}
-	r := &reader{b: raw[len(magic):]}
-	v := &Vectors{dims: r.uv()}
-	n := r.uv()
-	if r.err == nil && (v.dims <= 0 || v.dims > 1024 || n > len(r.b)) {
+	v := &Vectors{dims: r.Uvarint()}
+	n := r.Uvarint()
+	if r.Err == nil && (v.dims <= 0 || v.dims > 1024 || n > r.Len()) {
 		return nil, fmt.Errorf("domain vectors: bad header (%d dims, %d words)", v.dims, n)
 	}
 	v.words = make([]string, 0, n)
 	prev := ""
-	for i := 0; i < n && r.err == nil; i++ {
-		p := r.uv()
+	for i := 0; i < n && r.Err == nil; i++ {
+		p := r.Uvarint()
 		if p > len(prev) {
 			return nil, errors.New("domain vectors: bad front coding")
 		}
-		s := r.bytesN(r.uv())
+		s := r.Bytes(r.Uvarint())
 		w := prev[:p] + string(s)
 		if i > 0 && w <= prev {
 			return nil, errors.New("domain vectors: words out of order")
@@ -147,12 +106,12 @@ func Decode(gz []byte) (*Vectors, error) {
 		v.words = append(v.words, w)
 		prev = w
 	}
-	v.freq = append([]byte(nil), r.bytesN(n)...) // a copy: the decoded file can go
-	q := r.bytesN(n * v.dims)
-	if r.err != nil {
-		return nil, fmt.Errorf("domain vectors: %w", r.err)
+	v.freq = append([]byte(nil), r.Bytes(n)...) // a copy: the decoded file can go
+	q := r.Bytes(n * v.dims)
+	if r.Err != nil {
+		return nil, fmt.Errorf("domain vectors: %w", r.Err)
 	}
-	if len(r.b) != 0 {
+	if r.Len() != 0 {
 		return nil, errors.New("domain vectors: trailing data")
 	}
 	v.vecs = make([]int8, len(q))

@@ -11,16 +11,14 @@ package lexicon
 //go:generate go run ./gen -wordnet /usr/share/wordnet -o wordnet.bin.gz
 
 import (
-	"bytes"
-	"compress/gzip"
 	_ "embed"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/sandboxrt/sandbox/vectorindex/internal/binfile"
 )
 
 //go:embed wordnet.bin.gz
@@ -96,104 +94,50 @@ func Default() *Lexicon {
 	return loaded
 }
 
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) uv() int {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || v > 1<<31 {
-		r.err = errors.New("bad varint")
-		return 0
-	}
-	r.b = r.b[n:]
-	return int(v)
-}
-
-// count reads a number of items that each take at least one more byte of
-// input, so that a corrupt count cannot make Decode allocate gigabytes.
-func (r *reader) count() int {
-	n := r.uv()
-	if r.err == nil && n > len(r.b) {
-		r.err = errors.New("count larger than the data")
-		return 0
-	}
-	return n
-}
-
-func (r *reader) byte1() byte {
-	if r.err != nil || len(r.b) == 0 {
-		r.err = errors.New("truncated")
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *reader) bytesN(n int) []byte {
-	if r.err != nil || n > len(r.b) {
-		r.err = errors.New("truncated")
-		return nil
-	}
-	s := r.b[:n]
-	r.b = r.b[n:]
-	return s
-}
+// maxDecoded bounds the decompressed size (the file decompresses to ~6 MB).
+const maxDecoded = 64 << 20
 
 // Decode parses a gzip-compressed lexicon file as ./gen writes it.
 func Decode(gz []byte) (*Lexicon, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	r, err := binfile.Open(gz, magic, maxDecoded)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not a lexicon file: %w", err)
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.HasPrefix(raw, []byte(magic)) {
-		return nil, errors.New("not a lexicon file (bad magic)")
-	}
-	r := &reader{b: raw[len(magic):]}
 	l := &Lexicon{exc: map[string][]Base{}}
 
-	nWords := r.count()
+	nWords := r.Count()
 	l.words = make([]string, nWords)
 	prev := []byte{}
-	for i := 0; i < nWords && r.err == nil; i++ {
-		p, n := r.uv(), r.uv()
+	for i := 0; i < nWords && r.Err == nil; i++ {
+		p, n := r.Uvarint(), r.Uvarint()
 		if p > len(prev) {
 			return nil, fmt.Errorf("word %d: bad prefix", i)
 		}
-		w := append(append([]byte{}, prev[:p]...), r.bytesN(n)...)
+		w := append(append([]byte{}, prev[:p]...), r.Bytes(n)...)
 		l.words[i] = string(w)
 		prev = w
 	}
 
-	nSyn := r.count()
+	nSyn := r.Count()
 	l.synPos = make([]byte, nSyn)
 	l.synIC = make([]byte, nSyn)
 	l.memOff = make([]uint32, 1, nSyn+1)
 	l.hypOff = make([]uint32, 1, nSyn+1)
 	l.simOff = make([]uint32, 1, nSyn+1)
 	readIDs := func(dst []int32, limit int) []int32 {
-		n := r.count()
-		for j := 0; j < n && r.err == nil; j++ {
-			id := r.uv()
+		n := r.Count()
+		for j := 0; j < n && r.Err == nil; j++ {
+			id := r.Uvarint()
 			if id >= limit {
-				r.err = fmt.Errorf("id %d out of range", id)
+				r.Err = fmt.Errorf("id %d out of range", id)
 			}
 			dst = append(dst, int32(id))
 		}
 		return dst
 	}
-	for i := 0; i < nSyn && r.err == nil; i++ {
-		l.synPos[i] = r.byte1()
-		l.synIC[i] = r.byte1()
+	for i := 0; i < nSyn && r.Err == nil; i++ {
+		l.synPos[i] = r.Byte()
+		l.synIC[i] = r.Byte()
 		l.members = readIDs(l.members, nWords)
 		l.memOff = append(l.memOff, uint32(len(l.members)))
 		l.hypers = readIDs(l.hypers, nSyn)
@@ -204,12 +148,12 @@ func Decode(gz []byte) (*Lexicon, error) {
 
 	l.senseOff = make([]uint32, 1, nWords+1)
 	l.relOff = make([]uint32, 1, nWords+1)
-	for i := 0; i < nWords && r.err == nil; i++ {
-		n := r.count()
-		for j := 0; j < n && r.err == nil; j++ {
-			s, c := r.uv(), r.uv()
+	for i := 0; i < nWords && r.Err == nil; i++ {
+		n := r.Count()
+		for j := 0; j < n && r.Err == nil; j++ {
+			s, c := r.Uvarint(), r.Uvarint()
 			if s >= nSyn {
-				r.err = fmt.Errorf("word %d: synset %d out of range", i, s)
+				r.Err = fmt.Errorf("word %d: synset %d out of range", i, s)
 			}
 			l.senses = append(l.senses, Sense{Synset: int32(s), Count: uint32(c)})
 		}
@@ -218,47 +162,47 @@ func Decode(gz []byte) (*Lexicon, error) {
 		l.relOff = append(l.relOff, uint32(len(l.related)))
 	}
 
-	nExc := r.count()
-	for i := 0; i < nExc && r.err == nil; i++ {
-		s := r.uv()
-		p := r.byte1()
-		b := r.uv()
+	nExc := r.Count()
+	for i := 0; i < nExc && r.Err == nil; i++ {
+		s := r.Uvarint()
+		p := r.Byte()
+		b := r.Uvarint()
 		if s >= nWords || b >= nWords {
-			r.err = errors.New("exception out of range")
+			r.Err = errors.New("exception out of range")
 			break
 		}
 		l.exc[l.words[s]] = append(l.exc[l.words[s]], Base{Word: int32(b), POS: p})
 	}
 	// word vectors (optional section)
-	if dims := r.uv(); dims > 0 && r.err == nil {
+	if dims := r.Uvarint(); dims > 0 && r.Err == nil {
 		if dims > 1024 {
 			return nil, errors.New("word vectors: bad dimensions")
 		}
-		n := r.count()
-		if r.err == nil && n*dims > len(r.b) {
+		n := r.Count()
+		if r.Err == nil && n*dims > r.Len() {
 			return nil, errors.New("word vectors: count larger than the data")
 		}
 		l.vecDims = dims
 		l.vecOf = make(map[int32]int32, n)
 		l.vecs = make([]int8, 0, n*dims)
 		id := 0
-		for i := 0; i < n && r.err == nil; i++ {
-			id += r.uv()
+		for i := 0; i < n && r.Err == nil; i++ {
+			id += r.Uvarint()
 			if id >= nWords {
-				r.err = errors.New("word vector id out of range")
+				r.Err = errors.New("word vector id out of range")
 				break
 			}
 			l.vecOf[int32(id)] = int32(i)
-			for _, c := range r.bytesN(dims) {
+			for _, c := range r.Bytes(dims) {
 				l.vecs = append(l.vecs, int8(c))
 			}
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
-	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%d trailing bytes", len(r.b))
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("%d trailing bytes", r.Len())
 	}
 	l.hypos = make([][]int32, nSyn)
 	for s := 0; s < nSyn; s++ {

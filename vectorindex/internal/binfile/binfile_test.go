@@ -1,0 +1,60 @@
+package binfile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+func gz(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
+}
+
+func TestReadsWhatWasWritten(t *testing.T) {
+	var b []byte
+	b = append(b, "MAGIC"...)
+	b = binary.AppendUvarint(b, 300)
+	b = binary.AppendUvarint(b, 3)
+	b = append(b, 'x', 'y', 'z', 7)
+	r, err := Open(gz(t, b), "MAGIC", 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Uvarint(); v != 300 {
+		t.Errorf("Uvarint = %d", v)
+	}
+	if n := r.Count(); n != 3 || string(r.Bytes(n)) != "xyz" || r.Byte() != 7 || r.Len() != 0 || r.Err != nil {
+		t.Errorf("n=%d err=%v", n, r.Err)
+	}
+}
+
+func TestCorruptInputIsAnErrorNotAnAllocation(t *testing.T) {
+	huge := binary.AppendUvarint(nil, 1<<30) // a count no data backs
+	r := NewReader(huge)
+	if n := r.Count(); n != 0 || r.Err == nil {
+		t.Errorf("Count = %d, err %v", n, r.Err)
+	}
+	if r.Bytes(5) != nil || r.Byte() != 0 || r.Uvarint() != 0 {
+		t.Error("reads after an error must return zero values")
+	}
+	r = NewReader([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	if r.Uvarint(); r.Err == nil {
+		t.Error("an unterminated varint must fail")
+	}
+	if _, err := Open(gz(t, []byte("OTHER")), "MAGIC", 1<<10); err == nil || !strings.Contains(err.Error(), "magic") {
+		t.Errorf("wrong magic: %v", err)
+	}
+	if _, err := Open(gz(t, bytes.Repeat([]byte("a"), 5000)), "a", 1000); err == nil {
+		t.Error("a stream over the size bound must fail")
+	}
+	if _, err := Open([]byte("not gzip"), "a", 10); err == nil {
+		t.Error("not gzip must fail")
+	}
+}
