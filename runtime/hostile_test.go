@@ -20,11 +20,7 @@ func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("overflows a worker's stack")
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	for name, code := range map[string]string{
 		"prefix operators": "return " + strings.Repeat("~", 175000) + "1",
 		"brackets":         "return " + strings.Repeat("[", 120000) + strings.Repeat("]", 120000),
@@ -40,11 +36,7 @@ func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
 // TestAnswersNeverReachALaterRun: a run that ends with a call in flight
 // must not hand that call's answer to the next run in the same worker.
 func TestAnswersNeverReachALaterRun(t *testing.T) {
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
 		if strings.Contains(string(c.Arguments), "tenant-A") {
 			time.Sleep(30 * time.Millisecond) // still answering when A has ended
@@ -64,11 +56,7 @@ func TestAnswersNeverReachALaterRun(t *testing.T) {
 }
 
 func TestEarlyCancelIsACancellation(t *testing.T) {
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	for i := 0; i < 20; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Duration(i*15)*time.Microsecond, cancel)
@@ -136,11 +124,7 @@ func TestSmallMemoryLimitAfterAHeavyRun(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	mustOK(t, run(t, rt, Request{Code: `for (let i = 0; i < 60; i++) { try { new RegExp("(" + "\\p{L}".repeat(10) + "x" + i, "u") } catch {} } return 1`}))
 	for i := 0; i < 3; i++ {
 		mustOK(t, run(t, rt, Request{Code: "return [1, 2, 3].length", Limits: Limits{MemoryBytes: 24 << 20}}))
@@ -153,11 +137,7 @@ func TestRegexpTimeoutIsPerRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a slow regexp to completion")
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	code := `const s = "a".repeat(21) + "cab"; return /(?=a)(a+)+b/.test(s)`
 	short := run(t, rt, Request{Code: code, Limits: Limits{Timeout: 50 * time.Millisecond}})
 	if short.OK {
@@ -175,11 +155,7 @@ func TestOversizedToolAnswerFailsTheCallNotTheRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 65 MB")
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	big := json.RawMessage(`"` + strings.Repeat("b", 65<<20) + `"`)
 	host := HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return big, nil })
 	start := time.Now()
@@ -202,11 +178,7 @@ func TestBuiltinsSurviveTamperedPrototypes(t *testing.T) {
 		"const ta = Object.getPrototypeOf(Uint8Array.prototype); delete ta.length; console.log(new Uint8Array(2)); return 1",
 		"const a = {}; const p = new Proxy(a, {}); Object.setPrototypeOf(a, p); return a instanceof RegExp",
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	for _, code := range codes {
 		res := run(t, rt, Request{Code: code, Limits: Limits{Timeout: 2 * time.Second}})
 		if res.Error != nil && res.Error.Kind == KindInternal {
@@ -229,11 +201,7 @@ func TestHugeResultsAreResultSizeErrors(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	for _, code := range []string{`return "\x01".repeat(6e7)`, `return new Uint8Array(3e7)`} {
 		start := time.Now()
 		res := run(t, rt, Request{Code: code, Limits: Limits{MemoryBytes: 512 << 20, Timeout: 20 * time.Second}})
@@ -304,11 +272,7 @@ return { order, log: String(console.log), timer: setTimeout.name, compile: typeo
 }
 
 func TestManyRunsAtOnceShareNothing(t *testing.T) {
-	rt, err := New(Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 2)
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)

@@ -39,11 +39,7 @@ func TestLimitsHoldAgainstHostileSnippets(t *testing.T) {
 		{"doubling string", "let s = 'x'; while (true) s = s + s", Limits{MemoryBytes: 64 << 20, Timeout: 20 * time.Second}, LimitMemory, "memory limit"},
 		{"array of arrays", "const a: number[][] = []; for (;;) a.push(new Array(1e5).fill(1))", Limits{MemoryBytes: 64 << 20, Timeout: 20 * time.Second}, LimitMemory, "memory limit"},
 	}
-	rt, err := New(Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 2)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var wg sync.WaitGroup
@@ -104,11 +100,7 @@ func TestMemoryLimitIsPerRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates hundreds of MB")
 	}
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 1)
 	res := run(t, rt, Request{Code: "const a = new Array(4e6).fill(0).map((_, i) => i); return a.length", Limits: Limits{MemoryBytes: 512 << 20}})
 	mustOK(t, res)
 	res = run(t, rt, Request{Code: "const a = new Array(4e6).fill(0).map((_, i) => i); return a.length", Limits: Limits{MemoryBytes: 32 << 20}})

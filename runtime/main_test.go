@@ -36,6 +36,19 @@ func runtimes(t testing.TB) map[Isolation]*Runtime {
 	return sharedRTs
 }
 
+// workerRuntime starts a worker pool of its own for one test (tests that kill
+// or exhaust workers must not disturb the shared runtimes); it is closed
+// when the test ends.
+func workerRuntime(t testing.TB, workers int) *Runtime {
+	t.Helper()
+	rt, err := New(Options{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
 // bothModes runs f once per isolation mode.
 func bothModes(t *testing.T, f func(t *testing.T, rt *Runtime)) {
 	t.Helper()

@@ -202,11 +202,7 @@ func TestConsoleNeverReachesHostStdout(t *testing.T) {
 // TestConcurrentRunsStayWithinThePool runs more snippets than workers and
 // checks that all finish and no more than the pool's size ran at once.
 func TestConcurrentRunsStayWithinThePool(t *testing.T) {
-	rt, err := New(Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := workerRuntime(t, 2)
 	var mu sync.Mutex
 	inside, peak := 0, 0
 	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
