@@ -1,0 +1,94 @@
+// Package auth says who is calling. Every request that reaches the gateway,
+// the code-mode engine or the runtime's host calls carries one Caller: the
+// Principal it acts for and the Session it belongs to. Packages key their
+// per-caller state by it (tokens, rate limits, stored values) and never by a
+// bare string a client could choose.
+//
+// This package is a leaf: it imports nothing of the project, so every
+// package on the data path can take a Caller.
+package auth
+
+import (
+	"context"
+	"slices"
+)
+
+// Principal is who a request acts for: a person, a team's agent, or the
+// operator who started the process.
+type Principal struct {
+	// ID is stable and unique within its Tenant ("operator", an API key's
+	// name, a token's subject).
+	ID string `json:"id"`
+	// Tenant groups principals that may share state; empty for the operator.
+	Tenant string `json:"tenant,omitempty"`
+	// Scopes are what the principal was granted (empty: no scope checks).
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// Operator is the principal of whoever started the process: the CLI, a
+// client on `sandbox serve`'s stdio, and the gateway's own connection-level
+// requests to upstreams (initialize, listing, health checks). Its upstream
+// tokens come from the operator's configuration (--token-env).
+var Operator = Principal{ID: "operator"}
+
+// Anonymous is the principal of a request over the network that nobody
+// authenticated. It holds no principal-wide state: whatever it sets is its
+// session's alone.
+var Anonymous = Principal{ID: "anonymous"}
+
+// IsOperator reports whether p is the operator.
+func (p Principal) IsOperator() bool { return p.ID == Operator.ID && p.Tenant == "" }
+
+// HasScope reports whether the principal was granted scope.
+func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// Key is the principal's identity as one string, unique across tenants
+// ("tenant/id", or "id" without a tenant), for keying stored state.
+func (p Principal) Key() string {
+	if p.Tenant == "" {
+		return p.ID
+	}
+	return p.Tenant + "/" + p.ID
+}
+
+// SessionID identifies one session of a principal: an MCP client session on
+// the front end, or a CLI run. It is unique for the life of the process and
+// never chosen by a client (the front end mints them).
+type SessionID string
+
+// Caller is who made a request: the principal it acts for and the session it
+// belongs to. A Caller with an empty Session made a request that has no
+// session (a 2026-07-28 client is stateless): it gets no per-session state
+// and shares none with any other request.
+type Caller struct {
+	Principal Principal
+	Session   SessionID
+}
+
+// HasSession reports whether the caller belongs to a session.
+func (c Caller) HasSession() bool { return c.Session != "" }
+
+// String is for logs: "principal" or "principal/session".
+func (c Caller) String() string {
+	if c.Session == "" {
+		return c.Principal.Key()
+	}
+	return c.Principal.Key() + "/" + string(c.Session)
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context that carries the authenticated principal
+// (set by the front end's authentication, read where a request's Caller is
+// made). Requests themselves carry a Caller explicitly, not in the context.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal a context carries, or Anonymous.
+func PrincipalFrom(ctx context.Context) Principal {
+	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
+		return p
+	}
+	return Anonymous
+}
