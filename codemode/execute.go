@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/bindings"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -28,8 +29,11 @@ type ExecuteRequest struct {
 	Tools []string
 	// Limits override Options.Limits field by field.
 	Limits runtime.Limits
-	// Session is the calling MCP session (tokens, its subset of servers).
-	Session gateway.SessionID
+	// Caller is who runs the snippet. Each tool call goes through the gateway
+	// as this caller: its tokens, and its session's narrowing (a call to a
+	// server the session disconnected from fails with SERVICE_NOT_FOUND).
+	// The narrowing does not yet change which tools are bound or searched.
+	Caller auth.Caller
 }
 
 // ExecuteResult is a run's result and which tools were bound to it.
@@ -43,7 +47,7 @@ type ExecuteResult struct {
 // in Tools, the top-K for Intent, and every catalog tool the code itself
 // names (`github.listCommits(`), so a snippet never fails just because the
 // search did not pick a tool it calls. Each call goes through the gateway's
-// router, under the calling session.
+// router as req.Caller.
 //
 // The error is for requests that cannot run at all (an unknown tool id, a
 // closed runtime); a snippet's own failures are in the result.
@@ -86,9 +90,8 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 	sort.Strings(bound)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].ID < tools[j].ID })
 
-	session := req.Session
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
-		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: call.Tool, Arguments: call.Arguments, Session: session})
+		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: call.Tool, Arguments: call.Arguments, Caller: call.Caller})
 		if err != nil {
 			var ge *gateway.Error
 			if errors.As(err, &ge) {
@@ -103,7 +106,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		return value, nil
 	})
 	limits := req.Limits.Or(e.opts.Limits)
-	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host})
+	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller})
 	if err != nil {
 		return nil, err
 	}

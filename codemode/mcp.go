@@ -143,7 +143,7 @@ func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*
 	if err := limits.Validate(); err != nil {
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
-	res, err := e.Execute(ctx, ExecuteRequest{Code: in.Code, Intent: in.Intent, Tools: in.Tools, Limits: limits, Session: req.Session})
+	res, err := e.Execute(ctx, ExecuteRequest{Code: in.Code, Intent: in.Intent, Tools: in.Tools, Limits: limits, Caller: req.Caller})
 	if err != nil {
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}

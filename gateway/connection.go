@@ -360,7 +360,7 @@ func (c *connection) listAll(ctx context.Context, method, field string) ([]json.
 
 // healthCheck sends one real request.
 func (c *connection) healthCheck(ctx context.Context) error {
-	ctx = c.u.withSessionToken(ctx, DefaultSession)
+	ctx = c.u.withOperatorToken(ctx)
 	var method string
 	switch {
 	case c.caps.Tools != nil:
@@ -491,7 +491,7 @@ func (c *connection) scheduleRefresh(kind refreshKind) {
 			}
 			c.refreshMu.Unlock()
 			ctx, cancel := context.WithTimeout(c.u.g.ctx, c.u.g.cfg.Options.StartupTimeout)
-			ctx = c.u.withSessionToken(ctx, DefaultSession)
+			ctx = c.u.withOperatorToken(ctx)
 			if err := c.u.refresh(ctx, c, k); err != nil {
 				c.u.g.log.Warn("refresh after list_changed failed", "server", c.u.name, "error", err)
 			}
@@ -520,7 +520,7 @@ func (c *connection) startListen(ctx context.Context) {
 	if filter.IsEmpty() {
 		return
 	}
-	lctx := c.u.withSessionToken(ctx, DefaultSession)
+	lctx := c.u.withOperatorToken(ctx)
 	stop, err := c.client.ListenAsync(lctx, filter, func(err error) {
 		c.u.g.log.Debug("subscriptions/listen ended", "server", c.u.name, "error", err)
 	})
@@ -544,7 +544,7 @@ func (c *connection) subscribe(ctx context.Context, uri string, on bool) error {
 	if !on {
 		method = "resources/unsubscribe"
 	}
-	_, err := c.request(c.u.withSessionToken(ctx, DefaultSession), method, map[string]any{"uri": uri}, nil)
+	_, err := c.request(c.u.withOperatorToken(ctx), method, map[string]any{"uri": uri}, nil)
 	return err
 }
 
@@ -609,8 +609,8 @@ func hasParamHeaders(raw json.RawMessage) bool { return bytes.Contains(raw, []by
 // per-call values, and nothing else.
 func isolatedContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	base := context.Background()
-	if s, ok := ctx.Value(callSessionKey{}).(SessionID); ok {
-		base = context.WithValue(base, callSessionKey{}, s)
+	if c, ok := callCallerFrom(ctx); ok {
+		base = withCallCaller(base, c)
 	}
 	if tok, ok := ctx.Value(tokenKey{}).(string); ok {
 		base = context.WithValue(base, tokenKey{}, tok)

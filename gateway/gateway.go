@@ -29,19 +29,12 @@ type Gateway struct {
 	log     *slog.Logger
 	tokens  TokenStore
 	catalog *catalog
-	metrics *metrics
+	observe *observer
 
 	upstreams map[string]*upstream // fixed after New
 	names     []string             // sorted server names
 
-	peersMu sync.RWMutex
-	peers   map[SessionID]Peer
-
-	subsMu sync.Mutex
-	subs   map[string]map[SessionID]bool // resource URI -> subscribed sessions
-
-	logLevelMu sync.RWMutex
-	logLevels  map[SessionID]string
+	sessions *sessions
 
 	callSeq atomic.Uint64
 
@@ -58,7 +51,7 @@ type Gateway struct {
 type Option func(*Gateway) error
 
 // WithLogger sets the structured logger (default: discard). Every routed
-// call is logged at Info with its id, tool, session, duration and outcome.
+// call is logged at Info with its id, tool, caller, duration and outcome.
 func WithLogger(l *slog.Logger) Option {
 	return func(g *Gateway) error {
 		if l != nil {
@@ -86,7 +79,7 @@ func WithMetrics(reg prometheus.Registerer) Option {
 		if err != nil {
 			return err
 		}
-		g.metrics = m
+		g.observe.metrics = m
 		return nil
 	}
 }
@@ -149,9 +142,8 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		tokens:        NewMemoryTokenStore(),
 		catalog:       newCatalog(own.Options.ToolNames),
 		upstreams:     map[string]*upstream{},
-		peers:         map[SessionID]Peer{},
-		subs:          map[string]map[SessionID]bool{},
-		logLevels:     map[SessionID]string{},
+		sessions:      newSessions(),
+		observe:       &observer{metrics: noMetrics()},
 		clientName:    "sandbox-gateway",
 		clientVersion: "0.1.0",
 	}
@@ -167,9 +159,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		g.names = append(g.names, name)
 	}
 	sort.Strings(g.names)
-	if g.metrics == nil {
-		g.metrics = noMetrics()
-	}
+	g.observe.log = g.log
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	return g, nil
 }
@@ -326,9 +316,6 @@ func (g *Gateway) Servers() []ServerStatus {
 	return out
 }
 
-// Tokens returns the session token store.
-func (g *Gateway) Tokens() TokenStore { return g.tokens }
-
 // Config returns the configuration the gateway runs with (do not modify).
 func (g *Gateway) Config() *Config { return g.cfg }
 
@@ -344,32 +331,6 @@ type Peer interface {
 	// Supports reports whether the client declared a capability
 	// ("sampling", "elicitation", "roots").
 	Supports(capability string) bool
-}
-
-// AttachPeer connects a session to its client; upstream requests made while
-// serving the session's calls are relayed to it. The returned function
-// detaches it (and forgets the session's subscriptions).
-func (g *Gateway) AttachPeer(session SessionID, p Peer) (detach func()) {
-	g.peersMu.Lock()
-	g.peers[session] = p
-	g.peersMu.Unlock()
-	return func() {
-		g.peersMu.Lock()
-		if g.peers[session] == p {
-			delete(g.peers, session)
-		}
-		g.peersMu.Unlock()
-		g.dropSessionSubscriptions(session)
-		g.logLevelMu.Lock()
-		delete(g.logLevels, session)
-		g.logLevelMu.Unlock()
-	}
-}
-
-func (g *Gateway) peer(session SessionID) Peer {
-	g.peersMu.RLock()
-	defer g.peersMu.RUnlock()
-	return g.peers[session]
 }
 
 // ReserveWireNames keeps names (the front end's built-in and hub tools) from

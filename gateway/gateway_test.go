@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
 
@@ -493,8 +494,8 @@ func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
 				t.Fatalf("expected the stateless protocol, got %q", g.Servers()[0].ProtocolVersion)
 			}
 			p := &fakePeer{caps: map[string]bool{"sampling": true}}
-			defer g.AttachPeer("s1", p)()
-			res, err := g.Call(context.Background(), CallRequest{Tool: "t:ask_llm", Session: "s1", Arguments: json.RawMessage(`{"prompt":"meaning of life?"}`)})
+			defer g.OpenSession(testCaller("s1"), p).Close()
+			res, err := g.Call(context.Background(), CallRequest{Tool: "t:ask_llm", Caller: testCaller("s1"), Arguments: json.RawMessage(`{"prompt":"meaning of life?"}`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -505,7 +506,7 @@ func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
 				t.Fatalf("peer saw %v", p.requests)
 			}
 			// A session whose client cannot sample gets an error, not another session's answer.
-			_, err = g.Call(context.Background(), CallRequest{Tool: "t:ask_llm", Session: "s2", Arguments: json.RawMessage(`{"prompt":"x"}`)})
+			_, err = g.Call(context.Background(), CallRequest{Tool: "t:ask_llm", Caller: testCaller("s2"), Arguments: json.RawMessage(`{"prompt":"x"}`)})
 			if err == nil {
 				t.Fatal("a session without a sampling client got an answer")
 			}
@@ -516,10 +517,10 @@ func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
 func TestLogsGoOnlyToTheCallingSession(t *testing.T) {
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`)+`}}`)
 	p1, p2 := &fakePeer{}, &fakePeer{}
-	defer g.AttachPeer("s1", p1)()
-	defer g.AttachPeer("s2", p2)()
-	g.SetLogLevel(context.Background(), "s1", "debug")
-	if _, err := g.Call(context.Background(), CallRequest{Tool: "t:log", Session: "s1"}); err != nil {
+	defer g.OpenSession(testCaller("s1"), p1).Close()
+	defer g.OpenSession(testCaller("s2"), p2).Close()
+	g.SetLogLevel(context.Background(), testCaller("s1"), "debug")
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "t:log", Caller: testCaller("s1")}); err != nil {
 		t.Fatal(err)
 	}
 	p1.mu.Lock()
@@ -541,11 +542,11 @@ func TestResourcesPromptsPassThrough(t *testing.T) {
 	if ts := g.ResourceTemplates(); len(ts) != 1 || ts[0].URITemplate != "test://item/{id}" {
 		t.Fatalf("templates = %+v", ts)
 	}
-	raw, err := g.ReadResource(ctx, DefaultSession, "test://item/77")
+	raw, err := g.ReadResource(ctx, operator, "test://item/77")
 	if err != nil || !strings.Contains(string(raw), "item 77") {
 		t.Fatalf("read = %s, %v", raw, err)
 	}
-	_, err = g.ReadResource(ctx, DefaultSession, "nothing://here")
+	_, err = g.ReadResource(ctx, operator, "nothing://here")
 	if err == nil {
 		t.Fatal("reading an unlisted scheme from a single server should go to it and fail there, or be NOT_FOUND")
 	}
@@ -553,11 +554,11 @@ func TestResourcesPromptsPassThrough(t *testing.T) {
 	if len(ps) != 1 || ps[0].WireName != "t__greet" {
 		t.Fatalf("prompts = %+v", ps)
 	}
-	raw, err = g.GetPrompt(ctx, DefaultSession, "t__greet", map[string]string{"name": "Ada"})
+	raw, err = g.GetPrompt(ctx, operator, "t__greet", map[string]string{"name": "Ada"})
 	if err != nil || !strings.Contains(string(raw), "Hello, Ada") {
 		t.Fatalf("prompt = %s, %v", raw, err)
 	}
-	_, err = g.GetPrompt(ctx, DefaultSession, "nope", nil)
+	_, err = g.GetPrompt(ctx, operator, "nope", nil)
 	wantCode(t, err, CodeNotFound)
 }
 
@@ -681,7 +682,7 @@ func TestManyConcurrentCalls(t *testing.T) {
 			defer wg.Done()
 			want := fmt.Sprintf("call %d", i)
 			args, _ := json.Marshal(map[string]string{"text": want})
-			res, err := g.Call(context.Background(), CallRequest{Tool: "mem:echo", Arguments: args, Session: SessionID(fmt.Sprint(i % 7))})
+			res, err := g.Call(context.Background(), CallRequest{Tool: "mem:echo", Arguments: args, Caller: testCaller(fmt.Sprint(i % 7))})
 			if err != nil {
 				errs <- err
 				return
@@ -759,3 +760,11 @@ func TestStdioServersInheritOnlyASafeEnvironment(t *testing.T) {
 		t.Fatalf("env = %v", env)
 	}
 }
+
+// testCaller is an anonymous caller in session id.
+func testCaller(id string) auth.Caller {
+	return auth.Caller{Principal: auth.Anonymous, Session: auth.SessionID(id)}
+}
+
+// operator is the CLI's caller.
+var operator = auth.Caller{Principal: auth.Operator}

@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/yosida95/uritemplate/v3"
 )
 
@@ -53,25 +55,27 @@ func (g *Gateway) resourceOwner(uri string) (*upstream, error) {
 	return nil, newError(CodeNotFound, "", nil, map[string]any{"uri": uri}, "no server lists the resource %q; list resources (resources/list) to see what exists", truncate(uri, 200))
 }
 
-// forward sends one pass-through request to a server for a session.
-func (g *Gateway) forward(ctx context.Context, u *upstream, session SessionID, method string, params map[string]any) (json.RawMessage, error) {
+// forward sends one pass-through request to a server for a caller.
+func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, method string, params map[string]any) (json.RawMessage, error) {
 	c := u.conn.Load()
 	if c == nil {
 		return nil, g.unavailable(u, "", nil)
 	}
 	if u.sc.SessionToken {
-		tok, ok := g.tokens.Token(session, u.name)
+		tok, ok, err := g.tokenFor(ctx, caller, u.name)
+		if err != nil {
+			return nil, newError(CodeInternal, "", err, map[string]any{"server": u.name}, "the gateway could not read the token store (%v); try again", err)
+		}
 		if !ok {
-			return nil, newError(CodeAuthRequired, "", nil, map[string]any{"server": u.name}, "server %q needs a token for this session and none is set", u.name)
+			return nil, authRequired("", u.name)
 		}
 		ctx = context.WithValue(ctx, tokenKey{}, tok)
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.timeoutFor(u.sc, ""))
 	defer cancel()
-	ctx = context.WithValue(ctx, callSessionKey{}, session)
-	u.enter(session)
-	defer u.leave(session)
-	if meta := c.requestMeta("", g.sessionLogLevel(session)); meta != nil {
+	ctx = withCallCaller(ctx, caller)
+	defer g.sessions.enter(u.name, callOwner(caller, "p"+strconv.FormatUint(g.callSeq.Add(1), 10)))()
+	if meta := c.requestMeta("", g.sessionLogLevel(caller)); meta != nil {
 		params["_meta"] = meta
 	}
 	raw, err := c.request(ctx, method, params, nil)
@@ -85,16 +89,16 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, session SessionID, m
 }
 
 // ReadResource reads a resource from the server that lists it.
-func (g *Gateway) ReadResource(ctx context.Context, session SessionID, uri string) (json.RawMessage, error) {
+func (g *Gateway) ReadResource(ctx context.Context, caller auth.Caller, uri string) (json.RawMessage, error) {
 	u, err := g.resourceOwner(uri)
 	if err != nil {
 		return nil, err
 	}
-	return g.forward(ctx, u, session, "resources/read", map[string]any{"uri": uri})
+	return g.forward(ctx, u, caller, "resources/read", map[string]any{"uri": uri})
 }
 
 // GetPrompt renders a prompt, named by its wire name.
-func (g *Gateway) GetPrompt(ctx context.Context, session SessionID, name string, args map[string]string) (json.RawMessage, error) {
+func (g *Gateway) GetPrompt(ctx context.Context, caller auth.Caller, name string, args map[string]string) (json.RawMessage, error) {
 	p, ok := g.catalog.load().prompts[name]
 	if !ok {
 		return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q; list prompts (prompts/list) to see what exists", truncate(name, 100))
@@ -103,13 +107,13 @@ func (g *Gateway) GetPrompt(ctx context.Context, session SessionID, name string,
 	if len(args) > 0 {
 		params["arguments"] = args
 	}
-	return g.forward(ctx, g.upstreams[p.Server], session, "prompts/get", params)
+	return g.forward(ctx, g.upstreams[p.Server], caller, "prompts/get", params)
 }
 
 // Complete forwards completion/complete for a prompt argument (ref/prompt,
 // by wire name) or a resource template argument (ref/resource). A server
 // that does not offer completions yields an empty list.
-func (g *Gateway) Complete(ctx context.Context, session SessionID, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) Complete(ctx context.Context, caller auth.Caller, params json.RawMessage) (json.RawMessage, error) {
 	var p map[string]any
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, newError(CodeNotFound, "", err, nil, "completion/complete params are not a JSON object")
@@ -138,5 +142,5 @@ func (g *Gateway) Complete(ctx context.Context, session SessionID, params json.R
 	if c := u.conn.Load(); c != nil && c.caps.Completions == nil {
 		return json.RawMessage(`{"completion":{"values":[]}}`), nil
 	}
-	return g.forward(ctx, u, session, "completion/complete", p)
+	return g.forward(ctx, u, caller, "completion/complete", p)
 }

@@ -114,15 +114,15 @@ func TestServerEverything(t *testing.T) {
 			if rs := g.Resources(); len(rs) == 0 {
 				t.Fatal("no resources listed")
 			}
-			raw, err := g.ReadResource(ctx, DefaultSession, g.Resources()[0].URI)
+			raw, err := g.ReadResource(ctx, operator, g.Resources()[0].URI)
 			if err != nil || !strings.Contains(string(raw), `"contents"`) {
 				t.Fatalf("read: %v %.200s", err, raw)
 			}
-			raw, err = g.GetPrompt(ctx, DefaultSession, "ev__args-prompt", map[string]string{"city": "Lisbon"})
+			raw, err = g.GetPrompt(ctx, operator, "ev__args-prompt", map[string]string{"city": "Lisbon"})
 			if err != nil || !strings.Contains(string(raw), "Lisbon") {
 				t.Fatalf("prompt: %v %s", err, raw)
 			}
-			raw, err = g.Complete(ctx, DefaultSession, json.RawMessage(`{"ref":{"type":"ref/prompt","name":"ev__completable-prompt"},"argument":{"name":"department","value":"Eng"}}`))
+			raw, err = g.Complete(ctx, operator, json.RawMessage(`{"ref":{"type":"ref/prompt","name":"ev__completable-prompt"},"argument":{"name":"department","value":"Eng"}}`))
 			if err != nil || !strings.Contains(string(raw), "Engineering") {
 				t.Fatalf("complete: %v %s", err, raw)
 			}

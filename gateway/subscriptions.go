@@ -6,26 +6,31 @@ import (
 	"sort"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // Resource subscriptions: a session subscribes to a URI; the gateway
 // subscribes upstream on the first session and unsubscribes on the last,
 // and forwards notifications/resources/updated only to the sessions that
-// subscribed.
+// subscribed. Each session's URIs are part of its state (sessions.go).
 
-// SubscribeResource subscribes a session to updates of a resource.
-func (g *Gateway) SubscribeResource(ctx context.Context, session SessionID, uri string) error {
+// SubscribeResource subscribes a caller's open session to updates of a
+// resource. A caller without an open session cannot subscribe.
+func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri string) error {
 	u, err := g.resourceOwner(uri)
 	if err != nil {
 		return err
 	}
-	g.subsMu.Lock()
-	first := len(g.subs[uri]) == 0
-	if g.subs[uri] == nil {
-		g.subs[uri] = map[SessionID]bool{}
+	g.sessions.mu.Lock()
+	st := g.sessions.open[caller.Session]
+	if !caller.HasSession() || st == nil {
+		g.sessions.mu.Unlock()
+		return newError(CodeNotFound, "", nil, map[string]any{"uri": uri}, "subscribing needs a session (protocol 2026-07-28 requests have none); read the resource instead")
 	}
-	g.subs[uri][session] = true
-	g.subsMu.Unlock()
+	first := g.subscribersLocked(uri) == 0
+	st.subs[uri] = true
+	g.sessions.mu.Unlock()
 	if !first {
 		return nil
 	}
@@ -36,16 +41,16 @@ func (g *Gateway) SubscribeResource(ctx context.Context, session SessionID, uri 
 }
 
 // UnsubscribeResource ends a session's subscription (a no-op when absent).
-func (g *Gateway) UnsubscribeResource(ctx context.Context, session SessionID, uri string) error {
-	g.subsMu.Lock()
-	subs := g.subs[uri]
-	had := subs[session]
-	delete(subs, session)
-	last := had && len(subs) == 0
-	if len(subs) == 0 {
-		delete(g.subs, uri)
+func (g *Gateway) UnsubscribeResource(ctx context.Context, caller auth.Caller, uri string) error {
+	g.sessions.mu.Lock()
+	st := g.sessions.open[caller.Session]
+	if !caller.HasSession() || st == nil || !st.subs[uri] {
+		g.sessions.mu.Unlock()
+		return nil
 	}
-	g.subsMu.Unlock()
+	delete(st.subs, uri)
+	last := g.subscribersLocked(uri) == 0
+	g.sessions.mu.Unlock()
 	if !last {
 		return nil
 	}
@@ -59,19 +64,28 @@ func (g *Gateway) UnsubscribeResource(ctx context.Context, session SessionID, ur
 	return nil
 }
 
-func (g *Gateway) dropSessionSubscriptions(session SessionID) {
-	g.subsMu.Lock()
-	var orphaned []string
-	for uri, subs := range g.subs {
-		if subs[session] {
-			delete(subs, session)
-			if len(subs) == 0 {
-				delete(g.subs, uri)
-				orphaned = append(orphaned, uri)
-			}
+// subscribersLocked counts the open sessions subscribed to uri.
+func (g *Gateway) subscribersLocked(uri string) int {
+	n := 0
+	for _, st := range g.sessions.open {
+		if st.subs[uri] {
+			n++
 		}
 	}
-	g.subsMu.Unlock()
+	return n
+}
+
+// unsubscribeOrphans unsubscribes upstream from the URIs (of a session that
+// closed) that no open session is subscribed to any more.
+func (g *Gateway) unsubscribeOrphans(uris []string) {
+	g.sessions.mu.Lock()
+	var orphaned []string
+	for _, uri := range uris {
+		if g.subscribersLocked(uri) == 0 {
+			orphaned = append(orphaned, uri)
+		}
+	}
+	g.sessions.mu.Unlock()
 	for _, uri := range orphaned {
 		if u, err := g.resourceOwner(uri); err == nil {
 			if c := u.conn.Load(); c != nil {
@@ -83,14 +97,16 @@ func (g *Gateway) dropSessionSubscriptions(session SessionID) {
 
 // subscribedURIs lists the URIs of one server that some session subscribed to.
 func (g *Gateway) subscribedURIs(server string) []string {
-	g.subsMu.Lock()
-	uris := make([]string, 0, len(g.subs))
-	for uri := range g.subs {
-		uris = append(uris, uri)
+	g.sessions.mu.Lock()
+	set := map[string]bool{}
+	for _, st := range g.sessions.open {
+		for uri := range st.subs {
+			set[uri] = true
+		}
 	}
-	g.subsMu.Unlock()
+	g.sessions.mu.Unlock()
 	var out []string
-	for _, uri := range uris {
+	for uri := range set {
 		if u, err := g.resourceOwner(uri); err == nil && u.name == server {
 			out = append(out, uri)
 		}
@@ -101,15 +117,15 @@ func (g *Gateway) subscribedURIs(server string) []string {
 
 // resourceUpdated forwards notifications/resources/updated to subscribers.
 func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
-	g.subsMu.Lock()
-	sessions := make([]SessionID, 0, len(g.subs[uri]))
-	for s := range g.subs[uri] {
-		sessions = append(sessions, s)
-	}
-	g.subsMu.Unlock()
-	for _, s := range sessions {
-		if p := g.peer(s); p != nil {
-			p.Notify(string(mcp.MethodNotificationResourceUpdated), params)
+	g.sessions.mu.Lock()
+	var peers []Peer
+	for _, st := range g.sessions.open {
+		if st.subs[uri] && st.peer != nil {
+			peers = append(peers, st.peer)
 		}
+	}
+	g.sessions.mu.Unlock()
+	for _, p := range peers {
+		p.Notify(string(mcp.MethodNotificationResourceUpdated), params)
 	}
 }

@@ -1,64 +1,102 @@
 package gateway
 
-import "sync"
+import (
+	"context"
+	"sync"
 
-// SessionID identifies a caller of the gateway: one MCP client session on the
-// front end, or one code-mode run. Per-session state (tokens, the subset of
-// servers a session sees, where sampling requests go) is keyed by it.
-type SessionID string
+	"github.com/sandboxrt/sandbox/auth"
+)
 
-// DefaultSession is the session of callers that have none of their own (the
-// CLI). Its tokens are also used for the gateway's own connection-level
-// requests (initialize, tools/list, health checks) to servers that need a
-// session token.
-const DefaultSession SessionID = "default"
+// TokenScope says whose upstream token it is: one session's (Session set), or
+// every session of a principal (Session empty). The operator's principal-wide
+// tokens (--token-env) also serve the gateway's own connection-level
+// requests.
+type TokenScope struct {
+	Principal string // auth.Principal.Key()
+	Session   auth.SessionID
+}
 
-// TokenStore holds the bearer tokens that sessions present to HTTP upstreams
+func sessionScope(c auth.Caller) TokenScope {
+	return TokenScope{Principal: c.Principal.Key(), Session: c.Session}
+}
+
+func principalScope(p auth.Principal) TokenScope { return TokenScope{Principal: p.Key()} }
+
+// OperatorTokens is the scope of the operator's own tokens.
+var OperatorTokens = principalScope(auth.Operator)
+
+// TokenStore holds the bearer tokens that callers present to HTTP upstreams
 // marked "sessionToken": true. Tokens are looked up per call and sent only in
 // the Authorization header of that upstream request; they are never read
 // from the environment during a call and never logged.
+//
+// A store shared by replicas (Redis) implements the same interface; every
+// implementation passes state/statetest.TestTokenStore.
 type TokenStore interface {
-	// Token returns the session's token for a server.
-	Token(session SessionID, server string) (string, bool)
-	// SetToken stores (or, with "", removes) the session's token for a server.
-	SetToken(session SessionID, server, token string)
-	// ForgetSession drops every token of a session that ended.
-	ForgetSession(session SessionID)
+	// Token returns the scope's token for a server (ok false: none).
+	Token(ctx context.Context, scope TokenScope, server string) (token string, ok bool, err error)
+	// SetToken stores (or, with "", removes) the scope's token for a server.
+	SetToken(ctx context.Context, scope TokenScope, server, token string) error
+	// Forget drops every token of a scope (a session that ended).
+	Forget(ctx context.Context, scope TokenScope) error
 }
 
 // MemoryTokenStore is the default TokenStore: tokens live in memory only.
 type MemoryTokenStore struct {
 	mu     sync.RWMutex
-	tokens map[SessionID]map[string]string
+	tokens map[TokenScope]map[string]string
 }
 
 // NewMemoryTokenStore returns an empty in-memory token store.
 func NewMemoryTokenStore() *MemoryTokenStore {
-	return &MemoryTokenStore{tokens: map[SessionID]map[string]string{}}
+	return &MemoryTokenStore{tokens: map[TokenScope]map[string]string{}}
 }
 
-func (m *MemoryTokenStore) Token(session SessionID, server string) (string, bool) {
+func (m *MemoryTokenStore) Token(_ context.Context, scope TokenScope, server string) (string, bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	t, ok := m.tokens[session][server]
-	return t, ok && t != ""
+	t, ok := m.tokens[scope][server]
+	return t, ok && t != "", nil
 }
 
-func (m *MemoryTokenStore) SetToken(session SessionID, server, token string) {
+func (m *MemoryTokenStore) SetToken(_ context.Context, scope TokenScope, server, token string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if token == "" {
-		delete(m.tokens[session], server)
-		return
+		delete(m.tokens[scope], server)
+		if len(m.tokens[scope]) == 0 {
+			delete(m.tokens, scope)
+		}
+		return nil
 	}
-	if m.tokens[session] == nil {
-		m.tokens[session] = map[string]string{}
+	if m.tokens[scope] == nil {
+		m.tokens[scope] = map[string]string{}
 	}
-	m.tokens[session][server] = token
+	m.tokens[scope][server] = token
+	return nil
 }
 
-func (m *MemoryTokenStore) ForgetSession(session SessionID) {
+func (m *MemoryTokenStore) Forget(_ context.Context, scope TokenScope) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.tokens, session)
+	delete(m.tokens, scope)
+	return nil
+}
+
+// tokenFor finds the token a caller's call to a server carries: the
+// session's own, else its principal's.
+func (g *Gateway) tokenFor(ctx context.Context, c auth.Caller, server string) (string, bool, error) {
+	if c.HasSession() {
+		if t, ok, err := g.tokens.Token(ctx, sessionScope(c), server); err != nil || ok {
+			return t, ok, err
+		}
+	}
+	return g.tokens.Token(ctx, principalScope(c.Principal), server)
+}
+
+// SetOperatorToken stores the operator's token for a server: it serves the
+// operator's calls (the CLI, a stdio client) and the gateway's own
+// connection-level requests (initialize, listing, health checks).
+func (g *Gateway) SetOperatorToken(ctx context.Context, server, token string) error {
+	return g.tokens.SetToken(ctx, OperatorTokens, NormalizeName(server), token)
 }

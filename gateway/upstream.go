@@ -67,10 +67,6 @@ type upstream struct {
 	since    time.Time
 
 	refreshMu sync.Mutex
-
-	inflightMu sync.Mutex
-	inflight   map[SessionID]int
-	inflightN  atomic.Int64
 }
 
 func newUpstream(g *Gateway, sc *ServerConfig, inproc *server.MCPServer) *upstream {
@@ -85,7 +81,6 @@ func newUpstream(g *Gateway, sc *ServerConfig, inproc *server.MCPServer) *upstre
 		checkPaths: sc.CheckPaths,
 		state:      StateStarting,
 		since:      time.Now(),
-		inflight:   map[SessionID]int{},
 	}
 }
 
@@ -96,7 +91,7 @@ func (u *upstream) setState(s ServerState, lastErr string) {
 		u.lastErr = lastErr
 	}
 	u.mu.Unlock()
-	u.g.metrics.serverState(u.name, s)
+	u.g.observe.serverState(u.name, s)
 	if lastErr != "" && s != StateReady {
 		u.g.log.Warn("upstream state", "server", u.name, "state", string(s), "error", lastErr)
 	} else {
@@ -111,7 +106,7 @@ func (u *upstream) status() ServerStatus {
 	if c := u.conn.Load(); c != nil {
 		st.ProtocolVersion, st.ServerName = c.version, c.serverInfo.Name
 	}
-	st.InFlight = int(u.inflightN.Load())
+	st.InFlight = u.g.sessions.inFlight(u.name)
 	return st
 }
 
@@ -168,7 +163,7 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 			u.restarts++
 			u.mu.Unlock()
 			u.setState(StateRestarting, conn.deathReason())
-			u.g.metrics.restart(u.name)
+			u.g.observe.restart(u.name)
 			if time.Since(connectedAt) > 4*opts.MaxRestartBackoff {
 				backoff = opts.RestartBackoff // it ran fine for a good while
 			}
@@ -241,8 +236,8 @@ func (u *upstream) connect(ctx context.Context) (*connection, error) {
 	c := newConnection(u)
 	initCtx, cancel := context.WithTimeout(ctx, opts.StartupTimeout)
 	defer cancel()
-	// Connection-level requests use the default session's token.
-	initCtx = u.withSessionToken(initCtx, DefaultSession)
+	// Connection-level requests carry the operator's token.
+	initCtx = u.withOperatorToken(initCtx)
 
 	pinned := u.sc.ProtocolVersion
 	legacyListen := pinned != "" && !mcp.IsModernProtocol(pinned)
@@ -335,14 +330,22 @@ func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Int
 	return nil, fmt.Errorf("unknown transport %q", u.sc.Transport)
 }
 
-// tokenKey carries the calling session's bearer token to the header function.
+// tokenKey carries the bearer token of the request being sent to the
+// transport's header function.
 type tokenKey struct{}
 
-func (u *upstream) withSessionToken(ctx context.Context, s SessionID) context.Context {
+// withOperatorToken gives a connection-level request (initialize, listing,
+// health checks, subscriptions) the operator's token for a "sessionToken"
+// server: those requests serve every caller, so no caller's token is used.
+func (u *upstream) withOperatorToken(ctx context.Context) context.Context {
 	if !u.sc.SessionToken {
 		return ctx
 	}
-	if tok, ok := u.g.tokens.Token(s, u.name); ok {
+	tok, ok, err := u.g.tokens.Token(ctx, OperatorTokens, u.name)
+	if err != nil {
+		u.g.log.Warn("reading the operator's token failed", "server", u.name, "error", err)
+	}
+	if ok {
 		return context.WithValue(ctx, tokenKey{}, tok)
 	}
 	return ctx
@@ -563,40 +566,6 @@ func stripMeta(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return b
-}
-
-// --- in-flight sessions (for routing what an upstream asks of its client) ---
-
-func (u *upstream) enter(s SessionID) {
-	u.inflightN.Add(1)
-	u.inflightMu.Lock()
-	u.inflight[s]++
-	u.inflightMu.Unlock()
-}
-
-func (u *upstream) leave(s SessionID) {
-	u.inflightN.Add(-1)
-	u.inflightMu.Lock()
-	if u.inflight[s]--; u.inflight[s] <= 0 {
-		delete(u.inflight, s)
-	}
-	u.inflightMu.Unlock()
-}
-
-// soleSession returns the only session with calls in flight on this server.
-// With several, an upstream request that does not say which call it belongs
-// to (stdio has no per-request stream) cannot be attributed, and is refused
-// rather than shown to the wrong client.
-func (u *upstream) soleSession() (SessionID, bool) {
-	u.inflightMu.Lock()
-	defer u.inflightMu.Unlock()
-	if len(u.inflight) != 1 {
-		return "", false
-	}
-	for s := range u.inflight {
-		return s, true
-	}
-	return "", false
 }
 
 // --- subscriptions ---

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // Host answers the tool calls a snippet makes. The VM side sends a message
@@ -36,6 +38,8 @@ type ToolCall struct {
 	Tool string
 	// Arguments is the JSON object the snippet passed (always an object).
 	Arguments json.RawMessage
+	// Caller is the run's caller (Request.Caller).
+	Caller auth.Caller
 }
 
 // ToolError is a structured tool failure, surfaced in the VM as an

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // hostSide is the trusted half of a run: it answers the VM's tool calls
@@ -17,6 +19,7 @@ type hostSide struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	host   Host
+	caller auth.Caller
 	bound  map[string]bool
 	limits Limits
 	start  time.Time
@@ -35,7 +38,7 @@ type hostSide struct {
 func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &hostSide{
-		ctx: ctx, cancel: cancel, host: req.Host, limits: limits, start: time.Now(),
+		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, limits: limits, start: time.Now(),
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
 	}
 	for _, t := range req.Tools {
@@ -79,7 +82,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 
 	go func() {
 		t0 := time.Now()
-		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args})
+		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args, Caller: h.caller})
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)

@@ -26,6 +26,7 @@ import (
 	goruntime "runtime"
 	"sync"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/bindings"
 )
 
@@ -76,6 +77,9 @@ type Request struct {
 	// Tools are bound into the VM as Namespace.Function(args); calls go to Host.
 	Tools []bindings.Tool
 	Host  Host
+	// Caller is who runs the snippet; every ToolCall the Host gets carries it,
+	// so the Host never has to remember whose run a call came from.
+	Caller auth.Caller
 }
 
 // Runtime runs snippets. It is safe for concurrent use; at most

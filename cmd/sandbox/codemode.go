@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
@@ -59,6 +60,10 @@ func codeModeOptions(cm gateway.CodeModeConfig) codemode.Options {
 			OutputBytes: cm.Limits.OutputBytes, ResultBytes: cm.Limits.ResultBytes},
 	}
 }
+
+// cliCaller is the caller of a one-shot command: the operator, in a
+// session of its own (one process, one run).
+var cliCaller = auth.Caller{Principal: auth.Operator, Session: "cli"}
 
 // startGateway connects to the servers of a config for a one-shot command
 // (run, search, types): it waits for each to connect or fail, and warns on

@@ -179,7 +179,7 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return &exitError{code: exitInternal, msg: err.Error()}
 	}
 	defer engine.Close()
-	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools})
+	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools, Caller: cliCaller})
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}

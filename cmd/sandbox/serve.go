@@ -44,7 +44,7 @@ type gatewayFlags struct {
 func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", `gateway config: a JSON file with "mcpServers" (default: ./mcp.json, then ./.mcp.json)`)
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "", `tool names on the wire: "prefixed" (server__tool) or "passthrough" (each upstream's own); overrides the config`)
-	cmd.Flags().StringArrayVar(&f.tokenEnv, "token-env", nil, "SERVER=VAR: read VAR from the environment once at start as the default session's bearer token for SERVER (repeatable)")
+	cmd.Flags().StringArrayVar(&f.tokenEnv, "token-env", nil, "SERVER=VAR: read VAR from the environment once at start as the operator's bearer token for SERVER (repeatable)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn, error")
 }
 
@@ -101,7 +101,9 @@ func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
 func (d debugOnly) WithAttrs(a []slog.Attr) slog.Handler { return debugOnly{d.h.WithAttrs(a)} }
 func (d debugOnly) WithGroup(n string) slog.Handler      { return debugOnly{d.h.WithGroup(n)} }
 
-// tokens reads --token-env once, at start, into the default session.
+// tokens reads --token-env once, at start, as the operator's tokens: they
+// serve the CLI's own calls, a stdio client's, and the gateway's
+// connection-level requests.
 func (f *gatewayFlags) tokens(g *gateway.Gateway) error {
 	for _, kv := range f.tokenEnv {
 		server, env, ok := strings.Cut(kv, "=")
@@ -112,7 +114,9 @@ func (f *gatewayFlags) tokens(g *gateway.Gateway) error {
 		if !ok || tok == "" {
 			return &exitError{code: 2, msg: fmt.Sprintf("--token-env %s: the environment variable %s is not set", kv, env)}
 		}
-		g.Tokens().SetToken(gateway.DefaultSession, gateway.NormalizeName(server), tok)
+		if err := g.SetOperatorToken(context.Background(), server, tok); err != nil {
+			return err
+		}
 	}
 	return nil
 }

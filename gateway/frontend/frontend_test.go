@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
@@ -222,10 +223,10 @@ func TestSessionsSeeOnlyTheServersTheyConnect(t *testing.T) {
 
 func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
 	fx := newFrontend(t)
-	var gotSession gateway.SessionID
+	var gotCaller auth.Caller
 	err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`),
 		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
-			gotSession = req.Session
+			gotCaller = req.Caller
 			req.Progress(1, 2, "half")
 			req.Log("warning", "from the built-in")
 			if strings.Contains(string(req.Arguments), "boom") {
@@ -261,8 +262,8 @@ func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
 	if err != nil || !strings.HasPrefix(resultText(res), "ran ") {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if gotSession == "" || gotSession == gateway.DefaultSession {
-		t.Fatalf("session = %q", gotSession)
+	if !gotCaller.HasSession() || gotCaller.Session == stdioSessionID || gotCaller.Principal.IsOperator() {
+		t.Fatalf("caller = %+v: an HTTP client is an anonymous caller in a session of its own", gotCaller)
 	}
 	mu.Lock()
 	if strings.Join(notes, ",") != "notifications/progress,notifications/message" {
@@ -477,7 +478,9 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	g.Tokens().SetToken(gateway.DefaultSession, "h", "connection-token")
+	if err := g.SetOperatorToken(context.Background(), "h", "connection-token"); err != nil {
+		t.Fatal(err)
+	}
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -496,10 +499,36 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 	if err != nil || res.IsError || resultText(res) != "y" {
 		t.Fatalf("with a token: %v %+v", err, res)
 	}
+	// A token sent with a session id the front end never issued is dropped:
+	// it must reach neither the operator's calls nor anyone else's.
+	for _, forged := range []string{"stdio", "default", "stateless", "operator", "no-such-session"} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"h__echo","arguments":{"text":"z"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", forged)
+		req.Header.Set("Sandbox-Token-H", "ATTACKER")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	late := legacyClient(t, srv.URL+"/mcp")
+	res, err = late.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "h__echo", Arguments: map[string]any{"text": "w"}}})
+	if err != nil || !res.IsError || !strings.HasPrefix(resultText(res), "AUTH_REQUIRED") {
+		t.Fatalf("a later session without a token: %v %+v", err, res)
+	}
+	// The operator's own call still carries the operator's token.
+	if _, err := g.Call(context.Background(), gateway.CallRequest{Tool: "h:echo", Arguments: json.RawMessage(`{"text":"op"}`), Caller: auth.Caller{Principal: auth.Operator}}); err != nil {
+		t.Fatalf("operator call: %v", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if !seen["Bearer alice-secret"] || !seen["Bearer connection-token"] {
 		t.Fatalf("upstream saw %v", seen)
+	}
+	if seen["Bearer ATTACKER"] {
+		t.Fatal("a token planted with a forged session id reached the upstream")
 	}
 }
 

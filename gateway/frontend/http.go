@@ -18,8 +18,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/sandboxrt/sandbox/gateway"
 )
 
 // notifier delivers a JSON-RPC notification for the call in progress, in
@@ -278,18 +276,29 @@ func loopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// takeTokens stores "Sandbox-Token-<server>" headers as the session's tokens.
+// takeTokens stores "Sandbox-Token-<server>" headers as the tokens of the
+// request's session. A request that names no session the front end has
+// open stores nothing: tokens are never kept for a session that does not
+// exist, nor for anyone but the session's own caller.
 func (h *httpHandler) takeTokens(r *http.Request) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		return
 	}
+	var sess *session
 	for k, v := range r.Header {
 		lk := strings.ToLower(k)
 		if !strings.HasPrefix(lk, "sandbox-token-") || len(v) == 0 {
 			continue
 		}
-		h.s.g.Tokens().SetToken(gateway.SessionID(sid), gateway.NormalizeName(strings.TrimPrefix(lk, "sandbox-token-")), v[0])
+		if sess == nil {
+			if sess = h.s.sessionByID(sid); sess == nil {
+				return
+			}
+		}
+		if err := sess.gw.SetToken(r.Context(), strings.TrimPrefix(lk, "sandbox-token-"), v[0]); err != nil {
+			h.s.log.Warn("storing a session token failed", "session", sid, "error", err)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
@@ -48,7 +49,6 @@ type Server struct {
 	version  string
 	extra    []server.ServerOption
 	syncMu   sync.Mutex
-	peerHook func(gateway.SessionID, gateway.Peer)
 }
 
 // Option configures a Server.
@@ -88,18 +88,18 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		o(s)
 	}
 	hooks := &server.Hooks{}
-	hooks.AddOnRegisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionStarted(cs) })
+	hooks.AddOnRegisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionStarted(ctx, cs) })
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionEnded(cs) })
 	hooks.AddAfterSetLevel(func(ctx context.Context, id any, r *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
-		s.g.SetLogLevel(ctx, sessionOf(ctx), string(r.Params.Level))
+		s.g.SetLogLevel(ctx, callerOf(ctx), string(r.Params.Level))
 	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, id any, r *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		if err := s.g.SubscribeResource(ctx, sessionOf(ctx), r.Params.URI); err != nil {
+		if err := s.g.SubscribeResource(ctx, callerOf(ctx), r.Params.URI); err != nil {
 			s.log.Warn("subscribe", "uri", r.Params.URI, "error", err)
 		}
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, id any, r *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
-		_ = s.g.UnsubscribeResource(ctx, sessionOf(ctx), r.Params.URI)
+		_ = s.g.UnsubscribeResource(ctx, callerOf(ctx), r.Params.URI)
 	})
 	opts2 := []server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -138,8 +138,8 @@ func (s *Server) Close() {
 
 // ToolRequest is what a built-in tool's handler gets.
 type ToolRequest struct {
-	// Session is the calling session, the identity gateway.Call takes.
-	Session gateway.SessionID
+	// Caller is who calls (principal and session), as gateway.Call takes it.
+	Caller auth.Caller
 	// Arguments are the raw JSON arguments (validated against the schema
 	// by nobody: the handler owns them).
 	Arguments json.RawMessage
@@ -198,7 +198,7 @@ func (s *Server) builtinHandler(h ToolHandler) server.ToolHandlerFunc {
 		}
 		token := progressToken(r)
 		req := ToolRequest{
-			Session:   sessionOf(ctx),
+			Caller:    callerOf(ctx),
 			Arguments: rawArguments(r),
 			Progress: func(p, total float64, msg string) {
 				if token != nil {
@@ -296,7 +296,7 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 		if sess != nil {
 			defer sess.enterCall(ctx, n)()
 		}
-		req := gateway.CallRequest{Tool: wire, Arguments: rawArguments(r), Session: sessionOf(ctx)}
+		req := gateway.CallRequest{Tool: wire, Arguments: rawArguments(r), Caller: callerOf(ctx)}
 		if token := progressToken(r); token != nil {
 			req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
 		}
@@ -458,7 +458,7 @@ func (s *Server) syncResources() {
 }
 
 func (s *Server) readResource(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	raw, err := s.g.ReadResource(ctx, sessionOf(ctx), r.Params.URI)
+	raw, err := s.g.ReadResource(ctx, callerOf(ctx), r.Params.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +505,7 @@ func (s *Server) syncPrompts() {
 }
 
 func (s *Server) getPrompt(ctx context.Context, wire string, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	raw, err := s.g.GetPrompt(ctx, sessionOf(ctx), wire, r.Params.Arguments)
+	raw, err := s.g.GetPrompt(ctx, callerOf(ctx), wire, r.Params.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -544,7 +544,7 @@ func (c completions) complete(ctx context.Context, ref map[string]any, arg mcp.C
 		params["context"] = cctx
 	}
 	b, _ := json.Marshal(params)
-	raw, err := c.s.g.Complete(ctx, sessionOf(ctx), b)
+	raw, err := c.s.g.Complete(ctx, callerOf(ctx), b)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
@@ -17,15 +18,13 @@ import (
 // it chose to see, its log level, and the calls it has in flight (where
 // upstream requests and logs for it are delivered).
 type session struct {
-	s  *Server
-	id gateway.SessionID
-	cs server.ClientSession
+	s      *Server
+	caller auth.Caller
+	cs     server.ClientSession
+	gw     *gateway.Session // the gateway's state for it: narrowing, tokens, subscriptions, log level
 
-	mu     sync.Mutex
-	subset map[string]bool // nil: every server
-	calls  []*activeCall   // in flight, oldest first
-	detach func()
-	level  string
+	mu    sync.Mutex
+	calls []*activeCall // in flight, oldest first
 }
 
 type activeCall struct {
@@ -33,37 +32,42 @@ type activeCall struct {
 	n   notifier
 }
 
-// gatewaySession maps an mcp-go session to the router's session identity.
-// The single stdio client is the gateway's default session (whose tokens the
-// configuration provides); a 2026-07-28 request has no session at all.
-func gatewaySession(cs server.ClientSession) gateway.SessionID {
+// callerOf is who made a request: the principal authentication put in the
+// context (the operator for the stdio client, whose process it is) and the
+// request's MCP session. A 2026-07-28 request has no session: its caller's
+// Session is empty and it shares no per-session state with anyone.
+func callerOf(ctx context.Context) auth.Caller {
+	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil {
-		return gateway.DefaultSession
+		return auth.Caller{Principal: auth.PrincipalFrom(ctx)}
 	}
-	switch id := cs.SessionID(); id {
-	case "stdio":
-		return gateway.DefaultSession
-	case "":
-		return "stateless"
-	default:
-		return gateway.SessionID(id)
-	}
+	return callerOfSession(ctx, cs)
 }
 
-// sessionOf returns the router session of a request context.
-func sessionOf(ctx context.Context) gateway.SessionID {
-	return gatewaySession(server.ClientSessionFromContext(ctx))
+func callerOfSession(ctx context.Context, cs server.ClientSession) auth.Caller {
+	if cs.SessionID() == stdioSessionID {
+		return auth.Caller{Principal: auth.Operator, Session: stdioSessionID}
+	}
+	return auth.Caller{Principal: auth.PrincipalFrom(ctx), Session: auth.SessionID(cs.SessionID())}
 }
 
-func (s *Server) sessionStarted(cs server.ClientSession) {
-	sess := &session{s: s, id: gatewaySession(cs), cs: cs}
+// stdioSessionID is mcp-go's id for the one stdio client.
+const stdioSessionID = "stdio"
+
+func (s *Server) sessionStarted(ctx context.Context, cs server.ClientSession) {
+	if cs.SessionID() == "" {
+		return // a 2026-07-28 request: no session to keep
+	}
+	sess := &session{s: s, caller: callerOfSession(ctx, cs), cs: cs}
+	sess.gw = s.g.OpenSession(sess.caller, sess)
 	s.mu.Lock()
 	s.sessions[cs.SessionID()] = sess
 	s.mu.Unlock()
-	sess.detach = s.g.AttachPeer(sess.id, sess)
-	s.log.Info("session started", "session", string(sess.id))
+	s.log.Info("session started", "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
 }
 
+// sessionEnded is the one clean-up path of a session: the gateway forgets
+// its tokens, subscriptions, narrowing and client with it.
 func (s *Server) sessionEnded(cs server.ClientSession) {
 	s.mu.Lock()
 	sess := s.sessions[cs.SessionID()]
@@ -72,11 +76,8 @@ func (s *Server) sessionEnded(cs server.ClientSession) {
 	if sess == nil {
 		return
 	}
-	sess.detach()
-	if sess.id != gateway.DefaultSession {
-		s.g.Tokens().ForgetSession(sess.id)
-	}
-	s.log.Info("session ended", "session", string(sess.id))
+	sess.gw.Close()
+	s.log.Info("session ended", "session", string(sess.caller.Session))
 }
 
 // sessionFor returns the state of the request's session (nil for a
@@ -86,9 +87,13 @@ func (s *Server) sessionFor(ctx context.Context) *session {
 	if cs == nil {
 		return nil
 	}
+	return s.sessionByID(cs.SessionID())
+}
+
+func (s *Server) sessionByID(id string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sessions[cs.SessionID()]
+	return s.sessions[id]
 }
 
 // enterCall records a call in flight; the returned function ends it.
@@ -229,19 +234,13 @@ func (sess *session) log(params json.RawMessage) {
 
 // filterTools hides the tools of servers a session disconnected from.
 func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	sess := s.sessionFor(ctx)
-	if sess == nil {
-		return tools
-	}
-	sess.mu.Lock()
-	subset := sess.subset
-	sess.mu.Unlock()
-	if subset == nil {
+	caller := callerOf(ctx)
+	if _, narrowed := s.g.SessionServers(caller); !narrowed {
 		return tools
 	}
 	out := tools[:0:0]
 	for _, t := range tools {
-		if gt, ok := s.g.Tool(t.Name); ok && !s.isBuiltin(t.Name) && !subset[gt.Server] {
+		if gt, ok := s.g.Tool(t.Name); ok && !s.isBuiltin(t.Name) && !s.g.Sees(caller, gt.Server) {
 			continue
 		}
 		out = append(out, t)
@@ -285,20 +284,14 @@ func (s *Server) addHubTools() {
 }
 
 func (s *Server) listServers(ctx context.Context) *gateway.CallResult {
-	sess := s.sessionFor(ctx)
-	var subset map[string]bool
-	if sess != nil {
-		sess.mu.Lock()
-		subset = sess.subset
-		sess.mu.Unlock()
-	}
+	caller := callerOf(ctx)
 	type row struct {
 		gateway.ServerStatus
 		Connected bool `json:"connected"`
 	}
 	rows := []row{}
 	for _, st := range s.g.Servers() {
-		rows = append(rows, row{st, subset == nil || subset[st.Name]})
+		rows = append(rows, row{st, s.g.Sees(caller, st.Name)})
 	}
 	b, _ := json.Marshal(map[string]any{"servers": rows})
 	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})
@@ -325,30 +318,27 @@ func (s *Server) changeSubset(ctx context.Context, req ToolRequest, connect bool
 	if sess == nil {
 		return nil, fmt.Errorf("this request has no session (protocol 2026-07-28 is stateless), so there is nothing to connect; pass the servers you want in each request instead")
 	}
-	sess.mu.Lock()
-	if sess.subset == nil {
-		sess.subset = map[string]bool{}
-		if !connect {
-			for n := range known {
-				sess.subset[n] = true
-			}
+	now := map[string]bool{}
+	if cur, narrowed := sess.gw.Servers(); narrowed {
+		for _, n := range cur {
+			now[n] = true
 		}
+	} else if !connect {
+		now = known
 	}
 	for _, n := range args.Servers {
-		if connect {
-			sess.subset[n] = true
-		} else {
-			delete(sess.subset, n)
+		now[n] = connect
+	}
+	connected := []string{}
+	for n, on := range now {
+		if on {
+			connected = append(connected, n)
 		}
 	}
-	var now []string
-	for n := range sess.subset {
-		now = append(now, n)
-	}
-	sess.mu.Unlock()
-	sort.Strings(now)
+	sess.gw.Narrow(connected)
+	sort.Strings(connected)
 	s.notify(ctx, notifierFrom(ctx), string(mcp.MethodNotificationToolsListChanged), map[string]any{})
-	b, _ := json.Marshal(map[string]any{"connected": now})
+	b, _ := json.Marshal(map[string]any{"connected": connected})
 	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})
 	return &gateway.CallResult{Content: []json.RawMessage{text}, StructuredContent: b}, nil
 }

@@ -1,0 +1,263 @@
+package gateway
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sandboxrt/sandbox/auth"
+)
+
+// Every piece of state the gateway keeps per caller session lives here, in
+// one registry with one clean-up path (Session.Close): the client it relays
+// upstream requests to, its log level, its resource subscriptions, the
+// servers it narrowed itself to, and its upstream tokens (in the TokenStore,
+// forgotten on close). The calls in flight per caller, which attribute an
+// upstream's requests to the right client, are counted here too.
+
+// sessionState is one open session.
+type sessionState struct {
+	caller auth.Caller
+	peer   Peer
+
+	// guarded by sessions.mu
+	logLevel string
+	subs     map[string]bool // subscribed resource URIs
+	servers  map[string]bool // the servers it narrowed itself to; nil: all
+}
+
+type sessions struct {
+	mu   sync.Mutex
+	open map[auth.SessionID]*sessionState
+	// inflight counts calls in flight per server and caller key (a session,
+	// or one sessionless call), for attributing upstream requests.
+	inflight map[string]map[string]int
+}
+
+func newSessions() *sessions {
+	return &sessions{open: map[auth.SessionID]*sessionState{}, inflight: map[string]map[string]int{}}
+}
+
+// Session is an open session's handle; Close ends it.
+type Session struct {
+	g     *Gateway
+	state *sessionState
+	once  sync.Once
+}
+
+// OpenSession registers a caller's session. p (may be nil) is the client that
+// upstream requests made while serving the session's calls are relayed to,
+// and that receives its notifications. Opening an id that is already open
+// replaces the old session's client (a reconnect) and keeps its state.
+func (g *Gateway) OpenSession(caller auth.Caller, p Peer) *Session {
+	if !caller.HasSession() {
+		panic("gateway: OpenSession needs a caller with a session")
+	}
+	g.sessions.mu.Lock()
+	st := g.sessions.open[caller.Session]
+	if st == nil || st.caller.Principal.Key() != caller.Principal.Key() {
+		st = &sessionState{caller: caller, subs: map[string]bool{}}
+		g.sessions.open[caller.Session] = st
+	}
+	st.peer = p
+	g.sessions.mu.Unlock()
+	return &Session{g: g, state: st}
+}
+
+// Caller returns the session's caller.
+func (s *Session) Caller() auth.Caller { return s.state.caller }
+
+// Close ends the session: its client is detached, its subscriptions are
+// dropped (upstream too, when it was the last subscriber), and its tokens
+// are forgotten. Closing twice is a no-op.
+func (s *Session) Close() {
+	s.once.Do(func() {
+		g := s.g
+		g.sessions.mu.Lock()
+		if g.sessions.open[s.state.caller.Session] != s.state {
+			g.sessions.mu.Unlock()
+			return
+		}
+		delete(g.sessions.open, s.state.caller.Session)
+		var uris []string
+		for uri := range s.state.subs {
+			uris = append(uris, uri)
+		}
+		g.sessions.mu.Unlock()
+		g.unsubscribeOrphans(uris)
+		if err := g.tokens.Forget(context.Background(), sessionScope(s.state.caller)); err != nil {
+			g.log.Warn("forgetting a closed session's tokens failed", "session", string(s.state.caller.Session), "error", err)
+		}
+	})
+}
+
+// SetToken stores (or, with "", removes) the session's own bearer token for
+// a server marked "sessionToken".
+func (s *Session) SetToken(ctx context.Context, server, token string) error {
+	return s.g.tokens.SetToken(ctx, sessionScope(s.state.caller), NormalizeName(server), token)
+}
+
+// Narrow sets the servers the session sees and may call (nil: every
+// server). The hub tools gateway__connect_servers and
+// gateway__disconnect_servers set it.
+func (s *Session) Narrow(servers []string) {
+	s.g.sessions.mu.Lock()
+	defer s.g.sessions.mu.Unlock()
+	if servers == nil {
+		s.state.servers = nil
+		return
+	}
+	s.state.servers = make(map[string]bool, len(servers))
+	for _, n := range servers {
+		s.state.servers[n] = true
+	}
+}
+
+// Servers returns the servers the session narrowed itself to, sorted, and
+// false when it sees every server.
+func (s *Session) Servers() ([]string, bool) {
+	return s.g.SessionServers(s.state.caller)
+}
+
+// SessionServers returns the servers a caller's session narrowed itself to,
+// sorted, and false when it sees every server.
+func (g *Gateway) SessionServers(c auth.Caller) ([]string, bool) {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	st := g.sessions.open[c.Session]
+	if !c.HasSession() || st == nil || st.servers == nil {
+		return nil, false
+	}
+	out := make([]string, 0, len(st.servers))
+	for n := range st.servers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, true
+}
+
+// Sees reports whether a caller may see and call the tools of a server (a
+// session that narrowed itself sees only the servers it chose).
+func (g *Gateway) Sees(c auth.Caller, server string) bool {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	st := g.sessions.open[c.Session]
+	return !c.HasSession() || st == nil || st.servers == nil || st.servers[server]
+}
+
+// session returns an open session's state (nil when c has none open).
+func (g *Gateway) session(c auth.Caller) *sessionState {
+	if !c.HasSession() {
+		return nil
+	}
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	return g.sessions.open[c.Session]
+}
+
+// peer returns the client of a session (nil when none).
+func (g *Gateway) peer(id auth.SessionID) Peer {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	if st := g.sessions.open[id]; st != nil {
+		return st.peer
+	}
+	return nil
+}
+
+// sessionLogLevel is the log level a caller's session asked for ("" if none).
+func (g *Gateway) sessionLogLevel(c auth.Caller) string {
+	if !c.HasSession() {
+		return ""
+	}
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	if st := g.sessions.open[c.Session]; st != nil {
+		return st.logLevel
+	}
+	return ""
+}
+
+// setSessionLogLevel records an open session's log level (false: no such session).
+func (g *Gateway) setSessionLogLevel(c auth.Caller, level string) bool {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	st := g.sessions.open[c.Session]
+	if !c.HasSession() || st == nil {
+		return false
+	}
+	st.logLevel = level
+	return true
+}
+
+// mostVerboseLogLevel is the most verbose level any open session asked for.
+func (g *Gateway) mostVerboseLogLevel() string {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	best := ""
+	for _, st := range g.sessions.open {
+		if r, ok := levelRank[st.logLevel]; ok && (best == "" || r < levelRank[best]) {
+			best = st.logLevel
+		}
+	}
+	return best
+}
+
+// --- calls in flight, for attributing what an upstream asks of its client ---
+
+// callOwner is the key a call in flight is counted under: its session, or,
+// for a sessionless call, a key of its own, so that two sessionless calls
+// are never taken for one caller.
+func callOwner(c auth.Caller, callID string) string {
+	if c.HasSession() {
+		return "s:" + string(c.Session)
+	}
+	return "c:" + callID
+}
+
+// enter records a call in flight on a server; the returned func ends it.
+func (ss *sessions) enter(server, owner string) func() {
+	ss.mu.Lock()
+	if ss.inflight[server] == nil {
+		ss.inflight[server] = map[string]int{}
+	}
+	ss.inflight[server][owner]++
+	ss.mu.Unlock()
+	return func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if ss.inflight[server][owner]--; ss.inflight[server][owner] <= 0 {
+			delete(ss.inflight[server], owner)
+		}
+	}
+}
+
+// soleSession returns the session of the only caller with calls in flight on
+// a server. With several callers, an upstream request that does not say
+// which call it belongs to (stdio has no per-request stream) cannot be
+// attributed, and is refused rather than shown to the wrong client.
+func (ss *sessions) soleSession(server string) (auth.SessionID, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.inflight[server]) != 1 {
+		return "", false
+	}
+	for owner := range ss.inflight[server] {
+		if s, ok := strings.CutPrefix(owner, "s:"); ok {
+			return auth.SessionID(s), true
+		}
+	}
+	return "", false
+}
+
+// inFlight counts the calls in flight on a server.
+func (ss *sessions) inFlight(server string) int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := 0
+	for _, k := range ss.inflight[server] {
+		n += k
+	}
+	return n
+}
