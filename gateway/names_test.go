@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -144,7 +143,7 @@ func FuzzWireNames(f *testing.F) {
 					t.Fatalf("%s -> invalid %q", id, w)
 				}
 				if seen[w] {
-					t.Fatal(fmt.Sprintf("duplicate %q", w))
+					t.Fatalf("duplicate %q", w)
 				}
 				seen[w] = true
 			}

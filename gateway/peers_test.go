@@ -101,7 +101,7 @@ func TestServerEverything(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var progress []Progress
-			res, err = g.Call(ctx, CallRequest{Tool: "ev:trigger-long-running-operation", Arguments: json.RawMessage(`{"duration": 0.6, "steps": 3}`),
+			_, err = g.Call(ctx, CallRequest{Tool: "ev:trigger-long-running-operation", Arguments: json.RawMessage(`{"duration": 0.6, "steps": 3}`),
 				Progress: func(p Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }})
 			if err != nil {
 				t.Fatal(err)

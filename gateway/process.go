@@ -113,11 +113,6 @@ func (p *process) stop() {
 	}
 }
 
-// kill ends the process group at once (a crashed or hung server).
-func (p *process) kill() {
-	signalGroup(p.cmd, true)
-}
-
 // tailBuffer keeps the last n bytes written to it.
 type tailBuffer struct {
 	mu  sync.Mutex

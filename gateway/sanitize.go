@@ -198,7 +198,9 @@ func hexVal(c byte) int {
 // foldOverlong turns the overlong UTF-8 encodings of '.', '/' and '\' (which
 // lenient decoders accept) into the characters.
 func foldOverlong(s string) string {
-	if !strings.ContainsAny(s, "\xc0\xc1\xe0") {
+	// Byte searches: the lead bytes are not valid UTF-8 on their own, so a
+	// rune search (strings.ContainsAny) would match every invalid byte.
+	if strings.IndexByte(s, 0xc0) < 0 && strings.IndexByte(s, 0xc1) < 0 && strings.IndexByte(s, 0xe0) < 0 {
 		return s
 	}
 	r := strings.NewReplacer(

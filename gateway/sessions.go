@@ -146,16 +146,6 @@ func (g *Gateway) Sees(c auth.Caller, server string) bool {
 	return !c.HasSession() || st == nil || st.servers == nil || st.servers[server]
 }
 
-// session returns an open session's state (nil when c has none open).
-func (g *Gateway) session(c auth.Caller) *sessionState {
-	if !c.HasSession() {
-		return nil
-	}
-	g.sessions.mu.Lock()
-	defer g.sessions.mu.Unlock()
-	return g.sessions.open[c.Session]
-}
-
 // peer returns the client of a session (nil when none).
 func (g *Gateway) peer(id auth.SessionID) Peer {
 	g.sessions.mu.Lock()

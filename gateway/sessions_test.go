@@ -94,4 +94,3 @@ func TestNarrowedSessionCannotCallOtherServers(t *testing.T) {
 		t.Fatalf("after widening: %s", got)
 	}
 }
-

@@ -31,7 +31,7 @@ func (g *schemaGen) literal(depth int) any {
 	case 0:
 		return g.pick(hostileStrings)
 	case 1:
-		return []any{1, -2.5, 1e300, -0.0}[g.r.Intn(4)]
+		return []any{1, -2.5, 1e300, 0.0}[g.r.Intn(4)]
 	case 2:
 		return g.r.Intn(2) == 0
 	case 3:

@@ -79,17 +79,6 @@ func stripPlural(w string) string {
 // isKnownWord reports whether WordNet knows the word in some inflection.
 func (a *analyzer) isKnownWord(w string) bool { return len(a.lex.Bases(w)) > 0 }
 
-// isVerb reports whether the word can be a verb (used to find where a
-// multi-step task starts a new step: "... and delete it").
-func (a *analyzer) isVerb(w string) bool {
-	for _, b := range a.lex.Bases(w) {
-		if b.POS == 'v' {
-			return true
-		}
-	}
-	return false
-}
-
 // specificity is how much a word can say about a tool, from 1 for words
 // with one sense (or none WordNet knows: product names, jargon) down to
 // ~0.5 for words with dozens ("get", "run", "make").

@@ -245,6 +245,7 @@ func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
 		t.Fatal("invalid name accepted")
 	}
 	c := legacyClient(t, fx.url+"/mcp")
+	//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 	if err := c.SetLevel(context.Background(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelDebug}}); err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +578,9 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 			t.Cleanup(f.Close)
 			srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
 			t.Cleanup(srv.Close)
+			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			sub := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
+			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			other := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
 			updates := make(chan string, 4)
 			sub.OnNotification(func(n mcp.JSONRPCNotification) {
@@ -591,6 +594,7 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 					leaked <- fmt.Sprint(n.Params.AdditionalFields["uri"])
 				}
 			})
+			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			if err := sub.Subscribe(context.Background(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "test://static"}}); err != nil {
 				t.Fatal(err)
 			}

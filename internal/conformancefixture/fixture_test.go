@@ -204,6 +204,7 @@ func TestStdioUpstream(t *testing.T) {
 			}
 			setLevel := mcp.SetLevelRequest{}
 			setLevel.Params.Level = mcp.LoggingLevelDebug
+			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			if err := c.SetLevel(ctx, setLevel); err != nil {
 				t.Fatal(err)
 			}
@@ -356,6 +357,7 @@ func TestStdioSubscription(t *testing.T) {
 			} else {
 				sub := mcp.SubscribeRequest{}
 				sub.Params.URI = conformancefixture.WatchedResourceURI
+				//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 				if err := c.Subscribe(ctx, sub); err != nil {
 					t.Fatal(err)
 				}
