@@ -192,13 +192,30 @@ func (c *connection) request(ctx context.Context, method string, params any, hea
 	if c.isDead() {
 		return nil, &connLostError{c.deathReason()}
 	}
+	req, err := c.newRequest(method, params, header)
+	if err != nil {
+		return nil, err
+	}
+	var tooLarge atomic.Bool
+	if c.isHTTP {
+		ctx = withTooLargeFlag(ctx, &tooLarge)
+	}
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		return nil, c.sendFailed(ctx, req, err, tooLarge.Load())
+	}
+	return c.result(resp)
+}
+
+// newRequest encodes a request with a fresh id and, on the 2026-07-28 HTTP
+// transport, the standard headers derived from it.
+func (c *connection) newRequest(method string, params any, header http.Header) (transport.JSONRPCRequest, error) {
 	encoded, err := json.Marshal(params)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s params: %w", method, err)
+		return transport.JSONRPCRequest{}, fmt.Errorf("encoding %s params: %w", method, err)
 	}
 	if c.modern && c.isHTTP {
-		std := mcp.StandardHeaders(c.version, mcp.MCPMethod(method), encoded)
-		if len(std) > 0 {
+		if std := mcp.StandardHeaders(c.version, mcp.MCPMethod(method), encoded); len(std) > 0 {
 			if header == nil {
 				header = make(http.Header, len(std))
 			}
@@ -208,56 +225,57 @@ func (c *connection) request(ctx context.Context, method string, params any, hea
 		}
 	}
 	id := mcp.NewRequestId("sbx-" + strconv.FormatUint(c.nextID.Add(1), 10))
-	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: json.RawMessage(encoded), Header: header}
+	return transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: json.RawMessage(encoded), Header: header}, nil
+}
 
-	var tooLarge atomic.Bool
-	if c.isHTTP {
-		ctx = withTooLargeFlag(ctx, &tooLarge)
+// sendFailed says why a request got no answer: the caller's context ended
+// (the upstream is told to stop), the answer was too large, or the
+// connection is gone (it is marked dead, so the supervisor reconnects).
+func (c *connection) sendFailed(ctx context.Context, req transport.JSONRPCRequest, err error, tooLarge bool) error {
+	if ctx.Err() != nil {
+		c.cancelUpstream(req.ID, ctx.Err())
+		return ctx.Err()
 	}
-	resp, err := c.send(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			c.cancelUpstream(id, ctx.Err())
-			return nil, ctx.Err()
-		}
-		if tooLarge.Load() || errors.Is(err, errResultTooLarge) {
-			return nil, errResultTooLarge
-		}
-		if c.isDead() {
-			return nil, &connLostError{c.deathReason()}
-		}
-		if errors.Is(err, transport.ErrTransportClosed) {
-			if c.proc != nil {
-				// stdout ended; the exit status usually follows within
-				// milliseconds and says why.
-				select {
-				case <-c.proc.exited:
-					c.markDead("the server process " + c.proc.exitReason())
-				case <-time.After(500 * time.Millisecond):
-				}
+	if tooLarge || errors.Is(err, errResultTooLarge) {
+		return errResultTooLarge
+	}
+	if c.isDead() {
+		return &connLostError{c.deathReason()}
+	}
+	if errors.Is(err, transport.ErrTransportClosed) {
+		if c.proc != nil {
+			// stdout ended; the exit status usually follows within
+			// milliseconds and says why.
+			select {
+			case <-c.proc.exited:
+				c.markDead("the server process " + c.proc.exitReason())
+			case <-time.After(500 * time.Millisecond):
 			}
-			c.markDead("the transport closed")
-			return nil, &connLostError{c.deathReason()}
 		}
-		if c.isHTTP {
-			// The server is unreachable or forgot our session: reconnect.
-			c.markDead(fmt.Sprintf("%s failed: %v", method, err))
-			return nil, &connLostError{c.deathReason()}
-		}
-		return nil, err
+		c.markDead("the transport closed")
+		return &connLostError{c.deathReason()}
 	}
+	if c.isHTTP {
+		// The server is unreachable or forgot our session: reconnect.
+		c.markDead(fmt.Sprintf("%s failed: %v", req.Method, err))
+		return &connLostError{c.deathReason()}
+	}
+	return err
+}
+
+// result is an answer's result, or its JSON-RPC error as an *rpcError.
+func (c *connection) result(resp *transport.JSONRPCResponse) (json.RawMessage, error) {
+	if resp.Error != nil && resp.Error.Code == tooLargeRPCCode {
+		return nil, errResultTooLarge
+	}
+	c.lastOK.Store(time.Now().UnixNano())
 	if resp.Error != nil {
-		if resp.Error.Code == tooLargeRPCCode {
-			return nil, errResultTooLarge
-		}
 		e := &rpcError{Code: resp.Error.Code, Message: resp.Error.Message}
 		if resp.Error.Data != nil {
 			e.Data, _ = json.Marshal(resp.Error.Data)
 		}
-		c.lastOK.Store(time.Now().UnixNano())
 		return nil, e
 	}
-	c.lastOK.Store(time.Now().UnixNano())
 	return resp.Result, nil
 }
 
@@ -546,60 +564,6 @@ func (c *connection) subscribe(ctx context.Context, uri string, on bool) error {
 	}
 	_, err := c.request(c.u.withOperatorToken(ctx), method, map[string]any{"uri": uri}, nil)
 	return err
-}
-
-// --- requests from the upstream to its client ---
-
-func (c *connection) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	var params json.RawMessage
-	if req.Params != nil {
-		params, _ = json.Marshal(req.Params)
-	}
-	if req.Method == string(mcp.MethodPing) {
-		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil
-	}
-	res, err := c.u.g.relayClientRequest(ctx, c.u, req.Method, params)
-	if err != nil {
-		var re *rpcError
-		if errors.As(err, &re) {
-			return transport.NewJSONRPCErrorResponse(req.ID, re.Code, re.Message, nil), nil
-		}
-		return transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil), nil
-	}
-	return transport.NewJSONRPCResultResponse(req.ID, res), nil
-}
-
-// In-process upstreams call typed handlers instead of sending requests.
-type inprocSampling struct{ c *connection }
-type inprocElicitation struct{ c *connection }
-type inprocRoots struct{ c *connection }
-
-func relayTyped[Req, Res any](ctx context.Context, c *connection, method string, params Req) (*Res, error) {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.u.g.relayClientRequest(ctx, c.u, method, raw)
-	if err != nil {
-		return nil, err
-	}
-	var res Res
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, fmt.Errorf("the client's %s result: %w", method, err)
-	}
-	return &res, nil
-}
-
-func (s inprocSampling) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	return relayTyped[mcp.CreateMessageParams, mcp.CreateMessageResult](ctx, s.c, string(mcp.MethodSamplingCreateMessage), r.CreateMessageParams)
-}
-
-func (s inprocElicitation) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	return relayTyped[mcp.ElicitationParams, mcp.ElicitationResult](ctx, s.c, string(mcp.MethodElicitationCreate), r.Params)
-}
-
-func (s inprocRoots) ListRoots(ctx context.Context, r mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	return relayTyped[struct{}, mcp.ListRootsResult](ctx, s.c, string(mcp.MethodListRoots), struct{}{})
 }
 
 // hasParamHeaders reports whether a tool schema uses x-mcp-header (SEP-2243).

@@ -1,11 +1,18 @@
 package gateway
 
+// What upstreams ask of their client while the gateway serves a call
+// (sampling, elicitation, roots, log messages), relayed to the client of
+// the caller whose call it is, and the log level sessions asked for.
+
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/sandboxrt/sandbox/auth"
 )
 
@@ -107,3 +114,64 @@ func (g *Gateway) applyLogLevel(ctx context.Context, c *connection) {
 		g.log.Debug("logging/setLevel failed", "server", c.u.name, "error", err)
 	}
 }
+
+// --- requests from the upstream to its client ---
+
+func (c *connection) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	var params json.RawMessage
+	if req.Params != nil {
+		params, _ = json.Marshal(req.Params)
+	}
+	if req.Method == string(mcp.MethodPing) {
+		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil
+	}
+	res, err := c.u.g.relayClientRequest(ctx, c.u, req.Method, params)
+	if err != nil {
+		var re *rpcError
+		if errors.As(err, &re) {
+			return transport.NewJSONRPCErrorResponse(req.ID, re.Code, re.Message, nil), nil
+		}
+		return transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil), nil
+	}
+	return transport.NewJSONRPCResultResponse(req.ID, res), nil
+}
+
+// In-process upstreams call typed handlers instead of sending requests.
+type inprocSampling struct{ c *connection }
+type inprocElicitation struct{ c *connection }
+type inprocRoots struct{ c *connection }
+
+func relayTyped[Req, Res any](ctx context.Context, c *connection, method string, params Req) (*Res, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.u.g.relayClientRequest(ctx, c.u, method, raw)
+	if err != nil {
+		return nil, err
+	}
+	var res Res
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("the client's %s result: %w", method, err)
+	}
+	return &res, nil
+}
+
+func (s inprocSampling) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return relayTyped[mcp.CreateMessageParams, mcp.CreateMessageResult](ctx, s.c, string(mcp.MethodSamplingCreateMessage), r.CreateMessageParams)
+}
+
+func (s inprocElicitation) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return relayTyped[mcp.ElicitationParams, mcp.ElicitationResult](ctx, s.c, string(mcp.MethodElicitationCreate), r.Params)
+}
+
+func (s inprocRoots) ListRoots(ctx context.Context, r mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return relayTyped[struct{}, mcp.ListRootsResult](ctx, s.c, string(mcp.MethodListRoots), struct{}{})
+}
+
+// ensure the in-process handler types satisfy mcp-go's interfaces.
+var (
+	_ server.SamplingHandler    = inprocSampling{}
+	_ server.ElicitationHandler = inprocElicitation{}
+	_ server.RootsHandler       = inprocRoots{}
+)

@@ -129,3 +129,12 @@ func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
 		p.Notify(string(mcp.MethodNotificationResourceUpdated), params)
 	}
 }
+
+// resubscribe re-establishes resource subscriptions after a (re)connect.
+func (u *upstream) resubscribe(ctx context.Context, c *connection) {
+	for _, uri := range u.g.subscribedURIs(u.name) {
+		if err := c.subscribe(ctx, uri, true); err != nil {
+			u.g.log.Warn("resubscribe failed", "server", u.name, "uri", uri, "error", err)
+		}
+	}
+}
