@@ -56,7 +56,7 @@ type Engine struct {
 	pending  atomic.Bool
 	unsub    func()
 	closeCtx context.Context
-	close    context.CancelFunc
+	stopSync context.CancelFunc // ends closeCtx: no re-sync starts after Close
 }
 
 // catalogState is an immutable view of the catalog in the forms code mode
@@ -84,7 +84,7 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		return nil, fmt.Errorf("codemode: opening the tool index: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, close: cancel}
+	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel}
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -110,7 +110,7 @@ func (e *Engine) Close() error {
 	if e.unsub != nil {
 		e.unsub()
 	}
-	e.close()
+	e.stopSync()
 	return nil
 }
 

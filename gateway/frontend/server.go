@@ -101,7 +101,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, id any, r *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
 		_ = s.g.UnsubscribeResource(ctx, callerOf(ctx), r.Params.URI)
 	})
-	opts2 := []server.ServerOption{
+	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
@@ -114,7 +114,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 	}
-	s.mcp = server.NewMCPServer(s.name, s.version, append(opts2, s.extra...)...)
+	s.mcp = server.NewMCPServer(s.name, s.version, append(serverOpts, s.extra...)...)
 	if s.hub {
 		s.addHubTools()
 	}
