@@ -43,7 +43,8 @@ type connection struct {
 	dead     chan struct{}
 	deadOnce sync.Once
 	deadMu   sync.Mutex
-	deadWhy  string
+	deadWhy  string // for agents: what happened, without the server's own output
+	deadMore string // for the operator's log only: stderr, transport errors
 
 	listenMu   sync.Mutex
 	listenStop func()
@@ -86,7 +87,7 @@ func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface,
 		if c.proc != nil {
 			select {
 			case <-c.proc.exited:
-				return fmt.Errorf("the server process %s", c.proc.exitReason())
+				return fmt.Errorf("the server process %s; %s", c.proc.exitStatus(), c.proc.stderrTail())
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
@@ -102,10 +103,12 @@ func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface,
 }
 
 // markDead records why the connection is unusable and wakes the supervisor.
-func (c *connection) markDead(why string) {
+// why is shown to agents (keep it free of what the server printed or
+// answered); detail goes only to the operator's log and `sandbox servers`.
+func (c *connection) markDead(why, detail string) {
 	c.deadOnce.Do(func() {
 		c.deadMu.Lock()
-		c.deadWhy = why
+		c.deadWhy, c.deadMore = why, detail
 		c.deadMu.Unlock()
 		close(c.dead)
 	})
@@ -129,9 +132,16 @@ func (c *connection) deathReason() string {
 	return c.deadWhy
 }
 
+// deathDetail is the operator's detail of why the connection died.
+func (c *connection) deathDetail() string {
+	c.deadMu.Lock()
+	defer c.deadMu.Unlock()
+	return c.deadMore
+}
+
 // close ends the connection and, for stdio, the server process.
 func (c *connection) close() {
-	c.markDead("closed by the gateway")
+	c.markDead("closed by the gateway", "")
 	c.listenMu.Lock()
 	if c.listenStop != nil {
 		stop := c.listenStop
@@ -248,16 +258,16 @@ func (c *connection) sendFailed(ctx context.Context, req transport.JSONRPCReques
 			// milliseconds and says why.
 			select {
 			case <-c.proc.exited:
-				c.markDead("the server process " + c.proc.exitReason())
+				c.markDead("the server process "+c.proc.exitStatus(), c.proc.stderrTail())
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
-		c.markDead("the transport closed")
+		c.markDead("the transport closed", "")
 		return &connLostError{c.deathReason()}
 	}
 	if c.isHTTP {
 		// The server is unreachable or forgot our session: reconnect.
-		c.markDead(fmt.Sprintf("%s failed: %v", req.Method, err))
+		c.markDead(req.Method+" failed", err.Error())
 		return &connLostError{c.deathReason()}
 	}
 	return err

@@ -166,15 +166,15 @@ func (g *Gateway) contextError(ctx context.Context, id string, err error, timeou
 	return newError(CodeCancelled, id, err, nil, "the call to %s was cancelled by its caller; the upstream was told to stop", id)
 }
 
-// unavailable is UPSTREAM_UNAVAILABLE with the server's state and last error.
+// unavailable is UPSTREAM_UNAVAILABLE with the server's state and the reason
+// agents may see (never what the server printed: that is in the operator's
+// log).
 func (g *Gateway) unavailable(u *upstream, id string, cause error) *Error {
 	st := u.status()
-	reason := st.LastError
+	reason := st.Reason
 	var lost *connLostError
 	if errors.As(cause, &lost) {
 		reason = lost.reason
-	} else if cause != nil && reason == "" {
-		reason = cause.Error()
 	}
 	hint := "it is being reconnected; call again in a few seconds"
 	switch st.State {
@@ -188,5 +188,5 @@ func (g *Gateway) unavailable(u *upstream, id string, cause error) *Error {
 		msg += ": " + truncate(reason, 300)
 	}
 	msg += "); " + hint
-	return newError(CodeUpstreamUnavailable, id, cause, map[string]any{"server": u.name, "state": st.State, "lastError": reason, "restarts": st.Restarts}, "%s", msg)
+	return newError(CodeUpstreamUnavailable, id, cause, map[string]any{"server": u.name, "state": st.State, "reason": reason, "restarts": st.Restarts}, "%s", msg)
 }

@@ -203,7 +203,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	for _, name := range g.names {
 		u := g.upstreams[name]
 		if u.sc.Disabled {
-			u.setState(StateDisabled, "disabled in the configuration")
+			u.setState(StateDisabled, "disabled in the configuration", "")
 			continue
 		}
 		n++

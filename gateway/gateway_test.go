@@ -424,13 +424,21 @@ func TestBrokenServersDoNotStopTheOthers(t *testing.T) {
 	if !strings.Contains(states["exits"].LastError, "exiting at once as asked") {
 		t.Fatalf("stderr not reported: %q", states["exits"].LastError)
 	}
+	// What the server printed is the operator's alone: agents see a reason.
+	if st := states["exits"].ForAgents(); st.LastError != "" || st.Reason == "" || strings.Contains(st.Reason, "exiting at once") {
+		t.Fatalf("status for agents = %+v", st)
+	}
+	_, err := g.Call(context.Background(), CallRequest{Tool: "exits:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	if e := wantCode(t, err, CodeUpstreamUnavailable); strings.Contains(e.Message+string(e.Data), "exiting at once") {
+		t.Fatalf("an agent saw the server's stderr: %s %s", e.Message, e.Data)
+	}
 	if states["off"].State != StateDisabled {
 		t.Fatalf("off = %+v", states["off"])
 	}
 	if _, err := g.Call(context.Background(), CallRequest{Tool: "good:echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := g.Call(context.Background(), CallRequest{Tool: "hangs:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	_, err = g.Call(context.Background(), CallRequest{Tool: "hangs:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
 	e := wantCode(t, err, CodeUpstreamUnavailable)
 	if !strings.Contains(e.Message, "failed") {
 		t.Fatalf("message = %s", e.Message)

@@ -75,20 +75,26 @@ func childEnv(extra map[string]string) []string {
 	return env
 }
 
-// exitReason describes how the process ended, with the tail of its stderr.
-func (p *process) exitReason() string {
-	msg := "exited"
+// exitStatus says how the process ended ("exit status 7", "signal: killed").
+func (p *process) exitStatus() string {
 	if p.err != nil {
-		msg = p.err.Error()
+		return p.err.Error()
 	}
-	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
-		lines := strings.Split(tail, "\n")
-		if len(lines) > 3 {
-			lines = lines[len(lines)-3:]
-		}
-		msg += "; stderr: " + truncate(strings.Join(lines, " | "), 400)
+	return "exited"
+}
+
+// stderrTail is the last lines the process wrote to stderr: for the
+// operator only (a crashing server may print secrets).
+func (p *process) stderrTail() string {
+	tail := strings.TrimSpace(p.stderr.String())
+	if tail == "" {
+		return ""
 	}
-	return msg
+	lines := strings.Split(tail, "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return "stderr: " + truncate(strings.Join(lines, " | "), 400)
 }
 
 // stop closes stdin, gives the server a moment to exit, then terminates and

@@ -95,7 +95,7 @@ func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Int
 		c.proc = p
 		go func() {
 			<-p.exited
-			c.markDead("the server process " + p.exitReason())
+			c.markDead("the server process "+p.exitStatus(), p.stderrTail())
 		}()
 		return transport.NewIO(p.stdout, p.stdin, nil), nil
 	case TransportStreamableHTTP:

@@ -6,7 +6,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,18 +27,30 @@ const (
 
 // ServerStatus is what `sandbox servers` and the hub tool report per server.
 type ServerStatus struct {
-	Name            string      `json:"name"`
-	Transport       Transport   `json:"transport"`
-	State           ServerState `json:"state"`
-	Tools           int         `json:"tools"`
-	Resources       int         `json:"resources"`
-	Prompts         int         `json:"prompts"`
-	LastError       string      `json:"lastError,omitempty"`
-	Restarts        int         `json:"restarts"`
-	Since           time.Time   `json:"since"`
-	ProtocolVersion string      `json:"protocolVersion,omitempty"`
-	ServerName      string      `json:"serverName,omitempty"` // serverInfo.name the upstream reported
-	InFlight        int         `json:"inFlight"`
+	Name      string      `json:"name"`
+	Transport Transport   `json:"transport"`
+	State     ServerState `json:"state"`
+	Tools     int         `json:"tools"`
+	Resources int         `json:"resources"`
+	Prompts   int         `json:"prompts"`
+	// Reason says why the server is not ready, for anyone: it never holds
+	// what the server printed or answered.
+	Reason string `json:"reason,omitempty"`
+	// LastError is Reason with the operator's detail (the server's stderr
+	// tail, transport errors). Only the operator sees it (`sandbox
+	// servers`, the log); ForAgents drops it.
+	LastError       string    `json:"lastError,omitempty"`
+	Restarts        int       `json:"restarts"`
+	Since           time.Time `json:"since"`
+	ProtocolVersion string    `json:"protocolVersion,omitempty"`
+	ServerName      string    `json:"serverName,omitempty"` // serverInfo.name the upstream reported
+	InFlight        int       `json:"inFlight"`
+}
+
+// ForAgents is the status as agents may see it: without LastError.
+func (st ServerStatus) ForAgents() ServerStatus {
+	st.LastError = ""
+	return st
 }
 
 // upstream is one configured server and its current connection.
@@ -58,7 +69,8 @@ type upstream struct {
 
 	mu       sync.Mutex
 	state    ServerState
-	lastErr  string
+	lastErr  string // reason: detail, for the operator
+	reason   string // for agents
 	restarts int
 	since    time.Time
 
@@ -80,11 +92,17 @@ func newUpstream(g *Gateway, sc *ServerConfig, inproc *server.MCPServer) *upstre
 	}
 }
 
-func (u *upstream) setState(s ServerState, lastErr string) {
+// setState moves to a new state. reason (for agents) and detail (for the
+// operator) say why, when the state is not ready; "" keeps the last ones.
+func (u *upstream) setState(s ServerState, reason, detail string) {
+	lastErr := reason
+	if detail != "" {
+		lastErr += ": " + detail
+	}
 	u.mu.Lock()
 	u.state, u.since = s, time.Now()
-	if lastErr != "" {
-		u.lastErr = lastErr
+	if reason != "" {
+		u.reason, u.lastErr = reason, lastErr
 	}
 	u.mu.Unlock()
 	u.g.observe.serverState(u.name, s)
@@ -97,7 +115,7 @@ func (u *upstream) setState(s ServerState, lastErr string) {
 
 func (u *upstream) status() ServerStatus {
 	u.mu.Lock()
-	st := ServerStatus{Name: u.name, Transport: u.sc.Transport, State: u.state, LastError: u.lastErr, Restarts: u.restarts, Since: u.since}
+	st := ServerStatus{Name: u.name, Transport: u.sc.Transport, State: u.state, Reason: u.reason, LastError: u.lastErr, Restarts: u.restarts, Since: u.since}
 	u.mu.Unlock()
 	if c := u.conn.Load(); c != nil {
 		st.ProtocolVersion, st.ServerName = c.version, c.serverInfo.Name
@@ -109,7 +127,7 @@ func (u *upstream) status() ServerStatus {
 // run is the supervisor: connect, serve until the connection dies, restart
 // with exponential backoff; forever, until the gateway closes.
 func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
-	defer u.setState(StateStopped, "")
+	defer u.setState(StateStopped, "", "")
 	opts := u.g.cfg.Options
 	backoff := opts.RestartBackoff
 	first := true
@@ -137,12 +155,12 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 				state = StateRestarting
 			}
 			u.mu.Unlock()
-			u.setState(state, err.Error())
+			u.setState(state, "could not connect", err.Error())
 			signal()
 		} else {
 			connectedAt := time.Now()
 			u.conn.Store(conn)
-			u.setState(StateReady, "")
+			u.setState(StateReady, "", "")
 			signal()
 			stopHealth := u.startHealth(ctx, conn)
 			select {
@@ -158,7 +176,7 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 			u.mu.Lock()
 			u.restarts++
 			u.mu.Unlock()
-			u.setState(StateRestarting, conn.deathReason())
+			u.setState(StateRestarting, conn.deathReason(), conn.deathDetail())
 			u.g.observe.restart(u.name)
 			if time.Since(connectedAt) > 4*opts.MaxRestartBackoff {
 				backoff = opts.RestartBackoff // it ran fine for a good while
@@ -202,7 +220,7 @@ func (u *upstream) startHealth(ctx context.Context, c *connection) (stop func())
 				err := c.healthCheck(hctx)
 				cancel()
 				if err != nil && ctx.Err() == nil {
-					c.markDead(fmt.Sprintf("health check failed: %v", err))
+					c.markDead("health check failed", err.Error())
 					return
 				}
 			}

@@ -291,7 +291,7 @@ func (s *Server) listServers(ctx context.Context) *gateway.CallResult {
 	}
 	rows := []row{}
 	for _, st := range s.g.Servers() {
-		rows = append(rows, row{st, s.g.Sees(caller, st.Name)})
+		rows = append(rows, row{st.ForAgents(), s.g.Sees(caller, st.Name)})
 	}
 	b, _ := json.Marshal(map[string]any{"servers": rows})
 	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})
