@@ -4,7 +4,7 @@
 // with every call routed through the gateway.
 //
 //	engine, _ := codemode.New(gw, rt, codemode.Options{})
-//	found, _ := engine.Search(ctx, "list recent commits", 5)   // .d.ts of the top 5
+//	found, _ := engine.Search(ctx, codemode.SearchRequest{Intent: "list recent commits", K: 5}) // .d.ts of the top 5
 //	res, _ := engine.Execute(ctx, codemode.ExecuteRequest{Code: snippet, Intent: "..."})
 //
 // The engine keeps the index and the TypeScript names in step with the

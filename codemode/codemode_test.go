@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -67,7 +68,7 @@ func execute(t testing.TB, e *Engine, req ExecuteRequest) *ExecuteResult {
 
 func TestSearchShowsDeclarationsOfTheTopTools(t *testing.T) {
 	e := demoEngine(t)
-	res, err := e.Search(context.Background(), "which tasks are blocked right now", 3)
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestSearchShowsDeclarationsOfTheTopTools(t *testing.T) {
 	if !strings.Contains(res.Note, "3 of 8 tools shown") {
 		t.Errorf("note = %q", res.Note)
 	}
-	if _, err := e.Search(context.Background(), "   ", 3); err != ErrNoIntent {
+	if _, err := e.Search(context.Background(), SearchRequest{Intent: "   ", K: 3}); err != ErrNoIntent {
 		t.Errorf("empty intent: %v", err)
 	}
 }
@@ -243,12 +244,54 @@ func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
 	if e.ToolCount() != 2 {
 		t.Fatal("the engine did not see the new tool")
 	}
-	found, err := e.Search(context.Background(), "exchange euros into dollars", 1)
+	found, err := e.Search(context.Background(), SearchRequest{Intent: "exchange euros into dollars", K: 1})
 	if err != nil || len(found.Tools) != 1 || found.Tools[0].ID != "dyn:convert_currency" {
 		t.Fatalf("search: %v %+v", err, found)
 	}
 	res := execute(t, e, ExecuteRequest{Code: `return (await dyn.convertCurrency({ amount: 1, from: "EUR", to: "USD" })).converted`})
 	if !res.OK || string(res.Value) != "42" {
 		t.Fatalf("run: %v %s", res.Error, res.Value)
+	}
+}
+
+// TestNarrowedSessionSearchesAndCallsOnlyItsServers: code mode applies the
+// session's narrowing as the gateway's own tools/list and tools/call do.
+func TestNarrowedSessionSearchesAndCallsOnlyItsServers(t *testing.T) {
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New(), "other": mcpserver.New()}, runtime.InProcess)
+	caller := auth.Caller{Principal: auth.Anonymous, Session: "narrow-1"}
+	sess := e.gw.OpenSession(caller, nil)
+	defer sess.Close()
+	sess.Narrow([]string{"other"})
+
+	found, err := e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 5, Caller: caller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Tools) == 0 || found.Total != e.ToolCount()/2 {
+		t.Fatalf("shown %d of %d (catalog %d)", len(found.Tools), found.Total, e.ToolCount())
+	}
+	for _, ft := range found.Tools {
+		if !strings.HasPrefix(ft.ID, "other:") {
+			t.Fatalf("search showed %s to a session narrowed to other", ft.ID)
+		}
+	}
+	if strings.Contains(found.Declarations, "namespace demo") {
+		t.Fatal("declarations of a hidden server")
+	}
+
+	res := execute(t, e, ExecuteRequest{Caller: caller, Intent: "which tasks are blocked right now",
+		Code: `try { await demo.listProjects({}); return "called" } catch (e) { return e.code + ": " + e.message }`})
+	if !res.OK || !strings.Contains(string(res.Value), "SERVICE_NOT_FOUND") || !strings.Contains(string(res.Value), "gateway__connect_servers") {
+		t.Fatalf("calling a hidden server's tool: %+v %s", res.Error, res.Value)
+	}
+	for _, b := range res.Bound {
+		if strings.HasPrefix(b, "demo.") && b != "demo.listProjects" {
+			t.Fatalf("the intent bound a hidden tool: %s", b)
+		}
+	}
+	// Another session is not narrowed.
+	found, err = e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 5, Caller: auth.Caller{Principal: auth.Anonymous, Session: "wide"}})
+	if err != nil || found.Total != e.ToolCount() {
+		t.Fatalf("an unnarrowed session: %v %+v", err, found)
 	}
 }

@@ -107,7 +107,7 @@ func TestTokensCodeModeVersusFullListing(t *testing.T) {
 	hit := 0
 	queries := loadQueries(t)
 	for _, q := range queries {
-		res, err := e.Search(context.Background(), q.Query, 5)
+		res, err := e.Search(context.Background(), SearchRequest{Intent: q.Query, K: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ return results.length;`
 				intent := queries[i%len(queries)].Query
 				e.hits.reset()
 				l.Time(func() {
-					found, err := e.Search(ctx, intent, 5)
+					found, err := e.Search(ctx, SearchRequest{Intent: intent, K: 5})
 					if err != nil || len(found.Declarations) == 0 {
 						b.Fatal(err)
 					}

@@ -32,7 +32,9 @@ type ExecuteRequest struct {
 	// Caller is who runs the snippet. Each tool call goes through the gateway
 	// as this caller: its tokens, and its session's narrowing (a call to a
 	// server the session disconnected from fails with SERVICE_NOT_FOUND).
-	// The narrowing does not yet change which tools are bound or searched.
+	// An intent binds only tools the caller may see; a tool named in the code
+	// is bound anyway, so that calling it gives that clear error rather
+	// than "ReferenceError".
 	Caller auth.Caller
 }
 
@@ -65,7 +67,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		ids[id] = true
 	}
 	if strings.TrimSpace(req.Intent) != "" {
-		hits, err := e.search(ctx, st, req.Intent, e.opts.K)
+		hits, _, err := e.searchVisible(ctx, st, req.Caller, req.Intent, e.opts.K)
 		if err != nil && !errors.Is(err, vectorindex.ErrEmptyIntent) {
 			return nil, err
 		}

@@ -99,7 +99,7 @@ func (e *Engine) handleSearch(ctx context.Context, req frontend.ToolRequest) (*g
 	if in.K < 0 || in.K > 50 {
 		return nil, badInput(SearchToolName, "k must be between 1 and 50 (default 5)")
 	}
-	res, err := e.Search(ctx, in.Intent, in.K)
+	res, err := e.Search(ctx, SearchRequest{Intent: in.Intent, K: in.K, Caller: req.Caller})
 	if err != nil {
 		return nil, badInput(SearchToolName, "%v", err)
 	}

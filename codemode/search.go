@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
@@ -31,9 +32,21 @@ type FoundTool struct {
 	Score float64 `json:"score"`
 }
 
-// Search finds the k tools most relevant to the intent (k <= 0: Options.K)
-// and generates their declarations.
-func (e *Engine) Search(ctx context.Context, intent string, k int) (*SearchResult, error) {
+// SearchRequest is one search for tools.
+type SearchRequest struct {
+	// Intent is the task in plain words.
+	Intent string
+	// K is how many tools to show (<= 0: Options.K).
+	K int
+	// Caller is who searches: only tools of servers the caller may see are
+	// shown (a session's narrowing applies).
+	Caller auth.Caller
+}
+
+// Search finds the K tools most relevant to the intent, among those the
+// caller may see, and generates their declarations.
+func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
+	intent, k := req.Intent, req.K
 	if strings.TrimSpace(intent) == "" {
 		return nil, ErrNoIntent
 	}
@@ -41,14 +54,14 @@ func (e *Engine) Search(ctx context.Context, intent string, k int) (*SearchResul
 		k = e.opts.K
 	}
 	st := e.state.Load()
-	hits, err := e.search(ctx, st, intent, k)
+	hits, visible, err := e.searchVisible(ctx, st, req.Caller, intent, k)
 	if errors.Is(err, vectorindex.ErrEmptyIntent) {
 		return nil, ErrNoIntent
 	}
 	if err != nil {
 		return nil, err
 	}
-	res := &SearchResult{Total: len(st.tools)}
+	res := &SearchResult{Total: visible}
 	subset := make([]typegen.Tool, 0, len(hits))
 	for _, h := range hits {
 		i, ok := st.byID[h.ID]
@@ -78,4 +91,38 @@ func firstCall(tools []FoundTool) string {
 		return "server.tool"
 	}
 	return tools[0].Call
+}
+
+// searchVisible is the top k hits among the tools the caller may see, and
+// how many tools it may see. A caller who sees every server gets the index's
+// own top k; one who sees fewer gets the whole ranking filtered (the index
+// ranks a few hundred tools in about a millisecond).
+func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller auth.Caller, intent string, k int) ([]vectorindex.Hit, int, error) {
+	sees := map[string]bool{}
+	visible := 0
+	for _, t := range st.tools {
+		ok, known := sees[t.Server]
+		if !known {
+			ok = e.gw.Sees(caller, t.Server)
+			sees[t.Server] = ok
+		}
+		if ok {
+			visible++
+		}
+	}
+	if visible == len(st.tools) {
+		hits, err := e.search(ctx, st, intent, k)
+		return hits, visible, err
+	}
+	all, err := e.search(ctx, st, intent, len(st.tools))
+	if err != nil {
+		return nil, visible, err
+	}
+	hits := make([]vectorindex.Hit, 0, k)
+	for _, h := range all {
+		if i, ok := st.byID[h.ID]; ok && sees[st.tools[i].Server] && len(hits) < k {
+			hits = append(hits, h)
+		}
+	}
+	return hits, visible, nil
 }

@@ -125,7 +125,7 @@ func searchLive(cmd *cobra.Command, f searchFlags, intent string) error {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}
 	defer engine.Close()
-	res, err := engine.Search(cmd.Context(), intent, f.k)
+	res, err := engine.Search(cmd.Context(), codemode.SearchRequest{Intent: intent, K: f.k, Caller: cliCaller})
 	if err != nil {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}
