@@ -33,6 +33,11 @@ type Options struct {
 	K int
 	// Limits are the defaults of every Execute (zero fields: runtime defaults).
 	Limits runtime.Limits
+	// MaxLimits is the most a request may ask for (zero fields: the default
+	// limits). A request over it gets the ceiling, and its result says which
+	// limits were clamped. This is what keeps one agent from asking the
+	// service for gigabytes of output or minutes of CPU.
+	MaxLimits runtime.Limits
 	// IndexDir persists the vector index (see vectorindex.Options.Dir); empty
 	// keeps it in memory.
 	IndexDir string
@@ -78,6 +83,9 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 	}
 	if err := opts.Limits.Validate(); err != nil {
 		return nil, err
+	}
+	if err := opts.MaxLimits.Validate(); err != nil {
+		return nil, fmt.Errorf("codemode: maxLimits: %w", err)
 	}
 	ix, err := vectorindex.New(vectorindex.Options{Dir: opts.IndexDir, Embedder: opts.Embedder})
 	if err != nil {

@@ -27,7 +27,7 @@ type ExecuteRequest struct {
 	// Tools binds these tools too, by id ("github:list_commits") or by their
 	// TypeScript name ("github.listCommits").
 	Tools []string
-	// Limits override Options.Limits field by field.
+	// Limits override Options.Limits field by field, up to Options.MaxLimits.
 	Limits runtime.Limits
 	// Caller is who runs the snippet. Each tool call goes through the gateway
 	// as this caller: its tokens, and its session's narrowing (a call to a
@@ -43,6 +43,8 @@ type ExecuteResult struct {
 	*runtime.Result
 	// Bound lists the tools the snippet could call, as "namespace.function".
 	Bound []string `json:"bound"`
+	// Limits are the limits the run had, after the ceiling.
+	Limits AppliedLimits `json:"limits"`
 }
 
 // Execute runs a snippet. The tools bound to it are the union of: those named
@@ -107,12 +109,12 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		}
 		return value, nil
 	})
-	limits := req.Limits.Or(e.opts.Limits)
+	limits, clamped := e.applyLimits(req.Limits)
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller})
 	if err != nil {
 		return nil, err
 	}
-	return &ExecuteResult{Result: res, Bound: bound}, nil
+	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
 }
 
 // resolve turns a tool reference into its id: "server:tool" or "ns.fn".

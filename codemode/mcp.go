@@ -35,7 +35,7 @@ JSON value you need: return { count: commits.length, latest: commits[0]?.sha };
 A failed call throws MCPToolError with name, tool, code, message and data; catch it to recover. For
 code VALIDATION_FAILED the message lists what is wrong and a valid example call.
 Tools your code names (server.toolName) are bound automatically; pass intent or tools to bind others.
-Default limits: 30 s, 256 MiB, 1000 tool calls, 1 MiB of console output and of result.
+{{limits}}
 You get back: ok; value (your return) or error (with the line and column in your snippet); logs
 (console output); calls (every tool call with its duration and outcome).`
 
@@ -77,7 +77,8 @@ func (e *Engine) Install(front *frontend.Server) error {
 	if err := front.AddTool(SearchToolName, searchDescription, searchSchema, e.handleSearch); err != nil {
 		return err
 	}
-	return front.AddTool(ExecuteToolName, executeDescription, executeSchema, e.handleExecute)
+	desc := strings.Replace(executeDescription, "{{limits}}", limitsText(e.opts.Limits.WithDefaults(), e.ceiling()), 1)
+	return front.AddTool(ExecuteToolName, desc, executeSchema, e.handleExecute)
 }
 
 // badInput is the error a tool returns for arguments it cannot use.
@@ -165,6 +166,8 @@ type report struct {
 	Calls         []callReport    `json:"calls,omitempty"`
 	DurationMs    float64         `json:"durationMs"`
 	Bound         []string        `json:"bound,omitempty"`
+	// Limits are shown when the request asked for more than the ceiling.
+	Limits *AppliedLimits `json:"limits,omitempty"`
 }
 
 type callReport struct {
@@ -186,6 +189,9 @@ func executeReport(res *ExecuteResult) report {
 	}
 	for _, c := range res.Calls {
 		r.Calls = append(r.Calls, callReport{Tool: c.Tool, DurationMs: ms(c.Duration), OK: c.OK, Code: c.Code})
+	}
+	if len(res.Limits.Clamped) > 0 {
+		r.Limits = &res.Limits
 	}
 	if !res.OK {
 		r.Bound = res.Bound // what could have been called helps fix NOT_BOUND and typos

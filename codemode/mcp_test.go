@@ -127,3 +127,56 @@ func TestExecuteCodeLimitsApply(t *testing.T) {
 		t.Fatalf("isError=%v %s", res.IsError, text)
 	}
 }
+
+// TestAgentLimitsAreHeldToTheCeiling: an agent that asks for gigabytes of
+// output, minutes of CPU or tens of thousands of calls gets the ceiling,
+// and the result says so.
+func TestAgentLimitsAreHeldToTheCeiling(t *testing.T) {
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.InProcess)
+	e.opts.Limits = runtime.Limits{OutputBytes: 64 << 10}
+	e.opts.MaxLimits = runtime.Limits{OutputBytes: 128 << 10, ToolCalls: 50}
+	c := mcpClient(t, e)
+
+	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == ExecuteToolName && !strings.Contains(tl.Description, "At most: 30s, 256 MiB, 50 tool calls, 128 KiB of console output") {
+			t.Fatalf("the description does not state the ceiling:\n%s", tl.Description)
+		}
+	}
+
+	_, text := callTool(t, c, ExecuteToolName, map[string]any{
+		"code":   `for (let i = 0; i < 20000; i++) console.log("x".repeat(100)); return 1`,
+		"limits": map[string]any{"outputKB": 65536, "timeoutMs": 600000, "memoryMB": 8192, "toolCalls": 100000},
+	})
+	var rep report
+	if err := json.Unmarshal([]byte(text), &rep); err != nil {
+		t.Fatalf("%v: %s", err, text)
+	}
+	if !rep.OK || !rep.LogsTruncated || rep.Limits == nil {
+		t.Fatalf("report = %.300s", text)
+	}
+	got := rep.Limits
+	if got.OutputKB != 128 || got.TimeoutMs != 30000 || got.MemoryMB != 256 || got.ToolCalls != 50 ||
+		strings.Join(got.Clamped, ",") != "timeoutMs,memoryMB,toolCalls,outputKB" {
+		t.Fatalf("applied = %+v", got)
+	}
+	logged := 0
+	for _, l := range rep.Logs {
+		logged += len(l)
+	}
+	if logged > 128<<10 {
+		t.Fatalf("%d bytes of logs came back under a 128 KiB ceiling", logged)
+	}
+
+	// Within the ceiling a request gets what it asks for, and no note.
+	_, text = callTool(t, c, ExecuteToolName, map[string]any{"code": "return 2", "limits": map[string]any{"outputKB": 100, "toolCalls": 10}})
+	if strings.Contains(text, `"limits"`) || !strings.Contains(text, `"ok":true`) {
+		t.Fatalf("within the ceiling: %s", text)
+	}
+	if l, cl := e.applyLimits(runtime.Limits{OutputBytes: 100 << 10, ToolCalls: 10}); l.OutputBytes != 100<<10 || l.ToolCalls != 10 || len(cl) != 0 {
+		t.Fatalf("within the ceiling: %+v %v", l, cl)
+	}
+}
