@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -93,10 +94,56 @@ func (s *Session) Close() {
 }
 
 // SetToken stores (or, with "", removes) the session's own bearer token for
-// a server marked "sessionToken".
+// a server marked "sessionToken". Tokens for other servers, and tokens over
+// MaxTokenBytes, are refused: a session holds at most one token per such
+// server, so what a client can make the gateway keep is bounded.
 func (s *Session) SetToken(ctx context.Context, server, token string) error {
-	return s.g.tokens.SetToken(ctx, sessionScope(s.state.caller), NormalizeName(server), token)
+	name, err := s.g.tokenServer(server, token)
+	if err != nil {
+		return err
+	}
+	return s.g.tokens.SetToken(ctx, sessionScope(s.state.caller), name, token)
 }
+
+// MaxTokenBytes bounds one upstream token.
+const MaxTokenBytes = 8 << 10
+
+// tokenServer checks a token offered for a server: the server must exist
+// and take caller tokens ("sessionToken": true), the token must fit.
+func (g *Gateway) tokenServer(server, token string) (string, error) {
+	name := NormalizeName(server)
+	u, ok := g.upstreams[name]
+	switch {
+	case !ok:
+		return "", fmt.Errorf("there is no server %q to give a token to", truncate(server, 64))
+	case !u.sc.SessionToken:
+		return "", fmt.Errorf("server %q does not take callers' tokens (\"sessionToken\" is not set in its config)", name)
+	case len(token) > MaxTokenBytes:
+		return "", fmt.Errorf("the token for %q is %d bytes; at most %d are kept", name, len(token), MaxTokenBytes)
+	}
+	return name, nil
+}
+
+// WithRequestTokens gives the calls made under ctx by a caller without a
+// session (a 2026-07-28 request) these tokens, by server: they serve that
+// request only and are never stored. Tokens for servers that do not take
+// callers' tokens are dropped.
+func (g *Gateway) WithRequestTokens(ctx context.Context, tokens map[string]string) (context.Context, error) {
+	kept := make(map[string]string, len(tokens))
+	for server, tok := range tokens {
+		name, err := g.tokenServer(server, tok)
+		if err != nil {
+			return ctx, err
+		}
+		kept[name] = tok
+	}
+	if len(kept) == 0 {
+		return ctx, nil
+	}
+	return context.WithValue(ctx, requestTokensKey{}, kept), nil
+}
+
+type requestTokensKey struct{}
 
 // Narrow sets the servers the session sees and may call (nil: every
 // server). The hub tools gateway__connect_servers and

@@ -83,9 +83,16 @@ func (m *MemoryTokenStore) Forget(_ context.Context, scope TokenScope) error {
 	return nil
 }
 
-// tokenFor finds the token a caller's call to a server carries: the
-// session's own, else its principal's.
+// tokenFor finds the token a caller's call to a server carries: a
+// sessionless request's own (WithRequestTokens), else the session's own,
+// else its principal's.
 func (g *Gateway) tokenFor(ctx context.Context, c auth.Caller, server string) (string, bool, error) {
+	if !c.HasSession() {
+		tokens, _ := ctx.Value(requestTokensKey{}).(map[string]string)
+		if t, ok := tokens[server]; ok {
+			return t, true, nil
+		}
+	}
 	if c.HasSession() {
 		if t, ok, err := g.tokens.Token(ctx, sessionScope(c), server); err != nil || ok {
 			return t, ok, err

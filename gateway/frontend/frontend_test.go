@@ -519,13 +519,55 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 	if err != nil || !res.IsError || !strings.HasPrefix(resultText(res), "AUTH_REQUIRED") {
 		t.Fatalf("a later session without a token: %v %+v", err, res)
 	}
+	// A stateless (2026-07-28) request's tokens serve that request only.
+	modern := func(headers map[string]string) *client.Client {
+		c, err := client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPHeaders(headers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Initialize(context.Background(), mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	res, err = modern(map[string]string{"Sandbox-Token-h": "modern-secret"}).CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "h__echo", Arguments: map[string]any{"text": "m"}}})
+	if err != nil || res.IsError || resultText(res) != "m" {
+		t.Fatalf("a stateless request with its token: %v %+v", err, res)
+	}
+	res, err = modern(nil).CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "h__echo", Arguments: map[string]any{"text": "m"}}})
+	if err != nil || !res.IsError || !strings.HasPrefix(resultText(res), "AUTH_REQUIRED") {
+		t.Fatalf("a later stateless request used an earlier one's token: %v %+v", err, res)
+	}
+	// Tokens only for servers that take them, and of bounded size.
+	for name, hdr := range map[string][2]string{
+		"server without sessionToken": {"Sandbox-Token-nope", "x"},
+		"oversized":                   {"Sandbox-Token-h", strings.Repeat("t", gateway.MaxTokenBytes+1)},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(hdr[0], hdr[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := readAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Sandbox-Token") {
+			t.Fatalf("%s: %d %s", name, resp.StatusCode, body)
+		}
+	}
 	// The operator's own call still carries the operator's token.
 	if _, err := g.Call(context.Background(), gateway.CallRequest{Tool: "h:echo", Arguments: json.RawMessage(`{"text":"op"}`), Caller: auth.Caller{Principal: auth.Operator}}); err != nil {
 		t.Fatalf("operator call: %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !seen["Bearer alice-secret"] || !seen["Bearer connection-token"] {
+	if !seen["Bearer alice-secret"] || !seen["Bearer connection-token"] || !seen["Bearer modern-secret"] {
 		t.Fatalf("upstream saw %v", seen)
 	}
 	if seen["Bearer ATTACKER"] {
@@ -712,5 +754,75 @@ func TestModernClient(t *testing.T) {
 	res, _ = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubConnectServers, Arguments: map[string]any{"servers": []string{"a"}}}})
 	if !res.IsError || !strings.Contains(resultText(res), "stateless") {
 		t.Fatalf("connect on a stateless request: %s", resultText(res))
+	}
+}
+
+// TestSessionsBelongToTheirPrincipal: a session is bound to the principal
+// that started it; another principal that learns its id gets 404, and can
+// neither call in it nor plant tokens in it.
+func TestSessionsBelongToTheirPrincipal(t *testing.T) {
+	fx := newFrontend(t)
+	// Stand-in for authentication: the principal is whoever X-Test-Principal names.
+	h := fx.f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
+	}))
+	t.Cleanup(srv.Close)
+	alice := legacyClient(t, srv.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"X-Test-Principal": "alice"}))
+	sid := alice.GetSessionId()
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	for _, principal := range []string{"mallory", ""} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__echo","arguments":{"text":"x"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("X-Test-Principal", principal)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("principal %q used alice's session: %d", principal, resp.StatusCode)
+		}
+	}
+	// Alice's own requests still work.
+	res, err := alice.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"text": "mine"}}})
+	if err != nil || resultText(res) != "mine" {
+		t.Fatalf("alice: %v %+v", err, res)
+	}
+}
+
+// TestRequestBodiesHeldAreBounded: past the in-flight byte budget a request
+// is refused at once with 503 and Retry-After, before its body is read.
+func TestRequestBodiesHeldAreBounded(t *testing.T) {
+	fx := newFrontend(t)
+	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 4 << 10}))
+	t.Cleanup(srv.Close)
+	post := func(body string) *http.Response {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 8<<10) + `"}}`
+	if resp := post(big); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a body over the budget: %d", resp.StatusCode)
+	}
+	if resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a small body: %d", resp.StatusCode)
+	}
+	// What a request held is given back: the budget does not leak.
+	for range 10 {
+		if resp := post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode == http.StatusServiceUnavailable {
+			t.Fatal("the budget leaked")
+		}
 	}
 }

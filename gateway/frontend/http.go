@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // notifier delivers a JSON-RPC notification for the call in progress, in
@@ -43,7 +44,14 @@ type HTTPOptions struct {
 	AllowedHosts []string
 	// SessionIdleTimeout drops sessions idle this long (default 30 min).
 	SessionIdleTimeout time.Duration
+	// MaxInFlightBytes bounds the request bodies held at once, whoever sent
+	// them (default 64 MiB); past it a request gets 503 with Retry-After.
+	MaxInFlightBytes int64
 }
+
+// defaultMaxInFlightBytes is HTTPOptions.MaxInFlightBytes' default: four
+// bodies of the largest size, a few hundred ordinary ones.
+const defaultMaxInFlightBytes = 4 * maxRequestBody
 
 // HTTPHandler returns the streamable HTTP endpoint (mount it at /mcp).
 //
@@ -70,13 +78,40 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	for _, h := range opts.AllowedHosts {
 		allowed[strings.ToLower(h)] = true
 	}
-	return &httpHandler{s: s, inner: inner, allowed: allowed}
+	budget := opts.MaxInFlightBytes
+	if budget <= 0 {
+		budget = defaultMaxInFlightBytes
+	}
+	return &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget}}
+}
+
+// byteBudget counts bytes held at once and refuses what would pass its max.
+type byteBudget struct {
+	mu        sync.Mutex
+	max, used int64
+}
+
+func (b *byteBudget) tryTake(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *byteBudget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 type httpHandler struct {
 	s       *Server
 	inner   http.Handler
 	allowed map[string]bool
+	bodies  *byteBudget // request bodies held at once
 
 	mu      sync.Mutex
 	streams map[string]*callStream // detached, resumable streams by id
@@ -94,7 +129,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
-	h.takeTokens(r)
+	if h.foreignSession(r) {
+		// As for an id never issued: nothing tells the caller it exists.
+		http.Error(w, "Not Found: no such session", http.StatusNotFound)
+		return
+	}
+	r, err := h.takeTokens(r)
+	if err != nil {
+		http.Error(w, "Bad Request: Sandbox-Token header: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		if last := r.Header.Get("Last-Event-ID"); strings.HasPrefix(last, streamIDPrefix) {
@@ -108,7 +152,19 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.inner.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	// A body is held until its request is answered: reserve its size (the
+	// cap when the client does not say) before reading a byte of it.
+	reserve := int64(maxRequestBody)
+	if r.ContentLength >= 0 && r.ContentLength < reserve {
+		reserve = r.ContentLength
+	}
+	if !h.bodies.tryTake(reserve) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Service Unavailable: the server holds as many request bytes as it may; send the request again in a moment", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.bodies.give(reserve)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, reserve))
 	if err != nil {
 		http.Error(w, fmt.Sprintf("request body unreadable or over %d bytes: %v", maxRequestBody, err), http.StatusRequestEntityTooLarge)
 		return
@@ -276,30 +332,52 @@ func loopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// takeTokens stores "Sandbox-Token-<server>" headers as the tokens of the
-// request's session. A request that names no session the front end has
-// open stores nothing: tokens are never kept for a session that does not
-// exist, nor for anyone but the session's own caller.
-func (h *httpHandler) takeTokens(r *http.Request) {
+// takeTokens applies "Sandbox-Token-<server>" headers. On a session the
+// front end has open (and that belongs to the request's principal: see
+// ServeHTTP), they become the session's tokens, dropped when it ends. A
+// request without a session (2026-07-28) gets them for itself only, never
+// stored. A request that names a session the front end did not open stores
+// nothing. It returns the request to serve, or an error for the client.
+func (h *httpHandler) takeTokens(r *http.Request) (*http.Request, error) {
+	tokens := map[string]string{}
+	for k, v := range r.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "sandbox-token-") && len(v) > 0 {
+			tokens[strings.TrimPrefix(lk, "sandbox-token-")] = v[0]
+		}
+	}
+	if len(tokens) == 0 {
+		return r, nil
+	}
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
-		return
+		ctx, err := h.s.g.WithRequestTokens(r.Context(), tokens)
+		if err != nil {
+			return nil, err
+		}
+		return r.WithContext(ctx), nil
 	}
-	var sess *session
-	for k, v := range r.Header {
-		lk := strings.ToLower(k)
-		if !strings.HasPrefix(lk, "sandbox-token-") || len(v) == 0 {
-			continue
-		}
-		if sess == nil {
-			if sess = h.s.sessionByID(sid); sess == nil {
-				return
-			}
-		}
-		if err := sess.gw.SetToken(r.Context(), strings.TrimPrefix(lk, "sandbox-token-"), v[0]); err != nil {
-			h.s.log.Warn("storing a session token failed", "session", sid, "error", err)
+	sess := h.s.sessionByID(sid)
+	if sess == nil {
+		return r, nil // mcp-go answers 404 for the unknown session
+	}
+	for server, tok := range tokens {
+		if err := sess.gw.SetToken(r.Context(), server, tok); err != nil {
+			return nil, err
 		}
 	}
+	return r, nil
+}
+
+// foreignSession reports whether the request names an open session that
+// belongs to another principal: a session is bound to the principal that
+// started it, and a request of anyone else is refused, whatever id it knows.
+func (h *httpHandler) foreignSession(r *http.Request) bool {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		return false
+	}
+	sess := h.s.sessionByID(sid)
+	return sess != nil && sess.caller.Principal.Key() != auth.PrincipalFrom(r.Context()).Key()
 }
 
 // streamIDPrefix marks the event ids of the front end's call streams.
