@@ -3,8 +3,8 @@ package auth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -121,18 +121,50 @@ func NewVerifier(cfg Config, opts Options) (Verifier, error) {
 	}
 	v := &verifier{keys: newAPIKeys(cfg.APIKeys)}
 	if cfg.OAuth != nil {
-		return nil, fmt.Errorf("auth: oauth is not implemented yet")
+		v.oauth = newOAuth(*cfg.OAuth, opts.withDefaults())
 	}
 	return v, nil
 }
 
 type verifier struct {
-	keys *apiKeys
+	keys  *apiKeys
+	oauth *oauthVerifier // nil: API keys only
 }
 
 func (v *verifier) Verify(ctx context.Context, credential string) (Principal, error) {
 	if p, ok := v.keys.lookup(credential); ok {
 		return p, nil
 	}
-	return Principal{}, invalidToken("unknown API key", nil)
+	if v.oauth == nil {
+		return Principal{}, invalidToken("unknown API key", nil)
+	}
+	if !looksLikeJWT(credential) {
+		return Principal{}, invalidToken("neither an API key nor a JWT access token", nil)
+	}
+	p, err := v.oauth.Verify(ctx, credential)
+	if err != nil {
+		return Principal{}, err
+	}
+	if v.keys.owns(p) {
+		// Per-principal state is keyed by Principal.Key: a subject the
+		// authorization server let someone choose must not share it
+		// with an API key of the same name.
+		return Principal{}, invalidToken("token subject is the name of an API key", nil)
+	}
+	return p, nil
+}
+
+// RequiredScopes are the scopes every access token must carry; Middleware
+// names them in its challenges.
+func (v *verifier) RequiredScopes() []string {
+	if v.oauth == nil {
+		return nil
+	}
+	return v.oauth.cfg.RequiredScopes
+}
+
+// looksLikeJWT reports whether a credential has the shape of a JWS in
+// compact form (three base64url parts) rather than of an API key.
+func looksLikeJWT(s string) bool {
+	return strings.Count(s, ".") == 2 && !strings.ContainsAny(s, "+/=~")
 }
