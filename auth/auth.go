@@ -4,6 +4,13 @@
 // per-caller state by it (tokens, rate limits, stored values) and never by a
 // bare string a client could choose.
 //
+// Authentication, for callers over HTTP, makes the Principal: Config (the
+// gateway.auth block of mcp.json) lists API keys and an OAuth issuer;
+// NewVerifier turns a bearer credential into a Principal; Middleware puts
+// it in the request's context (WithPrincipal) or refuses the request as an
+// OAuth 2.1 resource server does; MetadataHandler publishes the protected
+// resource metadata that points MCP clients at the authorization server.
+//
 // This package is a leaf: it imports nothing of the project, so every
 // package on the data path can take a Caller.
 package auth
