@@ -33,6 +33,10 @@ type oauthVerifier struct {
 }
 
 func newOAuth(cfg OAuthConfig, opts Options) *oauthVerifier {
+	// Its own copy: the caller's configuration may change afterwards.
+	cfg.Scopes = slices.Clone(cfg.Scopes)
+	cfg.RequiredScopes = slices.Clone(cfg.RequiredScopes)
+	cfg.Algorithms = slices.Clone(cfg.Algorithms)
 	return &oauthVerifier{cfg: cfg, opts: opts}
 }
 
