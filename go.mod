@@ -3,9 +3,11 @@ module github.com/sandboxrt/sandbox
 go 1.26.0
 
 require (
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/dlclark/regexp2/v2 v2.5.2
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/evanw/esbuild v0.28.2
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-sourcemap/sourcemap v2.1.3+incompatible
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/philippgille/chromem-go v0.7.0
@@ -29,6 +31,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

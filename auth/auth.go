@@ -4,6 +4,13 @@
 // per-caller state by it (tokens, rate limits, stored values) and never by a
 // bare string a client could choose.
 //
+// Authentication, for callers over HTTP, makes the Principal: Config (the
+// gateway.auth block of mcp.json) lists API keys and an OAuth issuer;
+// NewVerifier turns a bearer credential into a Principal; Middleware puts
+// it in the request's context (WithPrincipal) or refuses the request as an
+// OAuth 2.1 resource server does; MetadataHandler publishes the protected
+// resource metadata that points MCP clients at the authorization server.
+//
 // This package is a leaf: it imports nothing of the project, so every
 // package on the data path can take a Caller.
 package auth
@@ -11,6 +18,7 @@ package auth
 import (
 	"context"
 	"slices"
+	"strings"
 )
 
 // Principal is who a request acts for: a person, a team's agent, or the
@@ -41,6 +49,34 @@ func (p Principal) IsOperator() bool { return p.ID == Operator.ID && p.Tenant ==
 
 // HasScope reports whether the principal was granted scope.
 func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// ServerScopePrefix starts the scopes that name an upstream server a
+// principal may use: "server:github". A principal that holds at least one
+// such scope may use only the servers they name; one that holds none is not
+// restricted. Scopes only ever narrow: a token or API key without them sees
+// every server, as the operator does.
+const ServerScopePrefix = "server:"
+
+// ServerScope returns the scope that allows the named server.
+func ServerScope(server string) string { return ServerScopePrefix + server }
+
+// AllowedServers returns the servers the principal is restricted to, in the
+// order granted, and restricted=false when it may use every server.
+func (p Principal) AllowedServers() (servers []string, restricted bool) {
+	for _, s := range p.Scopes {
+		if name, ok := strings.CutPrefix(s, ServerScopePrefix); ok {
+			servers = append(servers, name)
+			restricted = true
+		}
+	}
+	return servers, restricted
+}
+
+// MaySee reports whether the principal may see and call the server's tools.
+func (p Principal) MaySee(server string) bool {
+	servers, restricted := p.AllowedServers()
+	return !restricted || slices.Contains(servers, server)
+}
 
 // Key is the principal's identity as one string, unique across tenants
 // ("tenant/id", or "id" without a tenant), for keying stored state.
