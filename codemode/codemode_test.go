@@ -295,3 +295,28 @@ func TestNarrowedSessionSearchesAndCallsOnlyItsServers(t *testing.T) {
 		t.Fatalf("an unnarrowed session: %v %+v", err, found)
 	}
 }
+
+// TestScopedPrincipalSeesOnlyItsServers: search_tools and execute_code hold a
+// principal to the servers its credentials name.
+func TestScopedPrincipalSeesOnlyItsServers(t *testing.T) {
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New(), "other": mcpserver.New()}, runtime.InProcess)
+	caller := auth.Caller{Principal: auth.Principal{ID: "agent", Scopes: []string{auth.ServerScope("other")}}}
+	found, err := e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 50, Caller: caller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ft := range found.Tools {
+		if !strings.HasPrefix(ft.ID, "other:") {
+			t.Fatalf("search showed %s to a principal scoped to other", ft.ID)
+		}
+	}
+	res := execute(t, e, ExecuteRequest{Caller: caller,
+		Code: `try { await demo.listProjects({}); return "called" } catch (e) { return e.code + ": " + e.message }`})
+	if !res.OK || !strings.Contains(string(res.Value), "FORBIDDEN") || !strings.Contains(string(res.Value), "you may use: other") {
+		t.Fatalf("calling a forbidden server's tool: %+v %s", res.Error, res.Value)
+	}
+	res = execute(t, e, ExecuteRequest{Caller: caller, Code: `return (await other.listProjects({})) !== undefined`})
+	if !res.OK || string(res.Value) != "true" {
+		t.Fatalf("calling an allowed server's tool: %+v %s", res.Error, res.Value)
+	}
+}

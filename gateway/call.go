@@ -43,7 +43,7 @@ type CallResult struct {
 // method below, with its own errors):
 //
 //	lookup   -> the tool and its server              UNKNOWN_TOOL, SERVICE_NOT_FOUND, UPSTREAM_UNAVAILABLE
-//	scope    -> the caller may call this server      SERVICE_NOT_FOUND
+//	scope    -> the caller may call this server      FORBIDDEN, SERVICE_NOT_FOUND
 //	validate -> the arguments match the schema       VALIDATION_FAILED
 //	paths    -> no path escapes the server's roots   PATH_TRAVERSAL
 //	token    -> the caller's bearer token            AUTH_REQUIRED
@@ -114,9 +114,12 @@ func (g *Gateway) lookupStep(_ context.Context, c *call) *Error {
 	return nil
 }
 
-// scopeStep refuses servers the caller's session narrowed itself away from
-// (gateway__connect_servers / gateway__disconnect_servers).
+// scopeStep refuses servers the caller's principal may not use, and those
+// its session narrowed itself away from (gateway__disconnect_servers).
 func (g *Gateway) scopeStep(_ context.Context, c *call) *Error {
+	if err := forbidden(c.req.Caller.Principal, c.u.name, c.toolID); err != nil {
+		return err
+	}
 	if g.Sees(c.req.Caller, c.u.name) {
 		return nil
 	}
@@ -124,6 +127,16 @@ func (g *Gateway) scopeStep(_ context.Context, c *call) *Error {
 	return newError(CodeServiceNotFound, c.toolID, nil, map[string]any{"server": c.u.name, "connected": connected},
 		"this session is not connected to server %q (it is connected to: %s); connect it with gateway__connect_servers and call again",
 		c.u.name, strings.Join(connected, ", "))
+}
+
+// forbidden is FORBIDDEN when the principal may not use the server.
+func forbidden(p auth.Principal, server, toolID string) *Error {
+	if p.MaySee(server) {
+		return nil
+	}
+	allowed, _ := p.AllowedServers()
+	return newError(CodeForbidden, toolID, nil, map[string]any{"server": server, "allowed": allowed},
+		"your credentials do not allow server %q; you may use: %s (ask the operator for access to more)", server, strings.Join(allowed, ", "))
 }
 
 // validateStep checks the arguments against the tool's input schema.

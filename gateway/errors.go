@@ -15,6 +15,9 @@ type Code string
 const (
 	// CodeServiceNotFound: the server part of "server:tool" names no configured server.
 	CodeServiceNotFound Code = "SERVICE_NOT_FOUND"
+	// CodeForbidden: the caller's principal may not use this server (its API
+	// key or token names other servers); Data lists the servers it may use.
+	CodeForbidden Code = "FORBIDDEN"
 	// CodeUnknownTool: the server exists but has no such tool (Data lists the closest names).
 	CodeUnknownTool Code = "UNKNOWN_TOOL"
 	// CodeValidationFailed: the arguments do not match the tool's input schema;

@@ -61,6 +61,9 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 	if c == nil {
 		return nil, g.unavailable(u, "", nil)
 	}
+	if err := forbidden(caller.Principal, u.name, ""); err != nil {
+		return nil, err
+	}
 	if u.sc.SessionToken {
 		tok, ok, err := g.tokenFor(ctx, caller, u.name)
 		if err != nil {

@@ -184,9 +184,14 @@ func (g *Gateway) SessionServers(c auth.Caller) ([]string, bool) {
 	return out, true
 }
 
-// Sees reports whether a caller may see and call the tools of a server (a
-// session that narrowed itself sees only the servers it chose).
+// Sees reports whether a caller may see and call the tools of a server: its
+// principal may use the server (auth.Principal.MaySee), and its session, if
+// it narrowed itself, chose it. This one rule serves tools/list, tools/call,
+// search_tools and execute_code alike.
 func (g *Gateway) Sees(c auth.Caller, server string) bool {
+	if !c.Principal.MaySee(server) {
+		return false
+	}
 	g.sessions.mu.Lock()
 	defer g.sessions.mu.Unlock()
 	st := g.sessions.open[c.Session]

@@ -94,3 +94,33 @@ func TestNarrowedSessionCannotCallOtherServers(t *testing.T) {
 		t.Fatalf("after widening: %s", got)
 	}
 }
+
+// TestPrincipalScopedToServers: a principal whose credentials name servers
+// calls only those, directly and through pass-through requests, with
+// FORBIDDEN naming what it may use.
+func TestPrincipalScopedToServers(t *testing.T) {
+	g, _ := startGateway(t, `{"mcpServers": {}}`,
+		WithInProcessServer("a", testserver.New(), nil), WithInProcessServer("b", testserver.New(), nil))
+	agent := auth.Caller{Principal: auth.Principal{ID: "agent-b", Scopes: []string{auth.ServerScope("b")}}, Session: "x"}
+	_, err := g.Call(context.Background(), CallRequest{Tool: "a:echo", Arguments: json.RawMessage(`{"text":"x"}`), Caller: agent})
+	var ge *Error
+	if !errors.As(err, &ge) || ge.Code != CodeForbidden || !strings.Contains(ge.Message, "you may use: b") {
+		t.Fatalf("call to a server outside the principal's scope: %v", err)
+	}
+	if got := callCode(t, g, agent, "b:echo"); got != "OK" {
+		t.Fatalf("call inside the scope: %s", got)
+	}
+	if g.Sees(agent, "a") || !g.Sees(agent, "b") {
+		t.Fatal("Sees disagrees with the scope")
+	}
+	// A session cannot widen what its principal may use.
+	sess := g.OpenSession(agent, nil)
+	defer sess.Close()
+	sess.Narrow([]string{"a", "b"})
+	if got := callCode(t, g, agent, "a:echo"); got != CodeForbidden {
+		t.Fatalf("narrowing widened the scope: %s", got)
+	}
+	if _, err := g.GetPrompt(context.Background(), agent, "a__greet", nil); !errors.As(err, &ge) || ge.Code != CodeForbidden {
+		t.Fatalf("prompt of a server outside the scope: %v", err)
+	}
+}

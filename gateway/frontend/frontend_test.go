@@ -826,3 +826,30 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestScopedPrincipalListsOnlyItsServers: tools/list and gateway__list_servers
+// show a principal scoped to servers only those servers.
+func TestScopedPrincipalListsOnlyItsServers(t *testing.T) {
+	fx := newFrontend(t)
+	h := fx.f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: "agent-b", Scopes: []string{auth.ServerScope("b")}})))
+	}))
+	t.Cleanup(srv.Close)
+	c := legacyClient(t, srv.URL+"/mcp")
+	names := toolNames(t, c)
+	if _, ok := names["a__echo"]; ok {
+		t.Fatal("tools/list shows a server outside the principal's scope")
+	}
+	if _, ok := names["b__echo"]; !ok {
+		t.Fatal("tools/list lacks the principal's own server")
+	}
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubListServers}})
+	if err != nil || strings.Contains(resultText(res), `"name":"a"`) || !strings.Contains(resultText(res), `"name":"b"`) {
+		t.Fatalf("list_servers: %v %s", err, resultText(res))
+	}
+	res, _ = c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: HubConnectServers, Arguments: map[string]any{"servers": []string{"a"}}}})
+	if !res.IsError {
+		t.Fatalf("connecting to a forbidden server: %s", resultText(res))
+	}
+}

@@ -235,7 +235,9 @@ func (sess *session) log(params json.RawMessage) {
 // filterTools hides the tools of servers a session disconnected from.
 func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	caller := callerOf(ctx)
-	if _, narrowed := s.g.SessionServers(caller); !narrowed {
+	_, narrowed := s.g.SessionServers(caller)
+	_, restricted := caller.Principal.AllowedServers()
+	if !narrowed && !restricted {
 		return tools
 	}
 	out := tools[:0:0]
@@ -291,7 +293,9 @@ func (s *Server) listServers(ctx context.Context) *gateway.CallResult {
 	}
 	rows := []row{}
 	for _, st := range s.g.Servers() {
-		rows = append(rows, row{st.ForAgents(), s.g.Sees(caller, st.Name)})
+		if caller.Principal.MaySee(st.Name) { // servers it may not use are not its business
+			rows = append(rows, row{st.ForAgents(), s.g.Sees(caller, st.Name)})
+		}
 	}
 	b, _ := json.Marshal(map[string]any{"servers": rows})
 	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})
@@ -305,13 +309,18 @@ func (s *Server) changeSubset(ctx context.Context, req ToolRequest, connect bool
 	if err := json.Unmarshal(req.Arguments, &args); err != nil || len(args.Servers) == 0 {
 		return nil, fmt.Errorf(`give the servers as {"servers": ["name", ...]}; see gateway__list_servers for the names`)
 	}
+	caller := callerOf(ctx)
 	known := map[string]bool{}
+	var names []string
 	for _, n := range s.g.ServerNames() {
-		known[n] = true
+		if caller.Principal.MaySee(n) {
+			known[n] = true
+			names = append(names, n)
+		}
 	}
 	for _, n := range args.Servers {
 		if !known[n] {
-			return nil, fmt.Errorf("there is no server %q; the servers are %v", n, s.g.ServerNames())
+			return nil, fmt.Errorf("there is no server %q you may use; the servers are %v", n, names)
 		}
 	}
 	sess := s.sessionFor(ctx)
