@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -295,18 +293,4 @@ func pathTraversalError(tool string, t *traversal) *Error {
 		msg += ` Use a path without ".." segments.`
 	}
 	return newError(CodePathTraversal, tool, nil, t, "%s", msg)
-}
-
-// decodeArgs parses call arguments for the checks (numbers kept exact).
-func decodeArgs(raw json.RawMessage) (any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return map[string]any{}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
