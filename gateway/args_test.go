@@ -140,9 +140,20 @@ func TestForwardsCanonicalArguments(t *testing.T) {
 		args string
 		code Code
 	}{
+		{`{"path": "/etc/` + strings.Repeat("./", 2100) + `passwd"}`, CodePathTraversal},
+		{`{"path": "/etc/passwd\n"}`, CodePathTraversal},
+		{`{"path": "/etc/passwd\r"}`, CodePathTraversal},
+		{`{"path": "/etc/passwd\u0000"}`, CodePathTraversal},
+		{`{"path": "/srv/data/x\n/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "FILE:///etc/passwd"}`, CodePathTraversal},
 		{"{\"path\": \"/srv/data/\xc0\xae\xc0\xae/\xc0\xae\xc0\xae/etc/passwd\"}", CodeValidationFailed},
 		{`{"path": "../../x", "path": "/srv/data/ok"}`, CodeValidationFailed},
 		{`{"path": "/srv/data/ok", "opts": {"p": "../../x", "p": "ok"}}`, CodeValidationFailed},
+		{`{"path": "‥/‥/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "/srv/data/…/x"}`, CodePathTraversal},
+		{`{"path": "︙/x"}`, CodePathTraversal},
+		{`{"path": "&#046;&#046;/&#046;&#046;/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "&#46&#46/&#46&#46/etc/passwd"}`, CodePathTraversal},
 		{`{"path": "/srv/data/x"} {"path": "/etc/passwd"}`, CodeValidationFailed},
 	}
 	for _, c := range refused {
