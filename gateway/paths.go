@@ -101,7 +101,7 @@ func unsafePath(s string, roots []string) string {
 		}
 	}
 	if !settled {
-		return fmt.Sprintf("it is still encoded after %d rounds of decoding, so it cannot be judged", maxDecodeRounds)
+		return fmt.Sprintf("it is still encoded after %d rounds of decoding (or has over %d decoded forms), so it cannot be judged", maxDecodeRounds, maxForms)
 	}
 	return ""
 }
@@ -251,20 +251,76 @@ func stripInvisible(s string) string {
 	}, s)
 }
 
-// decodedForms returns s and every successive decoding of it, and whether
-// the decoding settled (a further round changes nothing).
+// maxForms bounds how many distinct decoded forms one string may have.
+const maxForms = 64
+
+// maxAnyOrderBytes: strings longer than this (far longer than any path) get
+// the decodings all at once in each round, not in every order.
+const maxAnyOrderBytes = 64 << 10
+
+// decoders are the decodings applied, alone and in every order: a server
+// may apply any subset of them, in any order, any number of times.
+var decoders = [...]func(string) string{
+	func(s string) string { // HTML character references
+		if strings.IndexByte(s, '&') < 0 {
+			return s
+		}
+		return decodeEntities(s)
+	},
+	func(s string) string { // %XX, %uXXXX
+		if strings.IndexByte(s, '%') < 0 {
+			return s
+		}
+		return percentDecode(s)
+	},
+	foldUnicode, // overlong UTF-8, NFKC, look-alikes
+}
+
+// decodedForms returns s and every distinct string reachable from it by
+// applying decoders in any order, round by round, and whether that settled
+// (no new form after maxDecodeRounds rounds, at most maxForms forms).
+// Each form is judged on its own.
 func decodedForms(s string) ([]string, bool) {
 	forms := []string{s}
-	cur := s
-	for i := 0; i < maxDecodeRounds; i++ {
-		next := decodeOnce(cur)
-		if next == cur {
-			return forms, true
+	if len(s) > maxAnyOrderBytes {
+		// Long text (no path is this long): every decoding at once, round by
+		// round, so that the work stays linear in the length.
+		for cur, round := s, 0; ; round++ {
+			next := cur
+			for _, decode := range decoders {
+				next = decode(next)
+			}
+			if next == cur {
+				return forms, true
+			}
+			if round == maxDecodeRounds {
+				return forms, false
+			}
+			forms = append(forms, next)
+			cur = next
 		}
-		forms = append(forms, next)
-		cur = next
 	}
-	return forms, decodeOnce(cur) == cur
+	seen := map[string]bool{s: true}
+	frontier := forms
+	for round := 0; len(frontier) > 0; round++ {
+		var next []string
+		for _, f := range frontier {
+			for _, decode := range decoders {
+				g := decode(f)
+				if seen[g] {
+					continue
+				}
+				if round == maxDecodeRounds || len(forms) == maxForms {
+					return forms, false
+				}
+				seen[g] = true
+				forms = append(forms, g)
+				next = append(next, g)
+			}
+		}
+		frontier = next
+	}
+	return forms, true
 }
 
 // lookalikes maps characters that NFKC leaves alone but that look like, or
@@ -288,16 +344,10 @@ var lookalikes = strings.NewReplacer(
 	"\u2216", `\`, "\u29f9", `\`, "\u29f5", `\`, "\u2572", `\`, "\u27cd", `\`,
 )
 
-// decodeOnce applies one round of every decoding.
-func decodeOnce(s string) string {
-	if strings.IndexByte(s, '&') >= 0 {
-		s = decodeEntities(s)
-	}
-	if strings.IndexByte(s, '%') >= 0 {
-		s = percentDecode(s)
-	}
+// foldUnicode folds overlong UTF-8, then applies NFKC, then the look-alikes.
+func foldUnicode(s string) string {
 	if isASCII(s) {
-		return s // the folds below change only non-ASCII text
+		return s // all three change only non-ASCII text
 	}
 	s = foldOverlong(s)
 	s = norm.NFKC.String(s)
@@ -460,10 +510,9 @@ func entityAt(s string) (string, int) {
 		if i < len(s) && s[i] == ';' {
 			i++
 		}
-		if v == 0 || v >= 0x110000 || v >= 0xd800 && v < 0xe000 {
-			v = utf8.RuneError
-		}
-		return string(v), i
+		// As HTML reads the value: 0x80-0x9F as Windows-1252 (&#133; is
+		// "…"), invalid ones as U+FFFD.
+		return html.UnescapeString(fmt.Sprintf("&#x%X;", min(v, 0x110000))), i
 	}
 	// Named: letters and digits (HTML's longest name has 31).
 	end := 1
@@ -542,7 +591,7 @@ func hasDotDotSegment(s string, strict bool) bool {
 }
 
 func isDotDot(seg string, loose bool) bool {
-	if seg == ".." {
+	if strings.TrimSpace(seg) == ".." {
 		return true
 	}
 	return loose && strings.HasPrefix(seg, "..") && strings.Trim(seg, ". ") == ""
@@ -565,16 +614,27 @@ func absolutePath(s string) (string, bool) {
 		return p, true // home-relative: never inside a configured root
 	case len(p) >= 3 && p[1] == ':' && p[2] == '/' && isLetter(p[0]):
 		return path.Clean(p), true // C:/x
+	case len(p) >= 2 && p[1] == ':' && isLetter(p[0]) && !strings.ContainsFunc(p, unicode.IsSpace):
+		return p, true // C:x, relative to the drive's current folder: never inside a root
+	case strings.HasPrefix(p, "//"):
+		return uncPath(p), true // \\host\share, //host/share
 	case strings.HasPrefix(p, "/"):
 		return path.Clean(p), true
 	}
 	return "", false
 }
 
+// uncPath cleans a network path, keeping its leading "//" (path.Clean would
+// make \\srv\data\x the local /srv/data/x): inside only a root that is
+// the same share, or "/".
+func uncPath(p string) string {
+	return "/" + path.Clean(p)
+}
+
 // fileURLPath is the path of a file: URL (what follows "file:"), read as
 // URL parsers do: no slashes, one or three are all a local path, a host
-// other than localhost is a UNC share, query and fragment are cut off,
-// "/C:/x" and "/C|/x" are drive paths.
+// other than localhost is a UNC share, query and fragment are cut off;
+// "/C:/x" stays as it is (see insideRoots), "/C|/x" is read as "/C:/x".
 func fileURLPath(rest string) string {
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		rest = rest[:i]
@@ -586,12 +646,12 @@ func fileURLPath(rest string) string {
 		}
 		rest = rest[2+len(host):]
 		if host != "" && !strings.EqualFold(host, "localhost") {
-			return path.Clean("//" + host + "/" + rest) // never inside a root but "/"
+			return uncPath("//" + host + "/" + rest)
 		}
 	}
 	p := "/" + strings.TrimLeft(rest, "/")
-	if len(p) >= 4 && isLetter(p[1]) && (p[2] == ':' || p[2] == '|') && p[3] == '/' {
-		p = p[1:2] + ":" + p[3:]
+	if len(p) >= 4 && isLetter(p[1]) && p[2] == '|' && p[3] == '/' {
+		p = p[:2] + ":" + p[3:] // the legacy /C|/x
 	}
 	return path.Clean(p)
 }
@@ -613,10 +673,20 @@ func isHomePath(p string) bool {
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // insideRoots reports whether the cleaned absolute path p is a root or
-// below one (roots compared as configured and in NFKC).
+// below one (roots compared as configured and in NFKC). "/C:/x" (a file
+// URL's path) is a POSIX path, and C:/x to a Windows server: it is inside
+// a drive root like C:/x would be.
 func insideRoots(p string, roots []string) bool {
+	if len(p) >= 4 && p[0] == '/' && isLetter(p[1]) && p[2] == ':' && p[3] == '/' && insideRoots(p[1:], roots) {
+		return true
+	}
 	for _, r := range roots {
-		r = path.Clean(strings.ReplaceAll(r, `\`, "/"))
+		r = strings.ReplaceAll(r, `\`, "/")
+		if strings.HasPrefix(r, "//") {
+			r = uncPath(r)
+		} else {
+			r = path.Clean(r)
+		}
 		if within(p, r) || !norm.NFKC.IsNormalString(r) && within(p, norm.NFKC.String(r)) {
 			return true
 		}
@@ -640,5 +710,9 @@ func pathTraversalError(tool string, t *traversal) *Error {
 }
 
 func within(p, root string) bool {
+	if len(root) >= 2 && root[1] == ':' && isLetter(root[0]) {
+		// Windows: paths are case-insensitive.
+		p, root = strings.ToLower(p), strings.ToLower(root)
+	}
 	return p == root || root == "/" || strings.HasPrefix(p, strings.TrimRight(root, "/")+"/")
 }

@@ -70,6 +70,8 @@ func TestUnsafePath(t *testing.T) {
 		"&period&period/etc",
 		"&nldr;/etc",
 		"&hellip;/etc",
+		"&#133;/x",                   // Windows-1252 0x85 is "…", as HTML reads it
+		"%2Fsrv%2Fdat&#97;%2Fx",      // percent-decoded only: /srv/dat&#97;/x
 		"&amp;#46;&amp;#46;/etc",     // entity, then entity again
 		"%26%2346%3B%26%2346%3B/etc", // percent, then entity
 		"%2525252525252e%2525252525252e/etc",
@@ -213,6 +215,54 @@ func TestCheckPathsWalksEverything(t *testing.T) {
 	e := pathTraversalError("fs:read", &traversal{Path: "/path", Reason: "x", Roots: []string{"/r"}})
 	if e.Code != CodePathTraversal || !strings.Contains(e.Message, "/r") || !json.Valid(e.Data) {
 		t.Fatalf("error = %+v", e)
+	}
+}
+
+func TestDecodedFormsLongText(t *testing.T) {
+	// Past maxAnyOrderBytes the decodings are applied together, and still
+	// found; nested too deep, still refused.
+	pad := strings.Repeat("Some prose, 50% & more. ", maxAnyOrderBytes/20)
+	if unsafePath(pad+"/%252e%252e/etc", nil) == "" || unsafePath(pad+"\n&amp;#46;&amp;#46;/etc", nil) == "" {
+		t.Fatal("encoded traversal in long text was allowed")
+	}
+	if r := unsafePath(pad+"%"+strings.Repeat("25", 12)+"41", nil); !strings.Contains(r, "still encoded") {
+		t.Fatalf("deeply nested encoding in long text: %q", r)
+	}
+	if r := unsafePath(pad+"%"+strings.Repeat("25", 6)+"41", nil); r != "" {
+		t.Fatalf("long prose refused: %s", r)
+	}
+}
+
+func TestUnsafePathWindowsForms(t *testing.T) {
+	posix, win := []string{"/srv/data"}, []string{`C:\work`}
+	for _, c := range []struct {
+		s          string
+		posix, win bool // accepted with each root
+	}{
+		{"file:///C:/work/x", false, true}, // "/C:/work/x" on POSIX
+		{"file:///c|/work/x", false, true},
+		{`C:\work\x`, false, true},
+		{"c:/work/sub/x", false, true},
+		{`C:\work\..\x`, false, false},
+		{`C:\workshop\x`, false, false},
+		{"D:secret", false, false}, // drive-relative
+		{"C:work", false, false},
+		{"Q: what is this?", true, true}, // prose, not a drive path
+		{"/srv/data/x", true, false},
+		{`\\srv\data\x`, false, false}, // a share on host srv, not /srv/data
+		{"//srv/data/x", false, false},
+		{"file://srv/data/x", false, false},
+	} {
+		if got := unsafePath(c.s, posix) == ""; got != c.posix {
+			t.Errorf("%q with %v: accepted = %v", c.s, posix, got)
+		}
+		if got := unsafePath(c.s, win) == ""; got != c.win {
+			t.Errorf("%q with %v: accepted = %v", c.s, win, got)
+		}
+	}
+	share := []string{`\\srv\share`}
+	if unsafePath(`\\srv\share\x`, share) != "" || unsafePath("file://srv/share/x", share) != "" || unsafePath(`\\srv\other`, share) == "" {
+		t.Error("a share root does not work")
 	}
 }
 
