@@ -265,18 +265,3 @@ func TestUnsafePathWindowsForms(t *testing.T) {
 		t.Error("a share root does not work")
 	}
 }
-
-// FuzzUnsafePath: a string that reads as a ".." segment after percent
-// decoding is never allowed, and nothing panics.
-func FuzzUnsafePath(f *testing.F) {
-	for _, s := range []string{"../x", "%2e%2e/", "a/b", "/srv/data/x", "file:///x", "\uff0e\uff0e/", "%u002e", "&#46;"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		reason := unsafePath(s, []string{"/srv/data"})
-		plain := strings.ReplaceAll(percentDecode(s), `\`, "/")
-		if hasDotDotSegment(plain, false) && reason == "" {
-			t.Fatalf("%q decodes to %q with a .. segment but was allowed", s, plain)
-		}
-	})
-}
