@@ -21,12 +21,13 @@ import (
 // are configured and it is an absolute path (/x, C:\x, \\host\x, file:/x in
 // any case, ~/x) that does not lie inside one of them. The decoded forms
 // cover the encodings used to smuggle dots and slashes past naive filters,
-// applied in rounds until nothing changes (at most maxDecodeRounds; a string
-// still changing after that is refused): percent-encoding (%2e, %252e,
-// %u002e), overlong UTF-8 (%c0%ae), HTML entities (named and numeric, with
-// or without ';', leading zeros, hex), NFKC (fullwidth ．／, ‥, …, ︙) and
-// other look-alike dots and slashes; and each form once more without line
-// breaks, tabs and invisible format characters (URL parsers drop them).
+// in every order and subset, until nothing changes (at most maxDecodeRounds
+// and maxForms; a string still changing is refused): percent-encoding (%2e,
+// %252e, %u002e), HTML entities (named and numeric, with or without ';',
+// leading zeros, hex), and Unicode folding: overlong UTF-8 (%c0%ae), NFKC
+// (fullwidth ．／, ‥, …, ︙) and other look-alike dots and slashes; and each
+// form once more without line breaks, tabs and invisible format characters
+// (URL parsers drop them).
 //
 // Servers trim: a string is judged with surrounding white space and control
 // characters removed, whatever its length. A string with line breaks inside
