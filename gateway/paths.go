@@ -155,7 +155,19 @@ func outsideRoots(form string, roots []string) string {
 		}
 		return ""
 	}
-	// Several lines (or fields): each one that reads as a path is judged.
+	// Several lines (or fields). The whole string is still one path to a
+	// server that takes it as it is (names may hold line breaks): the folder
+	// it lies in must be inside the roots, unless that folder has control
+	// characters itself or is one nobody but root could have made (see
+	// ordinaryFolder) — so a file's contents starting with "// comment" or
+	// "/* header */" pass, and "/home/me/.config/autostart/a b\nc.desktop"
+	// does not.
+	if i := strings.LastIndexAny(t, `/\`); i >= 0 && strings.IndexFunc(t[:i], isControl) < 0 {
+		if abs, ok := absolutePath(t[:i+1]); ok && !insideRoots(abs, roots) && ordinaryFolder(abs) {
+			return fmt.Sprintf("taken as one path it lies in %q, outside the allowed roots", truncate(abs, 80))
+		}
+	}
+	// And a server may split it: each line that reads as a path is judged.
 	for line := range strings.FieldsFuncSeq(t, isControl) {
 		line = trimEnds(line)
 		if line == "" || !strings.ContainsAny(line[:1], `/\~fF`) && !(len(line) > 1 && line[1] == ':') || !readsAsPath(line) {
@@ -166,6 +178,26 @@ func outsideRoots(form string, roots []string) string {
 		}
 	}
 	return ""
+}
+
+// ordinaryFolder reports whether the cleaned absolute folder abs can exist
+// or be made without root's rights: its top-level folder (under /, a drive
+// or a share host; ~ counts) has a name without white space or '*'. A file
+// directly in / or C:\, or under "/ comment" or "/* header *", is not.
+func ordinaryFolder(abs string) bool {
+	top := abs
+	switch {
+	case strings.HasPrefix(top, "~"):
+		return true
+	case strings.HasPrefix(top, "//"):
+		top = top[2:]
+	case len(top) >= 2 && top[1] == ':' && isLetter(top[0]):
+		top = strings.TrimPrefix(top[2:], "/")
+	default:
+		top = strings.TrimPrefix(top, "/")
+	}
+	top, _, _ = strings.Cut(top, "/")
+	return top != "" && !strings.ContainsFunc(top, func(r rune) bool { return r == '*' || unicode.IsSpace(r) })
 }
 
 // readsAsPath tells a line that is plausibly a path from a line of prose or

@@ -25,7 +25,10 @@ var fuzzRoots = []string{"/srv/data", `C:\work`}
 //     place inside the roots; a file: URL's path too, and its host is empty
 //     or localhost;
 //   - in a multi-line reading, every line that reads as a path (no spaces,
-//     not a // or /* comment) is inside the roots;
+//     not a // or /* comment) is inside the roots, and so is the folder the
+//     whole reading lies in when that folder has no line break and is not
+//     one only root could make (directly under /, or a top-level folder
+//     with spaces or '*' in its name);
 //
 // and acceptance is monotonic: accepted with the roots means accepted with
 // more roots and without any.
@@ -118,9 +121,20 @@ func outsideFuzzRoots(s string) (string, bool) {
 		return false
 	}
 	t := strings.TrimSpace(s)
-	if strings.IndexFunc(t, unicode.IsControl) >= 0 {
-		// Multi-line: lines that read as paths.
-		for _, line := range strings.FieldsFunc(t, unicode.IsControl) {
+	if strings.IndexFunc(t, isControl) >= 0 {
+		// Multi-line (line breaks as the check counts them). Taken whole,
+		// its folder, when that has no line break and a top-level folder a
+		// non-root user could have made (no spaces or '*' in its name).
+		slashed := strings.ReplaceAll(t, `\`, "/")
+		if i := strings.LastIndexByte(slashed, '/'); i > 0 && slashed[0] == '/' && slashed[1] != '/' && strings.IndexFunc(slashed[:i], isControl) < 0 {
+			dir := path.Clean(slashed[:i])
+			top, _, _ := strings.Cut(dir[1:], "/")
+			if top != "" && !strings.ContainsFunc(top, func(r rune) bool { return r == '*' || unicode.IsSpace(r) }) && !inside(dir) {
+				return dir, true
+			}
+		}
+		// Lines that read as paths.
+		for _, line := range strings.FieldsFunc(t, isControl) {
 			line = strings.TrimSpace(line)
 			if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") && !strings.HasPrefix(line, "/*") &&
 				!strings.ContainsFunc(line, unicode.IsSpace) && strings.ContainsFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) &&

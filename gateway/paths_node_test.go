@@ -112,11 +112,18 @@ func TestCheckPathsAgreesWithNode(t *testing.T) {
 			accepted++
 		}
 		for _, r := range readings {
-			if r.Win && !okWin || !r.Win && !okPosix || !judgedByNodeRule(r.Input, r.IsLine) {
+			if r.Win && !okWin || !r.Win && !okPosix {
 				continue
 			}
+			resolved := r.Path
+			switch judgedByNodeRule(r.Input, r.IsLine) {
+			case skip:
+				continue
+			case folderOnly:
+				resolved = r.Path[:max(strings.LastIndexAny(r.Path, `/\`), 0)]
+			}
 			checked++
-			if !insideNodeRoots(r.Path, r.Win) {
+			if !insideNodeRoots(resolved, r.Win) {
 				roots := posixRoots
 				if r.Win {
 					roots = winRoots
@@ -134,18 +141,37 @@ func TestCheckPathsAgreesWithNode(t *testing.T) {
 	}
 }
 
-// judgedByNodeRule: a reading with control characters inside is judged line
-// by line (Node sends the lines separately); a line that starts like an
-// absolute path is judged when it reads as a path.
-func judgedByNodeRule(input string, isLine bool) bool {
+type nodeRule int
+
+const (
+	skip       nodeRule = iota
+	whole               // the resolved path must be inside
+	folderOnly          // the folder of the resolved path must be inside
+)
+
+// judgedByNodeRule is the check's rule for strings with line breaks: such a
+// reading, taken whole, is judged by its folder when that folder has no
+// line break and is one a non-root user could have made; each of its lines
+// (Node sends them separately) is judged when it reads as a path.
+func judgedByNodeRule(input string, isLine bool) nodeRule {
 	t := strings.TrimSpace(input)
 	if !isLine {
-		return strings.IndexFunc(t, isControl) < 0
+		if strings.IndexFunc(t, isControl) < 0 {
+			return whole
+		}
+		if i := strings.LastIndexAny(t, `/\`); i >= 0 && strings.IndexFunc(t[:i], isControl) < 0 {
+			if abs, ok := absolutePath(t[:i+1]); ok && ordinaryFolder(abs) {
+				return folderOnly
+			}
+		}
+		return skip
 	}
 	if t == "" || strings.ContainsAny(t[:1], `/\~`) || len(t) > 1 && t[1] == ':' || hasFileScheme(t) {
-		return readsAsPath(t)
+		if !readsAsPath(t) {
+			return skip
+		}
 	}
-	return true
+	return whole
 }
 
 func insideNodeRoots(p string, win bool) bool {
@@ -196,6 +222,7 @@ func nodeCorpus() []string {
 		"line 1\nline 2", "wait...", "v1.2", "wait\u2026 really", "see ../bar in the docs", "// c\npackage x\n",
 		"/**\n * d\n */\nfunction f() {}", "~5 minutes", "~~~", "https://example.com/a/b", "100% sure", "caf\u00e9",
 		"/srv/data/a\n/srv/data/b", "/srv/data", `C:\work`, "/srv/data/x.txt", `C:\work\x.txt`, "file:///srv/data/x",
+		"/home/me/.config/autostart/a b\nc.desktop", "/srv/data/a b\nc.txt", "// c\nfoo()", "/* h */\nint x;", "~/a b\nc",
 		"relative/ok.txt", "/srv/database", `C:\workshop`, "&amp; &lt;", "50% & more", "/srv/data/\uff41",
 	} {
 		add(s)

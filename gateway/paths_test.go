@@ -45,6 +45,11 @@ func TestUnsafePath(t *testing.T) {
 		"/srv/data/x\n/etc/passwd", // one path per line
 		"/srv/data/x\r\n../../etc/passwd",
 		"/srv/data/x\u2028/etc/passwd",
+		"/home/me/.config/autostart/a b\nc.desktop", // one path, with a line break in its name
+		"//home/me/.config/autostart/a\nb.desktop",
+		"/tmp/a b\r\nc",
+		"~/a b\nc",
+		`C:\Users\me\a b` + "\nc",
 		"FILE:///etc/passwd", // scheme case
 		"File://localhost/etc/passwd",
 		" file:///etc/passwd",
@@ -116,6 +121,10 @@ func TestUnsafePath(t *testing.T) {
 		"// Copyright 2026\npackage main\n",
 		"/**\n * Docs.\n */\nfunction f() {}\n",
 		"/* comment */\nint x;",
+		"//go:build linux\n\npackage x\n",
+		"// fix\nfoo()",
+		"/\u20290", // a file in / itself: only root could make it
+		"/srv/data/a b\nc.txt",
 		"#!/usr/bin/env node\nconsole.log(1)\n",
 		"~5 minutes",
 		"~~~\ncode\n~~~",
