@@ -81,7 +81,7 @@ type call struct {
 
 	tool    *Tool
 	u       *upstream
-	args    json.RawMessage // never empty: {} when none were given
+	args    json.RawMessage // after validateStep: the canonical encoding of decoded, never the caller's bytes
 	decoded any             // args, decoded once for validation and path checks
 	token   string          // the bearer token to send, "" for none
 }
@@ -145,11 +145,13 @@ func (g *Gateway) validateStep(_ context.Context, c *call) *Error {
 	if t := bytes.TrimSpace(c.args); len(t) == 0 || string(t) == "null" {
 		c.args = json.RawMessage(`{}`)
 	}
-	decoded, derr := decodeArgs(c.args)
+	canonical, decoded, derr := canonicalArgs(c.args)
 	if derr != nil {
-		return validationError(c.tool, []fieldError{{Message: "arguments are not valid JSON: " + derr.Error()}})
+		return validationError(c.tool, []fieldError{{Path: derr.Path, Message: derr.Message}})
 	}
-	c.decoded = decoded
+	// From here on the call carries what was decoded, re-encoded: the checks
+	// judge exactly the bytes that are forwarded (args.go).
+	c.args, c.decoded = canonical, decoded
 	return validateDecoded(c.tool, decoded)
 }
 

@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func TestCanonicalArgs(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		// Numbers as written, members in the caller's order, compact.
+		{` { "n": 1e400, "big": 12345678901234567890, "f": 0.10, "e": 1E+2, "neg": -0 } `,
+			`{"n":1e400,"big":12345678901234567890,"f":0.10,"e":1E+2,"neg":-0}`},
+		{`{"z": {"b": 1, "a": [true, null, false, []]}, "a": {}}`, `{"z":{"b":1,"a":[true,null,false,[]]},"a":{}}`},
+		// Strings are re-escaped from their decoded value.
+		{`{"s": "\u0041\/\u00e9\ud83d\ude00"}`, `{"s":"A/é😀"}`},
+		{`{"s": "<a&b>\"\\\n\t\u0001\u2028"}`, `{"s":"<a&b>\"\\\n\t\u0001\u2028"}`},
+		{`{"\u0070ath": "x"}`, `{"path":"x"}`},
+		{``, `{}`},
+		{"  \n", `{}`},
+		{`[1, "x"]`, `[1,"x"]`}, // not an object: validation refuses it, not the decoder
+	} {
+		got, v, err := canonicalArgs([]byte(c.in))
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+		// What is forwarded decodes to exactly what was checked.
+		_, again, err := canonicalArgs(got)
+		if err != nil || !reflect.DeepEqual(again, v) {
+			t.Errorf("%s: re-decoding the canonical form gives %#v (%v), checked %#v", c.in, again, err, v)
+		}
+	}
+	n, _ := decodeArgs(json.RawMessage(`{"n": 1e400}`))
+	if n.(map[string]any)["n"] != json.Number("1e400") {
+		t.Fatalf("numbers must stay json.Number: %#v", n)
+	}
+}
+
+func TestCanonicalArgsRefuses(t *testing.T) {
+	for _, c := range []struct{ in, ptr, want string }{
+		// Duplicate keys, at any depth (first-wins and last-wins parsers disagree).
+		{`{"path":"../../x","path":"ok"}`, "/path", `the key "path" appears more than once in the object at the top level`},
+		{`{"a":[{"p":1,"q":2,"p":3}]}`, "/a/0/p", "send each key once"},
+		{`{"path":"x","p\u0061th":"y"}`, "/path", "more than once"}, // equal once decoded
+		// Invalid UTF-8 in values and keys (raw bytes, not escapes).
+		{"{\"path\":\"\xc0\xae\xc0\xae/etc\"}", "/path", "not valid UTF-8 (byte 0xc0"},
+		{"{\"a\":[\"ok\",\"\xff\"]}", "/a/1", "not valid UTF-8"},
+		{"{\"\xe0\x80\xae\":1}", "", "object key is not valid UTF-8"},
+		{"{\"s\":\"\xed\xa0\x80\"}", "/s", "not valid UTF-8"}, // a surrogate encoded in UTF-8
+		// Unpaired surrogate escapes.
+		{`{"s":"\ud800"}`, "/s", `\ud800`},
+		{`{"s":"\udc00x"}`, "/s", `\udc00`},
+		{`{"s":"\ud800\u0041"}`, "/s", "surrogate"},
+		{`{"s":"\ud800\ud800"}`, "/s", "surrogate"},
+		// Not one JSON value.
+		{`{"path":"ok"} {"path":"../x"}`, "", "unexpected data after the top-level value"},
+		{`{"a":`, "", "not valid JSON"},
+		{`{not json`, "", "not valid JSON"},
+		{strings.Repeat("[", maxArgsDepth+2) + strings.Repeat("]", maxArgsDepth+2), "", "nested more than"},
+	} {
+		_, _, err := canonicalArgs([]byte(c.in))
+		if err == nil {
+			t.Errorf("%q was accepted", c.in)
+			continue
+		}
+		if !strings.Contains(err.Message, c.want) || c.ptr != "" && err.Path != c.ptr {
+			t.Errorf("%q: got %q at %q, want %q at %q", c.in, err.Message, err.Path, c.want, c.ptr)
+		}
+	}
+	if _, _, err := canonicalArgs([]byte(`{"s":"\ud83d\ude00 \uFFFD","t":"` + "\uFFFD" + `"}`)); err != nil {
+		t.Fatalf("a valid pair and a real U+FFFD were refused: %v", err)
+	}
+	deep := strings.Repeat("[", maxArgsDepth) + strings.Repeat("]", maxArgsDepth)
+	if _, _, err := canonicalArgs([]byte(deep)); err != nil {
+		t.Fatalf("nesting at the limit was refused: %v", err)
+	}
+}
+
+// FuzzCanonicalArgs: what the gateway forwards is valid JSON, decodes to
+// exactly what it checked, and is a fixed point; the standard decoder agrees
+// with the strict one on everything the strict one accepts.
+func FuzzCanonicalArgs(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":"b","a":"c"}`, "{\"p\":\"\xc0\xae\"}", `{"s":"\ud800"}`, `{"n":1e400,"x":[0.10,-0,{"k":null}]}`, `{"s":"\u2028<>&\u0000"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		canon, v, err := canonicalArgs(raw)
+		if err != nil {
+			return
+		}
+		if !json.Valid(canon) {
+			t.Fatalf("%q -> invalid JSON %q", raw, canon)
+		}
+		canon2, v2, err := canonicalArgs(canon)
+		if err != nil || !bytes.Equal(canon, canon2) || !reflect.DeepEqual(v, v2) {
+			t.Fatalf("%q -> %q -> %q (%v): not a fixed point", raw, canon, canon2, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(canon))
+		dec.UseNumber()
+		var std any
+		if err := dec.Decode(&std); err != nil || !reflect.DeepEqual(std, v) {
+			t.Fatalf("%q: encoding/json reads %#v (%v), the gateway checked %#v", canon, std, err, v)
+		}
+	})
+}
+
+// TestForwardsCanonicalArguments runs the review's bypasses through the whole
+// pipeline against an upstream that records the arguments bytes it receives:
+// none of them may arrive, and what does arrive is the canonical encoding.
+func TestForwardsCanonicalArguments(t *testing.T) {
+	var mu sync.Mutex
+	var received []string
+	srv := server.NewMCPServer("rec", "1")
+	srv.AddTool(mcp.NewToolWithRawSchema("read", "Record the raw arguments.", json.RawMessage(`{"type":"object"}`)),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			received = append(received, string(r.Params.RawArguments))
+			return mcp.NewToolResultText("ok"), nil
+		})
+	g, _ := startGateway(t, `{"mcpServers": {}}`,
+		WithInProcessServer("rec", srv, &ServerConfig{CheckPaths: true, PathRoots: []string{"/srv/data"}}))
+	call := func(args string) error {
+		_, err := g.Call(context.Background(), CallRequest{Tool: "rec:read", Arguments: json.RawMessage(args)})
+		return err
+	}
+
+	refused := []struct {
+		args string
+		code Code
+	}{
+		{`{"path": "/etc/` + strings.Repeat("./", 2100) + `passwd"}`, CodePathTraversal},
+		{`{"path": "/etc/passwd\n"}`, CodePathTraversal},
+		{`{"path": "/etc/passwd\r"}`, CodePathTraversal},
+		{`{"path": "/etc/passwd\u0000"}`, CodePathTraversal},
+		{`{"path": "/srv/data/x\n/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "FILE:///etc/passwd"}`, CodePathTraversal},
+		{"{\"path\": \"/srv/data/\xc0\xae\xc0\xae/\xc0\xae\xc0\xae/etc/passwd\"}", CodeValidationFailed},
+		{`{"path": "../../x", "path": "/srv/data/ok"}`, CodeValidationFailed},
+		{`{"path": "/srv/data/ok", "opts": {"p": "../../x", "p": "ok"}}`, CodeValidationFailed},
+		{`{"path": "‥/‥/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "/srv/data/…/x"}`, CodePathTraversal},
+		{`{"path": "︙/x"}`, CodePathTraversal},
+		{`{"path": "&#046;&#046;/&#046;&#046;/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "&#46&#46/&#46&#46/etc/passwd"}`, CodePathTraversal},
+		{`{"path": "/srv/data/x"} {"path": "/etc/passwd"}`, CodeValidationFailed},
+	}
+	for _, c := range refused {
+		err := call(c.args)
+		if err == nil {
+			t.Errorf("%.80q reached the upstream", c.args)
+			continue
+		}
+		e := wantCode(t, err, c.code)
+		if !strings.Contains(e.Message, "/path") && !strings.Contains(e.Message, "/opts/p") && !strings.Contains(e.Message, "(arguments)") {
+			t.Errorf("%.80q: the message does not say where: %s", c.args, e.Message)
+		}
+	}
+	mu.Lock()
+	if len(received) != 0 {
+		t.Fatalf("the upstream received %q", received)
+	}
+	mu.Unlock()
+
+	if err := call(`{ "path": "/srv/data/\u0041.txt", "n": 12345678901234567890, "f": 0.10, "z": {"b": 1, "a": [true, null]}, "note": "line 1\nline 2... v1.2" }`); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"path":"/srv/data/A.txt","n":12345678901234567890,"f":0.10,"z":{"b":1,"a":[true,null]},"note":"line 1\nline 2... v1.2"}`
+	mu.Lock()
+	defer mu.Unlock()
+	if len(received) != 1 || received[0] != want {
+		t.Fatalf("the upstream received %q, want %q", received, want)
+	}
+}
