@@ -12,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandboxrt/sandbox/internal/logx"
 )
 
 // clientCapabilities are advertised upstream: the union of what downstream
@@ -103,7 +105,7 @@ func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Int
 			transport.WithHTTPBasicClient(httpClient),
 			transport.WithHTTPHeaders(u.sc.Headers),
 			transport.WithHTTPHeaderFunc(headerFunc),
-			transport.WithHTTPLogger(quietLogger(u.g.log)),
+			transport.WithHTTPLogger(logx.DebugOnly(u.g.log)),
 		}
 		if legacyListen {
 			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
@@ -117,7 +119,7 @@ func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Int
 			transport.WithHTTPClient(httpClient),
 			transport.WithHeaders(u.sc.Headers),
 			transport.WithHeaderFunc(headerFunc),
-			transport.WithSSELogger(quietLogger(u.g.log)),
+			transport.WithSSELogger(logx.DebugOnly(u.g.log)),
 			transport.WithResponseTimeout(24*time.Hour), // the router's deadlines apply
 		)
 	case transportInProcess:

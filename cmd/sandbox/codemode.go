@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
@@ -81,7 +82,7 @@ func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gatew
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// mcp-go's transports log to the default logger (a write to a server
 	// that already exited, at shutdown): debug chatter, as in serve.
-	slog.SetDefault(slog.New(debugOnly{log.Handler()}))
+	slog.SetDefault(logx.DebugOnly(log))
 	g, err := gateway.New(cfg, gateway.WithLogger(log))
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: err.Error()}

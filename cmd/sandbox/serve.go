@@ -20,6 +20,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/internal/logx"
 )
 
 func init() { register(newServeCmd) }
@@ -84,22 +85,9 @@ func (f *gatewayFlags) logger() (*slog.Logger, error) {
 	l := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	// mcp-go's transports log to the default logger; their per-message
 	// chatter (a write after a server exited) is Debug here.
-	slog.SetDefault(slog.New(debugOnly{l.Handler()}))
+	slog.SetDefault(logx.DebugOnly(l))
 	return l, nil
 }
-
-// debugOnly lowers every record to Debug.
-type debugOnly struct{ h slog.Handler }
-
-func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
-	return d.h.Enabled(ctx, slog.LevelDebug)
-}
-func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = slog.LevelDebug
-	return d.h.Handle(ctx, r)
-}
-func (d debugOnly) WithAttrs(a []slog.Attr) slog.Handler { return debugOnly{d.h.WithAttrs(a)} }
-func (d debugOnly) WithGroup(n string) slog.Handler      { return debugOnly{d.h.WithGroup(n)} }
 
 // tokens reads --token-env once, at start, as the operator's tokens: they
 // serve the CLI's own calls, a stdio client's, and the gateway's

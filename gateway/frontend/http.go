@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/logx"
 )
 
 // notifier delivers a JSON-RPC notification for the call in progress, in
@@ -72,7 +73,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		server.WithStateful(true),
 		server.WithSessionIdleTTL(idle),
 		server.WithDisableLocalhostProtection(true), // ours checks Origin too
-		server.WithStreamableHTTPLogger(quiet(s.log)),
+		server.WithStreamableHTTPLogger(logx.DebugOnly(s.log)),
 	)
 	allowed := map[string]bool{}
 	for _, h := range opts.AllowedHosts {

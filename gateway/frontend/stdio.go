@@ -53,24 +53,3 @@ func (s slogWriter) Write(p []byte) (int, error) {
 	s.l.Warn("mcp-go", "message", string(p))
 	return len(p), nil
 }
-
-// quiet returns a logger that reports mcp-go's HTTP transport chatter at Debug.
-func quiet(l *slog.Logger) *slog.Logger {
-	return slog.New(debugHandler{l.Handler()})
-}
-
-type debugHandler struct{ h slog.Handler }
-
-func (d debugHandler) Enabled(ctx context.Context, _ slog.Level) bool {
-	return d.h.Enabled(ctx, slog.LevelDebug)
-}
-
-func (d debugHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level < slog.LevelWarn {
-		r.Level = slog.LevelDebug
-	}
-	return d.h.Handle(ctx, r)
-}
-
-func (d debugHandler) WithAttrs(a []slog.Attr) slog.Handler { return debugHandler{d.h.WithAttrs(a)} }
-func (d debugHandler) WithGroup(n string) slog.Handler      { return debugHandler{d.h.WithGroup(n)} }
