@@ -1,198 +1,50 @@
 package gateway
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
 
-func TestParseConfigClaudeDesktopShape(t *testing.T) {
-	data := []byte(`{
-  "mcpServers": {
-    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"A": "1"}},
-    "remote": {"url": "https://example.com/mcp", "headers": {"X-Key": "k"}},
-    "legacy": {"url": "http://127.0.0.1:9/sse", "transport": "sse"},
-    "vscode-style": {"type": "http", "url": "http://127.0.0.1:9/mcp"}
-  }
-}`)
-	cfg, err := ParseConfig("mcp.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(cfg.ServerNames(), ","); got != "fs,legacy,remote,vscode-style" {
-		t.Fatalf("servers = %s", got)
-	}
-	fs := cfg.Servers["fs"]
-	if fs.Transport != TransportStdio || fs.Command != "npx" || len(fs.Args) != 3 || fs.Env["A"] != "1" || !fs.CheckPaths {
-		t.Fatalf("fs = %+v", fs)
-	}
-	if r := cfg.Servers["remote"]; r.Transport != TransportStreamableHTTP || r.Headers["X-Key"] != "k" {
-		t.Fatalf("remote = %+v", r)
-	}
-	if cfg.Servers["legacy"].Transport != TransportSSE || cfg.Servers["vscode-style"].Transport != TransportStreamableHTTP {
-		t.Fatal("transport not taken from \"transport\"/\"type\"")
-	}
-	if cfg.Options.Timeout != DefaultTimeout || cfg.Options.MaxResultBytes != DefaultMaxResultBytes || cfg.Options.ToolNames != WirePrefixed {
-		t.Fatalf("defaults = %+v", cfg.Options)
-	}
-	if got := cfg.timeoutFor(fs, "read_file"); got != 30*time.Second {
-		t.Fatalf("default tool timeout = %v", got)
-	}
-}
+// ParseConfig parses mcp.json text for this package's tests, which write
+// their upstreams as users do. The parser is package config, which imports
+// this one, so these internal tests cannot import it: parse_test.go, an
+// external test file of the same test binary, sets it.
+var ParseConfig func(name string, data []byte) (*Config, error)
 
-func TestParseConfigGatewayOptions(t *testing.T) {
-	data := []byte(`{
-  "mcpServers": {
-    "gh": {"url": "https://example.com/mcp", "sessionToken": true, "timeout": "10s",
-           "toolTimeouts": {"Search.Code": "1m"}, "rateLimit": {"perSecond": 2.5, "burst": 3},
-           "maxConcurrent": 4, "maxWait": "0s", "pathRoots": [], "protocolVersion": "2025-06-18"}
-  },
-  "gateway": {"timeout": "5s", "maxResultBytes": 1024, "maxWait": "250ms", "pathRoots": ["/srv/data", "rel"],
-              "toolNames": "passthrough", "healthInterval": "0s"}
-}`)
-	cfg, err := ParseConfig("/etc/sandbox/gw.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gh := cfg.Servers["gh"]
-	if !gh.SessionToken || gh.MaxConcurrent != 4 || gh.RateLimit.PerSecond != 2.5 || gh.RateLimit.Burst != 3 || gh.ProtocolVersion != "2025-06-18" {
-		t.Fatalf("gh = %+v", gh)
-	}
-	if got := cfg.timeoutFor(gh, "search_code"); got != time.Minute {
-		t.Fatalf("tool timeout (normalized key) = %v", got)
-	}
-	if got := cfg.timeoutFor(gh, "other"); got != 10*time.Second {
-		t.Fatalf("server timeout = %v", got)
-	}
-	if got := cfg.maxWaitFor(gh); got != 0 {
-		t.Fatalf("maxWait = %v", got)
-	}
-	if roots := cfg.rootsFor(gh); roots == nil || len(roots) != 0 {
-		t.Fatalf("an explicit empty pathRoots must override the gateway's: %v", roots)
-	}
-	o := cfg.Options
-	if o.Timeout != 5*time.Second || o.MaxResultBytes != 1024 || o.MaxWait != 250*time.Millisecond || o.ToolNames != WirePassthrough || o.HealthInterval != 0 {
-		t.Fatalf("options = %+v", o)
-	}
-	if want := []string{"/srv/data", "/etc/sandbox/rel"}; strings.Join(o.PathRoots, ",") != strings.Join(want, ",") {
-		t.Fatalf("pathRoots = %v, want %v (relative to the config file)", o.PathRoots, want)
-	}
-}
+// TestSettingsFallBackFromToolToServerToGateway: a tool's timeout, a
+// server's wait and path roots fall back to the server's, then the
+// gateway-wide option, then the default.
+func TestSettingsFallBackFromToolToServerToGateway(t *testing.T) {
+	zero := time.Duration(0)
+	opts := DefaultOptions()
+	opts.MaxWait, opts.PathRoots = 250*time.Millisecond, []string{"/srv"}
+	c := &Config{Options: opts}
+	plain := &ServerConfig{}
+	tuned := &ServerConfig{Timeout: 10 * time.Second, ToolTimeouts: map[string]time.Duration{"search_code": time.Minute},
+		MaxWait: &zero, PathRoots: []string{}}
 
-func TestParseConfigErrorsCarryPositions(t *testing.T) {
-	cases := []struct {
-		name, json, want string
-	}{
-		{"syntax", "{\n  \"mcpServers\": {,}\n}", "gw.json:2:"},
-		{"unknown top key", "{\n  \"mcpServers\": {},\n  \"globalShortcut\": \"x\"\n}", `gw.json:3:3: unknown key "globalShortcut"`},
-		{"unknown server key", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",\n        \"comand\": \"y\"}}}", `gw.json:3:9: unknown key "comand" in server "a"`},
-		{"bad duration", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeout\": 30}}}", `gw.json:1:50: "timeout" must be a duration string`},
-		{"bad duration text", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeout\": \"30 secs\"}}}", `"30 secs" is not a duration`},
-		{"no command or url", "{\"mcpServers\": {\"a\": {}}}", `needs "command"`},
-		{"both", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"url\": \"http://h/\"}}}", `both "command" and "url"`},
-		{"bad url", "{\"mcpServers\": {\"a\": {\"url\": \"ftp://h/\"}}}", `must be an absolute http://`},
-		{"reserved name", "{\"mcpServers\": {\"__proto__\": {\"command\": \"x\"}}}", `reserved`},
-		{"hub name", "{\"mcpServers\": {\"gateway\": {\"command\": \"x\"}}}", `reserved for the gateway's own hub tools`},
-		{"upper case name", "{\"mcpServers\": {\"GitHub\": {\"command\": \"x\"}}}", `use "github"`},
-		{"bad char", "{\"mcpServers\": {\"a/b\": {\"command\": \"x\"}}}", `'/'`},
-		{"token on stdio", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"sessionToken\": true}}}", `"sessionToken" needs an HTTP server`},
-		{"stdio transport with url", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"type\": \"stdio\"}}}", `not "stdio"`},
-		{"bad transport", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"transport\": \"ws\"}}}", `must be "stdio", "streamable-http" or "sse"`},
-		{"args not list", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-v\"}}}", `"args" must be an array of strings`},
-		{"env not string", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"N\": 1}}}}", `env.N must be a string`},
-		{"negative concurrency", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"maxConcurrent\": -1}}}", `positive whole number`},
-		{"rate without perSecond", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"rateLimit\": {\"burst\": 2}}}}", `needs "perSecond"`},
-		{"unknown version", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"protocolVersion\": \"2020-01-01\"}}}", `unknown MCP protocol version`},
-		{"duplicate key", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}, \"a\": {\"command\": \"y\"}}}", `duplicate key "a"`},
-		{"missing servers", "{}", `missing "mcpServers"`},
-		{"not object", "[]", `must be a JSON object`},
-		{"trailing", "{\"mcpServers\": {}} x", `after the top-level`},
-		{"bad toolNames", "{\"mcpServers\": {}, \"gateway\": {\"toolNames\": \"short\"}}", `"toolNames" must be`},
-		{"unset env", "{\"mcpServers\": {\"a\": {\"command\": \"${SANDBOX_TEST_SURELY_UNSET}\"}}}", `SANDBOX_TEST_SURELY_UNSET is not set`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("gw.json", []byte(tc.json))
-			if err == nil {
-				t.Fatalf("no error for %s", tc.json)
-			}
-			var ce *ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %T is not a *ConfigError: %v", err, err)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %q does not contain %q", err, tc.want)
-			}
-			if ce.Line < 1 || ce.Col < 1 {
-				t.Fatalf("no position in %v", err)
-			}
-		})
-	}
-}
-
-func TestParseConfigExpandsEnvironmentOnce(t *testing.T) {
-	t.Setenv("SANDBOX_TEST_TOKEN", "s3cret")
-	data := []byte(`{"mcpServers": {
-  "a": {"command": "srv", "args": ["--token=${SANDBOX_TEST_TOKEN}", "${SANDBOX_TEST_MISSING:-fallback}"], "env": {"T": "${SANDBOX_TEST_TOKEN}"}},
-  "b": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${SANDBOX_TEST_TOKEN}"}}}}`)
-	cfg, err := ParseConfig("", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := cfg.Servers["a"]
-	if a.Args[0] != "--token=s3cret" || a.Args[1] != "fallback" || a.Env["T"] != "s3cret" {
-		t.Fatalf("a = %+v", a)
-	}
-	if cfg.Servers["b"].Headers["Authorization"] != "Bearer s3cret" {
-		t.Fatalf("b = %+v", cfg.Servers["b"])
-	}
-}
-
-func TestLoadConfigMissingFileSaysWhatToDo(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.json"))
-	if err == nil || !strings.Contains(err.Error(), "mcpServers") {
-		t.Fatalf("err = %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "ok.json")
-	if err := os.WriteFile(path, []byte(`{"mcpServers": {"x": {"command": "true", "cwd": "sub"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := LoadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := filepath.Join(filepath.Dir(path), "sub"); cfg.Servers["x"].Cwd != want {
-		t.Fatalf("cwd = %q, want %q", cfg.Servers["x"].Cwd, want)
-	}
-}
-
-// FuzzParseConfig: arbitrary bytes never panic, and every error is a
-// *ConfigError with a position inside the input.
-func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["1"], "timeout": "1s"}}}`))
-	f.Add([]byte(`{"mcpServers": {"b": {"url": "http://h/", "rateLimit": {"perSecond": 1}}}, "gateway": {"pathRoots": ["/"]}}`))
-	f.Add([]byte(`{"mcpServers": {"a": {"command": "${X:-y}"}}, "gateway": {"toolNames": "passthrough"}}`))
-	f.Add([]byte(`[[[[[[[[[[`))
-	f.Add([]byte("{\"mcpServers\":\n{\"\xff\": 1}}"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := ParseConfig("f.json", data)
-		if err != nil {
-			var ce *ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("%T: %v", err, err)
-			}
-			if ce.Line < 1 || ce.Col < 1 {
-				t.Fatalf("bad position: %v", err)
-			}
-			return
+	for _, tc := range []struct {
+		sc   *ServerConfig
+		tool string
+		want time.Duration
+	}{{plain, "read_file", DefaultTimeout}, {tuned, "search_code", time.Minute}, {tuned, "other", 10 * time.Second}} {
+		if got := c.timeoutFor(tc.sc, tc.tool); got != tc.want {
+			t.Errorf("timeoutFor(%+v, %s) = %v, want %v", tc.sc, tc.tool, got, tc.want)
 		}
-		for name, sc := range cfg.Servers {
-			if n, err := ValidateName(name); err != nil || n != name || sc.Name != name {
-				t.Fatalf("accepted bad server name %q", name)
-			}
-		}
-	})
+	}
+	if got := (&Config{}).timeoutFor(plain, "x"); got != DefaultTimeout {
+		t.Errorf("timeout without options = %v", got)
+	}
+	if got := c.maxWaitFor(plain); got != 250*time.Millisecond {
+		t.Errorf("gateway maxWait = %v", got)
+	}
+	if got := c.maxWaitFor(tuned); got != 0 {
+		t.Errorf("a server's explicit zero maxWait = %v", got)
+	}
+	if roots := c.rootsFor(plain); len(roots) != 1 {
+		t.Errorf("gateway pathRoots = %v", roots)
+	}
+	if roots := c.rootsFor(tuned); roots == nil || len(roots) != 0 {
+		t.Errorf("a server's explicit empty pathRoots must override the gateway's: %v", roots)
+	}
 }

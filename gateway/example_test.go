@@ -22,7 +22,7 @@ func Example() {
 			return mcp.NewToolResultText("Sunny in " + r.GetString("city", "?")), nil
 		})
 
-	// With a config file: cfg, err := gateway.LoadConfig("mcp.json").
+	// With a config file: file, err := config.Load("mcp.json"); gateway.New(file.Gateway).
 	g, err := gateway.New(nil, gateway.WithInProcessServer("weather", weather, nil))
 	if err != nil {
 		panic(err)

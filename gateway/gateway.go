@@ -129,7 +129,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		cfg = &Config{Servers: map[string]*ServerConfig{}, Options: DefaultOptions()}
 	}
 	// The gateway owns its copy: WithInProcessServer adds servers to it.
-	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Options: cfg.Options, CodeMode: cfg.CodeMode}
+	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Options: cfg.Options}
 	for k, v := range cfg.Servers {
 		own.Servers[k] = v
 	}

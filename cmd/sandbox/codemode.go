@@ -10,11 +10,11 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/runtime"
-	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 // Code mode on `sandbox serve`: search_tools and execute_code beside the
@@ -26,16 +26,16 @@ func init() {
 		cmd.Flags().BoolVar(&enabled, "code-mode", true, "add the code-mode tools search_tools and execute_code (snippets run in worker subprocesses)")
 		cmd.Flags().StringVar(&indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
 	})
-	serveHooks = append(serveHooks, func(cmd *cobra.Command, g *gateway.Gateway, front *frontend.Server) error {
-		cm := g.Config().CodeMode
+	serveHooks = append(serveHooks, func(cmd *cobra.Command, file *config.File, g *gateway.Gateway, front *frontend.Server) error {
+		cm := file.CodeMode
 		if !enabled || cm.Disabled {
 			return nil
 		}
-		rt, err := runtime.New(runtime.Options{Workers: cm.Workers})
+		rt, err := runtime.New(cm.Runtime)
 		if err != nil {
 			return err
 		}
-		opts := codeModeOptions(cm)
+		opts := cm.Engine
 		if indexDir != "" {
 			opts.IndexDir = indexDir
 		}
@@ -50,18 +50,6 @@ func init() {
 	})
 }
 
-// codeModeOptions turns the config's "codeMode" block into engine options.
-func codeModeOptions(cm gateway.CodeModeConfig) codemode.Options {
-	return codemode.Options{
-		K:        cm.K,
-		IndexDir: cm.IndexDir,
-		Embedder: vectorindex.Embedder{Provider: cm.Embedder.Provider, URL: cm.Embedder.URL, Model: cm.Embedder.Model,
-			APIKeyEnv: cm.Embedder.APIKeyEnv, Timeout: cm.Embedder.Timeout},
-		Limits: runtime.Limits{Timeout: cm.Limits.Timeout, MemoryBytes: cm.Limits.MemoryBytes, ToolCalls: cm.Limits.ToolCalls,
-			OutputBytes: cm.Limits.OutputBytes, ResultBytes: cm.Limits.ResultBytes},
-	}
-}
-
 // cliCaller is the caller of a one-shot command: the operator, in a
 // session of its own (one process, one run).
 var cliCaller = auth.Caller{Principal: auth.Operator, Session: "cli"}
@@ -69,31 +57,32 @@ var cliCaller = auth.Caller{Principal: auth.Operator, Session: "cli"}
 // startGateway connects to the servers of a config for a one-shot command
 // (run, search, types): it waits for each to connect or fail, and warns on
 // stderr about the ones that are not ready, so the user learns why a tool
-// is missing instead of getting a bare "not bound".
-func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gateway.Gateway, error) {
-	cfg, err := f.load()
+// is missing instead of getting a bare "not bound". It returns the parsed
+// config too, for its "codeMode" block.
+func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gateway.Gateway, *config.File, error) {
+	file, err := f.load()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
+		return nil, nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// mcp-go's transports log to the default logger (a write to a server
 	// that already exited, at shutdown): debug chatter, as in serve.
 	slog.SetDefault(logx.DebugOnly(log))
-	g, err := gateway.New(cfg, gateway.WithLogger(log))
+	g, err := gateway.New(file.Gateway, gateway.WithLogger(log))
 	if err != nil {
-		return nil, &exitError{code: exitUsage, msg: err.Error()}
+		return nil, nil, &exitError{code: exitUsage, msg: err.Error()}
 	}
 	if err := f.tokens(g); err != nil {
 		g.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if err := g.Start(ctx); err != nil {
 		g.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	for _, st := range g.Servers() {
 		if st.State != gateway.StateReady && st.State != gateway.StateDisabled {
@@ -104,5 +93,5 @@ func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gatew
 			fmt.Fprintln(stderr, msg)
 		}
 	}
-	return g, nil
+	return g, file, nil
 }

@@ -165,14 +165,14 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, res, f.jsonOut)
 	}
 
-	g, err := startGateway(ctx, f.gw, cmd.ErrOrStderr())
+	g, file, err := startGateway(ctx, f.gw, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	defer g.Close()
 	// The config's "codeMode" block sets the index, the embedder and default
 	// limits; limit flags given on the command line win.
-	cmOpts := codeModeOptions(g.Config().CodeMode)
+	cmOpts := file.CodeMode.Engine
 	cmOpts.Limits = explicitLimits(cmd, limits).Or(cmOpts.Limits)
 	engine, err := codemode.New(g, rt, cmOpts)
 	if err != nil {

@@ -108,12 +108,12 @@ intent.`,
 // searchLive searches the live catalog of a gateway config with the same
 // engine `sandbox serve` uses for search_tools.
 func searchLive(cmd *cobra.Command, f searchFlags, intent string) error {
-	g, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
+	g, file, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	opts := codeModeOptions(g.Config().CodeMode)
+	opts := file.CodeMode.Engine
 	if cmd.Flags().Changed("embedder") {
 		opts.Embedder = f.embedder
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
@@ -31,7 +32,7 @@ func init() { register(newServeCmd) }
 // exists, before it serves (an error stops serve).
 var (
 	serveFlagHooks []func(cmd *cobra.Command)
-	serveHooks     []func(cmd *cobra.Command, g *gateway.Gateway, front *frontend.Server) error
+	serveHooks     []func(cmd *cobra.Command, file *config.File, g *gateway.Gateway, front *frontend.Server) error
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -49,8 +50,8 @@ func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn, error")
 }
 
-// loadGateway parses the config and applies the flags.
-func (f *gatewayFlags) load() (*gateway.Config, error) {
+// load parses the config and applies the flags.
+func (f *gatewayFlags) load() (*config.File, error) {
 	path := f.config
 	if path == "" {
 		for _, p := range []string{"mcp.json", ".mcp.json"} {
@@ -63,18 +64,18 @@ func (f *gatewayFlags) load() (*gateway.Config, error) {
 			return nil, &exitError{code: 2, msg: `no gateway config: pass --config FILE (a JSON file with "mcpServers"), or create ./mcp.json`}
 		}
 	}
-	cfg, err := gateway.LoadConfig(path)
+	file, err := config.Load(path)
 	if err != nil {
 		return nil, &exitError{code: 2, msg: err.Error()}
 	}
 	switch f.toolNames {
 	case "":
 	case string(gateway.WirePrefixed), string(gateway.WirePassthrough):
-		cfg.Options.ToolNames = gateway.WireNaming(f.toolNames)
+		file.Gateway.Options.ToolNames = gateway.WireNaming(f.toolNames)
 	default:
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("--tool-names must be prefixed or passthrough, got %q", f.toolNames)}
 	}
-	return cfg, nil
+	return file, nil
 }
 
 func (f *gatewayFlags) logger() (*slog.Logger, error) {
@@ -147,7 +148,7 @@ Logs are JSON on stderr, one record per routed call.`,
 }
 
 func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []string) error {
-	cfg, err := f.load()
+	file, err := f.load()
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []str
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	g, err := gateway.New(cfg, gateway.WithLogger(log), gateway.WithMetrics(reg), gateway.WithClientInfo("sandbox-gateway", gatewayVersion))
+	g, err := gateway.New(file.Gateway, gateway.WithLogger(log), gateway.WithMetrics(reg), gateway.WithClientInfo("sandbox-gateway", gatewayVersion))
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []str
 	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
 	defer front.Close()
 	for _, h := range serveHooks {
-		if err := h(cmd, g, front); err != nil {
+		if err := h(cmd, file, g, front); err != nil {
 			return err
 		}
 	}

@@ -74,18 +74,18 @@ gateway__list_servers hub tool), which also shows restarts since it started.`,
 }
 
 func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) ([]gateway.ServerStatus, error) {
-	cfg, err := f.load()
+	file, err := f.load()
 	if err != nil {
 		return nil, err
 	}
 	if wait > 0 {
-		cfg.Options.StartupTimeout = wait
+		file.Gateway.Options.StartupTimeout = wait
 	}
 	log, err := f.logger()
 	if err != nil {
 		return nil, err
 	}
-	g, err := gateway.New(cfg, gateway.WithLogger(log))
+	g, err := gateway.New(file.Gateway, gateway.WithLogger(log))
 	if err != nil {
 		return nil, err
 	}

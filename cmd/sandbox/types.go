@@ -64,7 +64,7 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 				return &exitError{code: 2, msg: "types: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
 			}
 			if f.gw.config != "" {
-				g, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
+				g, _, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}

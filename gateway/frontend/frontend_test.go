@@ -470,10 +470,10 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 		up.ServeHTTP(w, r)
 	}))
 	t.Cleanup(upstream.Close)
-	cfg, err := gateway.ParseConfig("", []byte(`{"mcpServers": {"h": {"url": "`+upstream.URL+`/mcp", "sessionToken": true}}, "gateway": {"healthInterval": "0s"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := gateway.DefaultOptions()
+	opts.HealthInterval = 0
+	cfg := &gateway.Config{Options: opts, Servers: map[string]*gateway.ServerConfig{
+		"h": {Name: "h", Transport: gateway.TransportStreamableHTTP, URL: upstream.URL + "/mcp", SessionToken: true, CheckPaths: true}}}
 	g, err := gateway.New(cfg)
 	if err != nil {
 		t.Fatal(err)

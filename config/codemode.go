@@ -1,52 +1,38 @@
-package gateway
+package config
 
 import (
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
-// CodeModeConfig is the optional "codeMode" block: settings of the
-// code-mode tools (search_tools, execute_code) that `sandbox serve` adds
-// beside the gateway's own. The gateway only parses and checks it, so that
-// every setting lives in the one file users already have, with errors at
-// their position; the code-mode engine applies it.
+// CodeMode is the optional "codeMode" block: settings of the code-mode tools
+// (search_tools, execute_code) that `sandbox serve` adds beside the
+// gateway's own, kept in the one file users already have, with errors at
+// their position.
 //
 //	"codeMode": {
 //	  "k": 5, "indexDir": ".sandbox-index", "workers": 4,
 //	  "embedder": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434/api"},
 //	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024}
 //	}
-type CodeModeConfig struct {
+type CodeMode struct {
+	// Disabled leaves the code-mode tools out ("disabled": true).
 	Disabled bool
-	K        int    // tools per search (default 5)
-	IndexDir string // persisted tool index; relative to the config file's folder
-	Workers  int    // snippets that run at once (default: CPUs)
-	Embedder EmbedderConfig
-	Limits   CodeModeLimits
-}
-
-// EmbedderConfig selects the tool index's embedding service.
-type EmbedderConfig struct {
-	Provider  string // "builtin" (default), "ollama", "openai"
-	URL       string
-	Model     string
-	APIKeyEnv string // the variable holding the key; the key never sits in the file
-	Timeout   time.Duration
-}
-
-// CodeModeLimits are execute_code's default limits (zero: the runtime's).
-type CodeModeLimits struct {
-	Timeout     time.Duration
-	MemoryBytes int64
-	ToolCalls   int
-	OutputBytes int
-	ResultBytes int
+	// Engine is k, indexDir (relative to the config file's folder), embedder
+	// and limits (execute_code's defaults; zero fields: the runtime's). Its
+	// Logger is left to the caller.
+	Engine codemode.Options
+	// Runtime is workers: how many snippets run at once (0: CPUs).
+	Runtime runtime.Options
 }
 
 var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "embedder", "limits"}
 
-func (p *configParser) parseCodeMode(n *jsonNode, c *CodeModeConfig) error {
+func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"codeMode\" must be an object such as {\"k\": 5, \"limits\": {\"timeout\": \"30s\"}}, found %s", n.kind)
 	}
@@ -57,21 +43,21 @@ func (p *configParser) parseCodeMode(n *jsonNode, c *CodeModeConfig) error {
 		case "disabled":
 			c.Disabled, err = p.boolean(v, "disabled")
 		case "k":
-			c.K, err = p.positiveInt(v, "k")
-			if err == nil && c.K > 50 {
+			c.Engine.K, err = p.positiveInt(v, "k")
+			if err == nil && c.Engine.K > 50 {
 				err = p.errAt(v.offset, "\"k\" is at most 50")
 			}
 		case "indexDir":
-			c.IndexDir, err = p.expandedString(v, "indexDir")
-			if err == nil && c.IndexDir != "" && !filepath.IsAbs(c.IndexDir) && p.baseDir != "" {
-				c.IndexDir = filepath.Join(p.baseDir, c.IndexDir)
+			c.Engine.IndexDir, err = p.expandedString(v, "indexDir")
+			if err == nil && c.Engine.IndexDir != "" && !filepath.IsAbs(c.Engine.IndexDir) && p.baseDir != "" {
+				c.Engine.IndexDir = filepath.Join(p.baseDir, c.Engine.IndexDir)
 			}
 		case "workers":
-			c.Workers, err = p.positiveInt(v, "workers")
+			c.Runtime.Workers, err = p.positiveInt(v, "workers")
 		case "embedder":
-			err = p.parseEmbedder(v, &c.Embedder)
+			err = p.parseEmbedder(v, &c.Engine.Embedder)
 		case "limits":
-			err = p.parseCodeModeLimits(v, &c.Limits)
+			err = p.parseCodeModeLimits(v, &c.Engine.Limits)
 		default:
 			return p.errAt(k.offset, "unknown key %q in \"codeMode\"; known keys: %s", k.name, strings.Join(codeModeKeys, ", "))
 		}
@@ -82,7 +68,7 @@ func (p *configParser) parseCodeMode(n *jsonNode, c *CodeModeConfig) error {
 	return nil
 }
 
-func (p *configParser) parseEmbedder(n *jsonNode, e *EmbedderConfig) error {
+func (p *parser) parseEmbedder(n *jsonNode, e *vectorindex.Embedder) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"embedder\" must be an object such as {\"provider\": \"ollama\", \"model\": \"nomic-embed-text\"}, found %s", n.kind)
 	}
@@ -116,7 +102,7 @@ func (p *configParser) parseEmbedder(n *jsonNode, e *EmbedderConfig) error {
 	return nil
 }
 
-func (p *configParser) parseCodeModeLimits(n *jsonNode, l *CodeModeLimits) error {
+func (p *parser) parseCodeModeLimits(n *jsonNode, l *runtime.Limits) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"limits\" must be an object such as {\"timeout\": \"30s\", \"memoryMB\": 256}, found %s", n.kind)
 	}

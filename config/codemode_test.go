@@ -1,32 +1,39 @@
-package gateway
+package config
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
+// TestCodeModeBlock: the "codeMode" block becomes the engine's and the
+// runtime's own options, with nothing in between to copy.
 func TestCodeModeBlock(t *testing.T) {
-	cfg, err := ParseConfig("/etc/sandbox/gw.json", []byte(`{"mcpServers": {}, "codeMode": {
+	file, err := Parse("/etc/sandbox/gw.json", []byte(`{"mcpServers": {}, "codeMode": {
   "k": 7, "indexDir": "idx", "workers": 3,
   "embedder": {"provider": "openai", "url": "http://127.0.0.1:9/v1", "model": "m", "apiKeyEnv": "KEY", "timeout": "5s"},
   "limits": {"timeout": "10s", "memoryMB": 64, "toolCalls": 9, "outputKB": 2, "resultKB": 3}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cfg.CodeMode
-	want := CodeModeConfig{K: 7, IndexDir: "/etc/sandbox/idx", Workers: 3,
-		Embedder: EmbedderConfig{Provider: "openai", URL: "http://127.0.0.1:9/v1", Model: "m", APIKeyEnv: "KEY", Timeout: 5 * time.Second},
-		Limits:   CodeModeLimits{Timeout: 10 * time.Second, MemoryBytes: 64 << 20, ToolCalls: 9, OutputBytes: 2 << 10, ResultBytes: 3 << 10}}
-	if c != want {
-		t.Fatalf("got  %+v\nwant %+v", c, want)
+	c := file.CodeMode
+	want := codemode.Options{K: 7, IndexDir: "/etc/sandbox/idx",
+		Embedder: vectorindex.Embedder{Provider: "openai", URL: "http://127.0.0.1:9/v1", Model: "m", APIKeyEnv: "KEY", Timeout: 5 * time.Second},
+		Limits:   runtime.Limits{Timeout: 10 * time.Second, MemoryBytes: 64 << 20, ToolCalls: 9, OutputBytes: 2 << 10, ResultBytes: 3 << 10}}
+	if c.Disabled || c.Engine != want {
+		t.Fatalf("got  %+v\nwant %+v", c.Engine, want)
 	}
-	g, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if c.Runtime.Workers != 3 || c.Runtime.Isolation != 0 || c.Runtime.WorkerCommand != nil || c.Runtime.Defaults != (runtime.Limits{}) {
+		t.Fatalf("runtime options = %+v, want only Workers: 3", c.Runtime)
 	}
-	if g.Config().CodeMode != want {
-		t.Error("the gateway's own copy of the config dropped the codeMode block")
+
+	file, err = Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"disabled": true}}`))
+	if err != nil || !file.CodeMode.Disabled {
+		t.Fatalf("disabled: %v %+v", err, file)
 	}
 }
 
@@ -43,7 +50,7 @@ func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "openai", "key": "s"}}}`: `unknown key "key" in "embedder"`,
 	}
 	for in, want := range cases {
-		_, err := ParseConfig("gw.json", []byte(in))
+		_, err := Parse("gw.json", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", in, err, want)
 		}

@@ -1,0 +1,205 @@
+package config
+
+import (
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandboxrt/sandbox/gateway"
+)
+
+// The "mcpServers" and "gateway" blocks: a *gateway.Config.
+
+func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerConfig) error {
+	if servers.kind != jsonObject {
+		return p.errAt(servers.offset, "\"mcpServers\" must be an object mapping server names to server settings, found %s", servers.kind)
+	}
+	for _, k := range servers.keys {
+		name, err := gateway.ValidateName(k.name)
+		if err != nil {
+			return p.errAt(k.offset, "server name: %v", err)
+		}
+		if name != k.name {
+			return p.errAt(k.offset, "server name %q must be written in normal form: use %q", k.name, name)
+		}
+		if name == gateway.ReservedServerName {
+			return p.errAt(k.offset, "server name %q is reserved for the gateway's own hub tools; choose another name", name)
+		}
+		sc, err := p.parseServer(name, k.value)
+		if err != nil {
+			return err
+		}
+		out[name] = sc
+	}
+	return nil
+}
+
+var serverKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type",
+	"timeout", "toolTimeouts", "rateLimit", "maxConcurrent", "maxWait", "pathRoots", "checkPaths",
+	"sessionToken", "protocolVersion", "disabled"}
+
+func (p *parser) parseServer(name string, n *jsonNode) (*gateway.ServerConfig, error) {
+	if n.kind != jsonObject {
+		return nil, p.errAt(n.offset, "server %q must be an object such as {\"command\": \"npx\", \"args\": [...]} or {\"url\": \"https://...\"}, found %s", name, n.kind)
+	}
+	sc := &gateway.ServerConfig{Name: name, CheckPaths: true}
+	var transportNode *jsonNode
+	var err error
+	for _, k := range n.keys {
+		v := k.value
+		switch k.name {
+		case "command":
+			sc.Command, err = p.expandedString(v, "command")
+		case "args":
+			sc.Args, err = p.stringList(v, "args", true)
+		case "env":
+			sc.Env, err = p.stringMap(v, "env", true)
+		case "cwd":
+			sc.Cwd, err = p.expandedString(v, "cwd")
+			if err == nil && sc.Cwd != "" && !filepath.IsAbs(sc.Cwd) && p.baseDir != "" {
+				sc.Cwd = filepath.Join(p.baseDir, sc.Cwd)
+			}
+		case "url":
+			sc.URL, err = p.expandedString(v, "url")
+			if err == nil {
+				u, perr := url.Parse(sc.URL)
+				if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					err = p.errAt(v.offset, "\"url\" must be an absolute http:// or https:// URL, got %q", sc.URL)
+				}
+			}
+		case "headers":
+			sc.Headers, err = p.stringMap(v, "headers", true)
+		case "transport", "type":
+			transportNode = v
+			var s string
+			if s, err = p.str(v, k.name); err == nil {
+				switch s {
+				case "stdio":
+					sc.Transport = gateway.TransportStdio
+				case "streamable-http", "http", "streamableHttp":
+					sc.Transport = gateway.TransportStreamableHTTP
+				case "sse":
+					sc.Transport = gateway.TransportSSE
+				default:
+					err = p.errAt(v.offset, "%q must be \"stdio\", \"streamable-http\" or \"sse\", got %q", k.name, s)
+				}
+			}
+		case "timeout":
+			sc.Timeout, err = p.duration(v, "timeout")
+		case "toolTimeouts":
+			sc.ToolTimeouts, err = p.toolTimeouts(v)
+		case "rateLimit":
+			sc.RateLimit, err = p.rateLimit(v)
+		case "maxConcurrent":
+			sc.MaxConcurrent, err = p.positiveInt(v, "maxConcurrent")
+		case "maxWait":
+			var d time.Duration
+			if d, err = p.durationAllowZero(v, "maxWait"); err == nil {
+				sc.MaxWait = &d
+			}
+		case "pathRoots":
+			sc.PathRoots, err = p.pathRoots(v)
+			if sc.PathRoots == nil && err == nil {
+				sc.PathRoots = []string{}
+			}
+		case "checkPaths":
+			sc.CheckPaths, err = p.boolean(v, "checkPaths")
+		case "sessionToken":
+			sc.SessionToken, err = p.boolean(v, "sessionToken")
+		case "protocolVersion":
+			sc.ProtocolVersion, err = p.str(v, "protocolVersion")
+			if err == nil && !mcp.IsValidProtocolVersion(sc.ProtocolVersion) {
+				err = p.errAt(v.offset, "unknown MCP protocol version %q; use one of %s, or leave it out to negotiate", sc.ProtocolVersion, strings.Join(mcp.ValidProtocolVersions, ", "))
+			}
+		case "disabled":
+			sc.Disabled, err = p.boolean(v, "disabled")
+		default:
+			return nil, p.errAt(k.offset, "unknown key %q in server %q; known keys: %s", k.name, name, strings.Join(serverKeys, ", "))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Transport follows from command/url unless stated; contradictions are errors.
+	switch {
+	case sc.Command != "" && sc.URL != "":
+		return nil, p.errAt(n.offset, "server %q has both \"command\" and \"url\"; a stdio server has a command, an HTTP server a url", name)
+	case sc.Command == "" && sc.URL == "":
+		return nil, p.errAt(n.offset, "server %q needs \"command\" (a local stdio server) or \"url\" (a remote streamable-http or sse server)", name)
+	case sc.Command != "":
+		if sc.Transport != "" && sc.Transport != gateway.TransportStdio {
+			return nil, p.errAt(transportNode.offset, "server %q has a \"command\", so its transport is \"stdio\", not %q", name, sc.Transport)
+		}
+		sc.Transport = gateway.TransportStdio
+		if len(sc.Headers) > 0 {
+			return nil, p.errAt(n.offset, "server %q: \"headers\" only apply to url servers", name)
+		}
+		if sc.SessionToken {
+			return nil, p.errAt(n.offset, "server %q: \"sessionToken\" needs an HTTP server (\"url\"); pass a stdio server its token through \"env\"", name)
+		}
+	default:
+		if sc.Transport == "" {
+			sc.Transport = gateway.TransportStreamableHTTP
+		}
+		if sc.Transport == gateway.TransportStdio {
+			return nil, p.errAt(transportNode.offset, "server %q has a \"url\", so its transport is \"streamable-http\" or \"sse\", not \"stdio\"", name)
+		}
+		if len(sc.Args) > 0 || len(sc.Env) > 0 || sc.Cwd != "" {
+			return nil, p.errAt(n.offset, "server %q: \"args\", \"env\" and \"cwd\" only apply to command (stdio) servers", name)
+		}
+	}
+	return sc, nil
+}
+
+func (p *parser) parseOptions(n *jsonNode, o *gateway.Options) error {
+	if n.kind != jsonObject {
+		return p.errAt(n.offset, "\"gateway\" must be an object, found %s", n.kind)
+	}
+	var err error
+	for _, k := range n.keys {
+		v := k.value
+		switch k.name {
+		case "timeout":
+			o.Timeout, err = p.duration(v, "timeout")
+		case "startupTimeout":
+			o.StartupTimeout, err = p.duration(v, "startupTimeout")
+		case "maxResultBytes":
+			var i int
+			if i, err = p.positiveInt(v, "maxResultBytes"); err == nil {
+				o.MaxResultBytes = int64(i)
+			}
+		case "maxWait":
+			o.MaxWait, err = p.durationAllowZero(v, "maxWait")
+		case "pathRoots":
+			o.PathRoots, err = p.pathRoots(v)
+		case "toolNames":
+			var s string
+			if s, err = p.str(v, "toolNames"); err == nil {
+				switch gateway.WireNaming(s) {
+				case gateway.WirePrefixed, gateway.WirePassthrough:
+					o.ToolNames = gateway.WireNaming(s)
+				default:
+					err = p.errAt(v.offset, "\"toolNames\" must be \"prefixed\" (server__tool) or \"passthrough\" (the upstream's own names), got %q", s)
+				}
+			}
+		case "restartBackoff":
+			o.RestartBackoff, err = p.duration(v, "restartBackoff")
+		case "maxRestartBackoff":
+			o.MaxRestartBackoff, err = p.duration(v, "maxRestartBackoff")
+		case "healthInterval":
+			o.HealthInterval, err = p.durationAllowZero(v, "healthInterval")
+		default:
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval", k.name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if o.MaxRestartBackoff < o.RestartBackoff {
+		o.MaxRestartBackoff = o.RestartBackoff
+	}
+	return nil
+}
