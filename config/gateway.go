@@ -41,117 +41,159 @@ var serverKeys = []string{"command", "args", "env", "cwd", "url", "headers", "tr
 	"timeout", "toolTimeouts", "rateLimit", "maxConcurrent", "maxWait", "pathRoots", "checkPaths",
 	"sessionToken", "protocolVersion", "disabled"}
 
+// parseServer reads one entry of "mcpServers". Its keys say either how to
+// reach the server (transportField) or how calls to it are routed and
+// limited (routingField); they are read in document order, so the first bad
+// key is the error. Then the transport is settled from what was written.
 func (p *parser) parseServer(name string, n *jsonNode) (*gateway.ServerConfig, error) {
 	if n.kind != jsonObject {
 		return nil, p.errAt(n.offset, "server %q must be an object such as {\"command\": \"npx\", \"args\": [...]} or {\"url\": \"https://...\"}, found %s", name, n.kind)
 	}
 	sc := &gateway.ServerConfig{Name: name, CheckPaths: true}
-	var transportNode *jsonNode
-	var err error
+	var transportNode *jsonNode // the last "transport" or "type", for errors
 	for _, k := range n.keys {
-		v := k.value
-		switch k.name {
-		case "command":
-			sc.Command, err = p.expandedString(v, "command")
-		case "args":
-			sc.Args, err = p.stringList(v, "args", true)
-		case "env":
-			sc.Env, err = p.stringMap(v, "env", true)
-		case "cwd":
-			sc.Cwd, err = p.expandedString(v, "cwd")
-			if err == nil && sc.Cwd != "" && !filepath.IsAbs(sc.Cwd) && p.baseDir != "" {
-				sc.Cwd = filepath.Join(p.baseDir, sc.Cwd)
-			}
-		case "url":
-			sc.URL, err = p.expandedString(v, "url")
-			if err == nil {
-				u, perr := url.Parse(sc.URL)
-				if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					err = p.errAt(v.offset, "\"url\" must be an absolute http:// or https:// URL, got %q", sc.URL)
-				}
-			}
-		case "headers":
-			sc.Headers, err = p.stringMap(v, "headers", true)
-		case "transport", "type":
-			transportNode = v
-			var s string
-			if s, err = p.str(v, k.name); err == nil {
-				switch s {
-				case "stdio":
-					sc.Transport = gateway.TransportStdio
-				case "streamable-http", "http", "streamableHttp":
-					sc.Transport = gateway.TransportStreamableHTTP
-				case "sse":
-					sc.Transport = gateway.TransportSSE
-				default:
-					err = p.errAt(v.offset, "%q must be \"stdio\", \"streamable-http\" or \"sse\", got %q", k.name, s)
-				}
-			}
-		case "timeout":
-			sc.Timeout, err = p.duration(v, "timeout")
-		case "toolTimeouts":
-			sc.ToolTimeouts, err = p.toolTimeouts(v)
-		case "rateLimit":
-			sc.RateLimit, err = p.rateLimit(v)
-		case "maxConcurrent":
-			sc.MaxConcurrent, err = p.positiveInt(v, "maxConcurrent")
-		case "maxWait":
-			var d time.Duration
-			if d, err = p.durationAllowZero(v, "maxWait"); err == nil {
-				sc.MaxWait = &d
-			}
-		case "pathRoots":
-			sc.PathRoots, err = p.pathRoots(v)
-			if sc.PathRoots == nil && err == nil {
-				sc.PathRoots = []string{}
-			}
-		case "checkPaths":
-			sc.CheckPaths, err = p.boolean(v, "checkPaths")
-		case "sessionToken":
-			sc.SessionToken, err = p.boolean(v, "sessionToken")
-		case "protocolVersion":
-			sc.ProtocolVersion, err = p.str(v, "protocolVersion")
-			if err == nil && !mcp.IsValidProtocolVersion(sc.ProtocolVersion) {
-				err = p.errAt(v.offset, "unknown MCP protocol version %q; use one of %s, or leave it out to negotiate", sc.ProtocolVersion, strings.Join(mcp.ValidProtocolVersions, ", "))
-			}
-		case "disabled":
-			sc.Disabled, err = p.boolean(v, "disabled")
-		default:
+		known, err := p.transportField(sc, k)
+		if !known {
+			known, err = p.routingField(sc, k)
+		}
+		if !known {
 			return nil, p.errAt(k.offset, "unknown key %q in server %q; known keys: %s", k.name, name, strings.Join(serverKeys, ", "))
 		}
 		if err != nil {
 			return nil, err
 		}
+		if k.name == "transport" || k.name == "type" {
+			transportNode = k.value
+		}
 	}
-	// Transport follows from command/url unless stated; contradictions are errors.
+	if err := p.settleTransport(name, n, sc, transportNode); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// transportField reads a key that says how to reach a server: command,
+// args, env, cwd (stdio), url, headers (HTTP), transport or its alias type.
+// known is false for any other key.
+func (p *parser) transportField(sc *gateway.ServerConfig, k jsonKey) (known bool, err error) {
+	v := k.value
+	switch k.name {
+	case "command":
+		sc.Command, err = p.expandedString(v, "command")
+	case "args":
+		sc.Args, err = p.stringList(v, "args", true)
+	case "env":
+		sc.Env, err = p.stringMap(v, "env", true)
+	case "cwd":
+		sc.Cwd, err = p.expandedString(v, "cwd")
+		if err == nil && sc.Cwd != "" && !filepath.IsAbs(sc.Cwd) && p.baseDir != "" {
+			sc.Cwd = filepath.Join(p.baseDir, sc.Cwd)
+		}
+	case "url":
+		sc.URL, err = p.expandedString(v, "url")
+		if err == nil {
+			u, perr := url.Parse(sc.URL)
+			if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				err = p.errAt(v.offset, "\"url\" must be an absolute http:// or https:// URL, got %q", sc.URL)
+			}
+		}
+	case "headers":
+		sc.Headers, err = p.stringMap(v, "headers", true)
+	case "transport", "type":
+		var s string
+		if s, err = p.str(v, k.name); err == nil {
+			switch s {
+			case "stdio":
+				sc.Transport = gateway.TransportStdio
+			case "streamable-http", "http", "streamableHttp":
+				sc.Transport = gateway.TransportStreamableHTTP
+			case "sse":
+				sc.Transport = gateway.TransportSSE
+			default:
+				err = p.errAt(v.offset, "%q must be \"stdio\", \"streamable-http\" or \"sse\", got %q", k.name, s)
+			}
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// routingField reads a key that says how calls to a server are routed:
+// deadlines, rate and concurrency limits, path checks, session tokens, the
+// protocol version, whether it runs at all. known is false for any other
+// key.
+func (p *parser) routingField(sc *gateway.ServerConfig, k jsonKey) (known bool, err error) {
+	v := k.value
+	switch k.name {
+	case "timeout":
+		sc.Timeout, err = p.duration(v, "timeout")
+	case "toolTimeouts":
+		sc.ToolTimeouts, err = p.toolTimeouts(v)
+	case "rateLimit":
+		sc.RateLimit, err = p.rateLimit(v)
+	case "maxConcurrent":
+		sc.MaxConcurrent, err = p.positiveInt(v, "maxConcurrent")
+	case "maxWait":
+		var d time.Duration
+		if d, err = p.durationAllowZero(v, "maxWait"); err == nil {
+			sc.MaxWait = &d
+		}
+	case "pathRoots":
+		sc.PathRoots, err = p.pathRoots(v)
+		if sc.PathRoots == nil && err == nil {
+			sc.PathRoots = []string{}
+		}
+	case "checkPaths":
+		sc.CheckPaths, err = p.boolean(v, "checkPaths")
+	case "sessionToken":
+		sc.SessionToken, err = p.boolean(v, "sessionToken")
+	case "protocolVersion":
+		sc.ProtocolVersion, err = p.str(v, "protocolVersion")
+		if err == nil && !mcp.IsValidProtocolVersion(sc.ProtocolVersion) {
+			err = p.errAt(v.offset, "unknown MCP protocol version %q; use one of %s, or leave it out to negotiate", sc.ProtocolVersion, strings.Join(mcp.ValidProtocolVersions, ", "))
+		}
+	case "disabled":
+		sc.Disabled, err = p.boolean(v, "disabled")
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// settleTransport derives the transport from command or url unless it was
+// stated, and refuses contradictions: command and url, a stated transport
+// that does not fit, and keys that only apply to the other kind of server.
+// Errors point at the server (n) or at the stated transport.
+func (p *parser) settleTransport(name string, n *jsonNode, sc *gateway.ServerConfig, transportNode *jsonNode) error {
 	switch {
 	case sc.Command != "" && sc.URL != "":
-		return nil, p.errAt(n.offset, "server %q has both \"command\" and \"url\"; a stdio server has a command, an HTTP server a url", name)
+		return p.errAt(n.offset, "server %q has both \"command\" and \"url\"; a stdio server has a command, an HTTP server a url", name)
 	case sc.Command == "" && sc.URL == "":
-		return nil, p.errAt(n.offset, "server %q needs \"command\" (a local stdio server) or \"url\" (a remote streamable-http or sse server)", name)
+		return p.errAt(n.offset, "server %q needs \"command\" (a local stdio server) or \"url\" (a remote streamable-http or sse server)", name)
 	case sc.Command != "":
 		if sc.Transport != "" && sc.Transport != gateway.TransportStdio {
-			return nil, p.errAt(transportNode.offset, "server %q has a \"command\", so its transport is \"stdio\", not %q", name, sc.Transport)
+			return p.errAt(transportNode.offset, "server %q has a \"command\", so its transport is \"stdio\", not %q", name, sc.Transport)
 		}
 		sc.Transport = gateway.TransportStdio
 		if len(sc.Headers) > 0 {
-			return nil, p.errAt(n.offset, "server %q: \"headers\" only apply to url servers", name)
+			return p.errAt(n.offset, "server %q: \"headers\" only apply to url servers", name)
 		}
 		if sc.SessionToken {
-			return nil, p.errAt(n.offset, "server %q: \"sessionToken\" needs an HTTP server (\"url\"); pass a stdio server its token through \"env\"", name)
+			return p.errAt(n.offset, "server %q: \"sessionToken\" needs an HTTP server (\"url\"); pass a stdio server its token through \"env\"", name)
 		}
 	default:
 		if sc.Transport == "" {
 			sc.Transport = gateway.TransportStreamableHTTP
 		}
 		if sc.Transport == gateway.TransportStdio {
-			return nil, p.errAt(transportNode.offset, "server %q has a \"url\", so its transport is \"streamable-http\" or \"sse\", not \"stdio\"", name)
+			return p.errAt(transportNode.offset, "server %q has a \"url\", so its transport is \"streamable-http\" or \"sse\", not \"stdio\"", name)
 		}
 		if len(sc.Args) > 0 || len(sc.Env) > 0 || sc.Cwd != "" {
-			return nil, p.errAt(n.offset, "server %q: \"args\", \"env\" and \"cwd\" only apply to command (stdio) servers", name)
+			return p.errAt(n.offset, "server %q: \"args\", \"env\" and \"cwd\" only apply to command (stdio) servers", name)
 		}
 	}
-	return sc, nil
+	return nil
 }
 
 func (p *parser) parseOptions(n *jsonNode, o *gateway.Options) error {
