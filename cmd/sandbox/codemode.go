@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/spf13/cobra"
-
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
@@ -17,37 +15,26 @@ import (
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
-// Code mode on `sandbox serve`: search_tools and execute_code beside the
-// pass-through tools, unless --code-mode=false.
-func init() {
-	var enabled bool
-	var indexDir string
-	serveFlagHooks = append(serveFlagHooks, func(cmd *cobra.Command) {
-		cmd.Flags().BoolVar(&enabled, "code-mode", true, "add the code-mode tools search_tools and execute_code (snippets run in worker subprocesses)")
-		cmd.Flags().StringVar(&indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
-	})
-	serveHooks = append(serveHooks, func(cmd *cobra.Command, file *config.File, g *gateway.Gateway, front *frontend.Server) error {
-		cm := file.CodeMode
-		if !enabled || cm.Disabled {
-			return nil
-		}
-		rt, err := runtime.New(cm.Runtime)
-		if err != nil {
-			return err
-		}
-		opts := cm.Engine
-		if indexDir != "" {
-			opts.IndexDir = indexDir
-		}
-		opts.Logger = slog.Default()
-		engine, err := codemode.New(g, rt, opts)
-		if err != nil {
-			rt.Close()
-			return err
-		}
-		// serve runs until the process ends; workers die with it (Pdeathsig).
-		return engine.Install(front)
-	})
+// addCodeMode adds the code-mode tools, search_tools and execute_code, to
+// serve's front end beside the pass-through tools, as the config's
+// "codeMode" block says; --index-dir overrides its indexDir.
+func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server) error {
+	rt, err := runtime.New(cm.Runtime)
+	if err != nil {
+		return err
+	}
+	opts := cm.Engine
+	if indexDir != "" {
+		opts.IndexDir = indexDir
+	}
+	opts.Logger = slog.Default()
+	engine, err := codemode.New(g, rt, opts)
+	if err != nil {
+		rt.Close()
+		return err
+	}
+	// serve runs until the process ends; workers die with it (Pdeathsig).
+	return engine.Install(front)
 }
 
 // cliCaller is the caller of a one-shot command: the operator, in a

@@ -1,8 +1,8 @@
 // Command sandbox runs agent TypeScript that calls MCP tools under hard limits,
 // fronts many MCP servers as one gateway, and generates TypeScript types for tools.
 //
-// Each subcommand lives in a file of its own (run.go, types.go, serve.go, ...)
-// and adds itself to the root command with register() from an init function.
+// Each subcommand lives in a file of its own (run.go, search.go, serve.go,
+// servers.go, types.go); newRootCmd puts them together.
 package main
 
 import (
@@ -11,12 +11,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sandboxrt/sandbox/runtime"
 )
-
-// subcommands are added by the init functions of the files beside this one.
-var subcommands []func() *cobra.Command
-
-func register(newCmd func() *cobra.Command) { subcommands = append(subcommands, newCmd) }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -39,9 +36,7 @@ mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, newCmd := range subcommands {
-		root.AddCommand(newCmd())
-	}
+	root.AddCommand(newRunCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd())
 	return root
 }
 
@@ -55,7 +50,10 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 func main() {
-	beforeMain()
+	// A runtime worker subprocess is this same binary, started with a marker
+	// in its environment: it must become a worker (and never return) before
+	// cobra parses anything.
+	runtime.ServeWorkerIfChild()
 	err := newRootCmd().Execute()
 	if err == nil {
 		return

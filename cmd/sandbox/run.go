@@ -19,13 +19,6 @@ import (
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
-func init() {
-	register(newRunCmd)
-	// A worker subprocess is this same binary, started with a marker in its
-	// environment: it must become a worker before cobra parses anything.
-	beforeMainHooks = append(beforeMainHooks, runtime.ServeWorkerIfChild)
-}
-
 // Exit codes of `sandbox run`, documented in its help.
 const (
 	exitOK       = 0

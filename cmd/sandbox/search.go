@@ -16,8 +16,6 @@ import (
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
-func init() { register(newSearchCmd) }
-
 // searchFlags are the options of `sandbox search`.
 type searchFlags struct {
 	from     string

@@ -24,17 +24,6 @@ import (
 	"github.com/sandboxrt/sandbox/internal/logx"
 )
 
-func init() { register(newServeCmd) }
-
-// Other files of this command extend `sandbox serve` without editing this
-// one (the code-mode tools, for instance): serveFlagHooks add flags to the
-// command, serveHooks run once the gateway has started and the front end
-// exists, before it serves (an error stops serve).
-var (
-	serveFlagHooks []func(cmd *cobra.Command)
-	serveHooks     []func(cmd *cobra.Command, file *config.File, g *gateway.Gateway, front *frontend.Server) error
-)
-
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
 type gatewayFlags struct {
 	config    string
@@ -110,10 +99,17 @@ func (f *gatewayFlags) tokens(g *gateway.Gateway) error {
 	return nil
 }
 
+// serveFlags are the options of `sandbox serve`.
+type serveFlags struct {
+	gw         gatewayFlags
+	httpAddr   string
+	allowHosts []string
+	codeMode   bool
+	indexDir   string
+}
+
 func newServeCmd() *cobra.Command {
-	var f gatewayFlags
-	var httpAddr string
-	var allowHosts []string
+	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve every configured MCP server as one MCP server (stdio or streamable HTTP)",
@@ -135,24 +131,27 @@ Logs are JSON on stderr, one record per routed call.`,
   sandbox serve -c mcp.json --tool-names passthrough --token-env github=GITHUB_TOKEN`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return serve(cmd, f, httpAddr, allowHosts)
+			return serve(cmd, f)
 		},
 	}
-	f.add(cmd, "info")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8808; port 0 picks one) instead of stdio")
-	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "extra Host name accepted on loopback connections (for a local reverse proxy; repeatable)")
-	for _, h := range serveFlagHooks {
-		h(cmd)
-	}
+	f.gw.add(cmd, "info")
+	fl := cmd.Flags()
+	fl.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8808; port 0 picks one) instead of stdio")
+	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "extra Host name accepted on loopback connections (for a local reverse proxy; repeatable)")
+	fl.BoolVar(&f.codeMode, "code-mode", true, "add the code-mode tools search_tools and execute_code (snippets run in worker subprocesses)")
+	fl.StringVar(&f.indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
 	return cmd
 }
 
-func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []string) error {
-	file, err := f.load()
+// serve connects the gateway, builds its MCP front end, adds the code-mode
+// tools unless they are turned off, and serves stdio or HTTP until
+// interrupted.
+func serve(cmd *cobra.Command, f serveFlags) error {
+	file, err := f.gw.load()
 	if err != nil {
 		return err
 	}
-	log, err := f.logger()
+	log, err := f.gw.logger()
 	if err != nil {
 		return err
 	}
@@ -163,7 +162,7 @@ func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []str
 		return err
 	}
 	defer g.Close()
-	if err := f.tokens(g); err != nil {
+	if err := f.gw.tokens(g); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -176,25 +175,25 @@ func serve(cmd *cobra.Command, f gatewayFlags, httpAddr string, allowHosts []str
 	}
 	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
 	defer front.Close()
-	for _, h := range serveHooks {
-		if err := h(cmd, file, g, front); err != nil {
+	if f.codeMode && !file.CodeMode.Disabled {
+		if err := addCodeMode(file.CodeMode, f.indexDir, g, front); err != nil {
 			return err
 		}
 	}
 
-	if httpAddr == "" {
+	if f.httpAddr == "" {
 		err := front.ServeStdio(ctx, os.Stdin, os.Stdout)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
 		return nil
 	}
-	ln, err := net.Listen("tcp", httpAddr)
+	ln, err := net.Listen("tcp", f.httpAddr)
 	if err != nil {
-		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", httpAddr, err)}
+		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", f.httpAddr, err)}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: allowHosts}))
+	mux.Handle("/mcp", front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts}))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

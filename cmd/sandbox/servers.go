@@ -18,8 +18,6 @@ import (
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 )
 
-func init() { register(newServersCmd) }
-
 func newServersCmd() *cobra.Command {
 	var f gatewayFlags
 	var url string

@@ -15,8 +15,6 @@ import (
 	"github.com/sandboxrt/sandbox/typegen"
 )
 
-func init() { register(newTypesCmd) }
-
 // typesFlags are the options of `sandbox types`.
 type typesFlags struct {
 	from    string
