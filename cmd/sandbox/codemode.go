@@ -17,8 +17,10 @@ import (
 
 // addCodeMode adds the code-mode tools, search_tools and execute_code, to
 // serve's front end beside the pass-through tools, as the config's
-// "codeMode" block says; --index-dir overrides its indexDir.
-func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server) error {
+// "codeMode" block says; --index-dir overrides its indexDir. The engine
+// logs to log, serve's own logger: slog's default logger is lowered to
+// Debug for mcp-go's chatter, and would hide the engine's warnings.
+func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) error {
 	rt, err := runtime.New(cm.Runtime)
 	if err != nil {
 		return err
@@ -27,7 +29,7 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 	if indexDir != "" {
 		opts.IndexDir = indexDir
 	}
-	opts.Logger = slog.Default()
+	opts.Logger = log
 	engine, err := codemode.New(g, rt, opts)
 	if err != nil {
 		rt.Close()

@@ -1,16 +1,32 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/config"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 var (
@@ -225,4 +241,87 @@ func TestCodeModeBlockOfTheConfig(t *testing.T) {
 	if code != 0 || strings.Contains(out, "execute_code") || !strings.Contains(out, "demo__list_projects") {
 		t.Fatalf("codeMode.disabled: exit %d\n%.500s", code, out)
 	}
+}
+
+// lockedBuffer is an io.Writer that loggers on many goroutines can share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestCodeModeWarningsReachServeLog: when re-indexing the catalog fails
+// (here: the embedding service goes down, then a server adds a tool), the
+// engine's warning reaches serve's log at WARN. serve lowers slog's default
+// logger to Debug for mcp-go's chatter; the engine used to be handed that
+// default logger, so at the default level the warning never showed.
+func TestCodeModeWarningsReachServeLog(t *testing.T) {
+	defer slog.SetDefault(slog.Default())
+	var down atomic.Bool
+	embeddings := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "model unloaded", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string][]float32{"embedding": {1, 0, 0}})
+	}))
+	defer embeddings.Close()
+
+	var stderr lockedBuffer
+	f := gatewayFlags{logLevel: "info"}
+	log, err := f.logger(&stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.NewMCPServer("dyn", "1.0", server.WithToolCapabilities(true))
+	answer := func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
+	srv.AddTool(mcp.NewTool("ping_service", mcp.WithDescription("Check that the service answers.")), answer)
+	g, err := gateway.New(nil, gateway.WithInProcessServer("dyn", srv, nil), gateway.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	front := frontend.New(g, frontend.WithLogger(log))
+	defer front.Close()
+	cm := config.CodeMode{
+		Engine:  codemode.Options{Embedder: vectorindex.Embedder{Provider: "ollama", URL: embeddings.URL, Model: "m"}},
+		Runtime: runtime.Options{Isolation: runtime.InProcess, Workers: 1},
+	}
+	if err := addCodeMode(cm, "", g, front, log); err != nil {
+		t.Fatal(err)
+	}
+
+	down.Store(true)
+	srv.AddTool(mcp.NewTool("convert_currency", mcp.WithDescription("Convert money between currencies.")), answer)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "re-indexing the catalog failed") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "re-indexing the catalog failed") {
+			if !strings.Contains(line, `"level":"WARN"`) {
+				t.Fatalf("the warning is not at WARN: %s", line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no warning about the failed re-index on serve's log:\n%s", stderr.String())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,12 +68,14 @@ func (f *gatewayFlags) load() (*config.File, error) {
 	return file, nil
 }
 
-func (f *gatewayFlags) logger() (*slog.Logger, error) {
+// logger is the JSON logger on w at --log-level. It also sends slog's
+// default logger, which mcp-go's transports use, to w at Debug only.
+func (f *gatewayFlags) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("--log-level: %v", err)}
 	}
-	l := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	l := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 	// mcp-go's transports log to the default logger; their per-message
 	// chatter (a write after a server exited) is Debug here.
 	slog.SetDefault(logx.DebugOnly(l))
@@ -151,7 +154,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	log, err := f.gw.logger()
+	log, err := f.gw.logger(os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -176,7 +179,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
 	defer front.Close()
 	if f.codeMode && !file.CodeMode.Disabled {
-		if err := addCodeMode(file.CodeMode, f.indexDir, g, front); err != nil {
+		if err := addCodeMode(file.CodeMode, f.indexDir, g, front, log); err != nil {
 			return err
 		}
 	}

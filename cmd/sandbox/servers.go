@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -79,7 +80,7 @@ func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) 
 	if wait > 0 {
 		file.Gateway.Options.StartupTimeout = wait
 	}
-	log, err := f.logger()
+	log, err := f.logger(os.Stderr)
 	if err != nil {
 		return nil, err
 	}
