@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // newEngine starts a gateway over in-process servers and an engine over it.
 func newEngine(t testing.TB, servers map[string]*server.MCPServer, iso runtime.Isolation) *Engine {
 	t.Helper()
-	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Options: gateway.DefaultOptions()}
+	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
 	var opts []gateway.Option
 	for name, srv := range servers {
 		opts = append(opts, gateway.WithInProcessServer(name, srv, nil))

@@ -101,14 +101,14 @@ func (p *parser) parse() (*File, error) {
 	if root.kind != jsonObject {
 		return nil, p.errAt(root.offset, "the configuration must be a JSON object with an \"mcpServers\" object, found %s", root.kind)
 	}
-	f := &File{Gateway: &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Options: gateway.DefaultOptions()}}
+	f := &File{Gateway: &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}}
 	var servers *jsonNode
 	for _, k := range root.keys {
 		switch k.name {
 		case "mcpServers":
 			servers = k.value
 		case "gateway":
-			if err := p.parseOptions(k.value, &f.Gateway.Options); err != nil {
+			if err := p.parseSettings(k.value, &f.Gateway.Settings); err != nil {
 				return nil, err
 			}
 		case "codeMode":

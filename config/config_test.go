@@ -38,15 +38,15 @@ func TestParseConfigClaudeDesktopShape(t *testing.T) {
 	if cfg.Servers["legacy"].Transport != gateway.TransportSSE || cfg.Servers["vscode-style"].Transport != gateway.TransportStreamableHTTP {
 		t.Fatal("transport not taken from \"transport\"/\"type\"")
 	}
-	if cfg.Options.Timeout != gateway.DefaultTimeout || cfg.Options.MaxResultBytes != gateway.DefaultMaxResultBytes || cfg.Options.ToolNames != gateway.WirePrefixed {
-		t.Fatalf("defaults = %+v", cfg.Options)
+	if cfg.Settings.Timeout != gateway.DefaultTimeout || cfg.Settings.MaxResultBytes != gateway.DefaultMaxResultBytes || cfg.Settings.ToolNames != gateway.WirePrefixed {
+		t.Fatalf("defaults = %+v", cfg.Settings)
 	}
 	if fs.Timeout != 0 || fs.ToolTimeouts != nil || fs.MaxWait != nil || fs.PathRoots != nil {
 		t.Fatalf("fs has settings it did not write (the gateway's apply): %+v", fs)
 	}
 }
 
-func TestParseConfigGatewayOptions(t *testing.T) {
+func TestParseConfigGatewaySettings(t *testing.T) {
 	data := []byte(`{
   "mcpServers": {
     "gh": {"url": "https://example.com/mcp", "sessionToken": true, "timeout": "10s",
@@ -77,7 +77,7 @@ func TestParseConfigGatewayOptions(t *testing.T) {
 	if gh.PathRoots == nil || len(gh.PathRoots) != 0 {
 		t.Fatalf("an explicit empty pathRoots must be kept to override the gateway's: %v", gh.PathRoots)
 	}
-	o := cfg.Options
+	o := cfg.Settings
 	if o.Timeout != 5*time.Second || o.MaxResultBytes != 1024 || o.MaxWait != 250*time.Millisecond || o.ToolNames != gateway.WirePassthrough || o.HealthInterval != 0 {
 		t.Fatalf("options = %+v", o)
 	}

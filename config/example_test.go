@@ -24,7 +24,7 @@ func Example() {
 	for _, name := range file.Gateway.ServerNames() {
 		fmt.Println(name, file.Gateway.Servers[name].Transport)
 	}
-	fmt.Println("tool names:", file.Gateway.Options.ToolNames)
+	fmt.Println("tool names:", file.Gateway.Settings.ToolNames)
 	cm := file.CodeMode
 	fmt.Println("k:", cm.Engine.K, "workers:", cm.Runtime.Workers, "snippet timeout:", cm.Engine.Limits.Timeout)
 	// Then: g, err := gateway.New(file.Gateway, gateway.WithLogger(log))

@@ -196,7 +196,7 @@ func (p *parser) settleTransport(name string, n *jsonNode, sc *gateway.ServerCon
 	return nil
 }
 
-func (p *parser) parseOptions(n *jsonNode, o *gateway.Options) error {
+func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"gateway\" must be an object, found %s", n.kind)
 	}

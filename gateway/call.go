@@ -230,8 +230,8 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		}
 		return nil, g.forwardError(ctx, c.u, c.toolID, err, timeout)
 	}
-	if int64(len(raw)) > g.cfg.Options.MaxResultBytes {
-		return nil, tooLarge(c.toolID, g.cfg.Options.MaxResultBytes)
+	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
+		return nil, tooLarge(c.toolID, g.cfg.Settings.MaxResultBytes)
 	}
 	res, perr := parseCallResult(raw)
 	if perr != nil {

@@ -8,12 +8,12 @@ import (
 // Config is what New takes: the upstream servers and the settings that
 // apply to all of them. Package config builds it from the "mcpServers" and
 // "gateway" blocks of an mcp.json file (config.Load), checking every key;
-// in Go, start from DefaultOptions.
+// in Go, start from DefaultSettings.
 type Config struct {
 	// Servers by normalized name.
 	Servers map[string]*ServerConfig
-	// Options that apply to every server unless a server overrides them.
-	Options Options
+	// Settings that apply to every server unless a server overrides them.
+	Settings Settings
 }
 
 // Transport is how the gateway talks to one upstream server.
@@ -40,7 +40,7 @@ type ServerConfig struct {
 	URL     string
 	Headers map[string]string
 
-	// Timeout bounds each call to this server (0: Options.Timeout).
+	// Timeout bounds each call to this server (0: Settings.Timeout).
 	Timeout time.Duration
 	// ToolTimeouts overrides Timeout per tool (keys are normalized tool names).
 	ToolTimeouts map[string]time.Duration
@@ -49,9 +49,9 @@ type ServerConfig struct {
 	// MaxConcurrent caps calls in flight (0: unlimited).
 	MaxConcurrent int
 	// MaxWait bounds how long a call waits for the rate limit or a
-	// concurrency slot before failing with RATE_LIMITED (nil: Options.MaxWait).
+	// concurrency slot before failing with RATE_LIMITED (nil: Settings.MaxWait).
 	MaxWait *time.Duration
-	// PathRoots overrides Options.PathRoots for this server when non-nil.
+	// PathRoots overrides Settings.PathRoots for this server when non-nil.
 	PathRoots []string
 	// CheckPaths turns the path-traversal check off for this server when false.
 	CheckPaths bool
@@ -72,8 +72,9 @@ type RateLimit struct {
 	Burst     int
 }
 
-// Options are the gateway-wide settings (the "gateway" block).
-type Options struct {
+// Settings apply to every server unless the server overrides them (the
+// "gateway" block of mcp.json).
+type Settings struct {
 	// Timeout is the default per-call deadline (30 s).
 	Timeout time.Duration
 	// StartupTimeout bounds connecting to one server (30 s).
@@ -97,7 +98,7 @@ type Options struct {
 	HealthInterval time.Duration
 }
 
-// Defaults for Options.
+// Defaults for Settings.
 const (
 	DefaultTimeout        = 30 * time.Second
 	DefaultStartupTimeout = 30 * time.Second
@@ -105,9 +106,9 @@ const (
 	DefaultMaxWait        = time.Second
 )
 
-// DefaultOptions returns the options used when the "gateway" block is absent.
-func DefaultOptions() Options {
-	return Options{
+// DefaultSettings returns the settings used when the "gateway" block is absent.
+func DefaultSettings() Settings {
+	return Settings{
 		Timeout:           DefaultTimeout,
 		StartupTimeout:    DefaultStartupTimeout,
 		MaxResultBytes:    DefaultMaxResultBytes,
@@ -140,8 +141,8 @@ func (c *Config) timeoutFor(sc *ServerConfig, tool string) time.Duration {
 	if sc.Timeout > 0 {
 		return sc.Timeout
 	}
-	if c.Options.Timeout > 0 {
-		return c.Options.Timeout
+	if c.Settings.Timeout > 0 {
+		return c.Settings.Timeout
 	}
 	return DefaultTimeout
 }
@@ -150,12 +151,12 @@ func (c *Config) maxWaitFor(sc *ServerConfig) time.Duration {
 	if sc.MaxWait != nil {
 		return *sc.MaxWait
 	}
-	return c.Options.MaxWait
+	return c.Settings.MaxWait
 }
 
 func (c *Config) rootsFor(sc *ServerConfig) []string {
 	if sc.PathRoots != nil {
 		return sc.PathRoots
 	}
-	return c.Options.PathRoots
+	return c.Settings.PathRoots
 }

@@ -16,9 +16,9 @@ var ParseConfig func(name string, data []byte) (*Config, error)
 // gateway-wide option, then the default.
 func TestSettingsFallBackFromToolToServerToGateway(t *testing.T) {
 	zero := time.Duration(0)
-	opts := DefaultOptions()
+	opts := DefaultSettings()
 	opts.MaxWait, opts.PathRoots = 250*time.Millisecond, []string{"/srv"}
-	c := &Config{Options: opts}
+	c := &Config{Settings: opts}
 	plain := &ServerConfig{}
 	tuned := &ServerConfig{Timeout: 10 * time.Second, ToolTimeouts: map[string]time.Duration{"search_code": time.Minute},
 		MaxWait: &zero, PathRoots: []string{}}

@@ -518,7 +518,7 @@ func (c *connection) scheduleRefresh(kind refreshKind) {
 				return
 			}
 			c.refreshMu.Unlock()
-			ctx, cancel := context.WithTimeout(c.u.g.ctx, c.u.g.cfg.Options.StartupTimeout)
+			ctx, cancel := context.WithTimeout(c.u.g.ctx, c.u.g.cfg.Settings.StartupTimeout)
 			ctx = c.u.withOperatorToken(ctx)
 			if err := c.u.refresh(ctx, c, k); err != nil {
 				c.u.g.log.Warn("refresh after list_changed failed", "server", c.u.name, "error", err)

@@ -144,7 +144,7 @@ func (g *Gateway) forwardError(ctx context.Context, u *upstream, id string, err 
 	var lost *connLostError
 	switch {
 	case errors.Is(err, errResultTooLarge):
-		return tooLarge(id, g.cfg.Options.MaxResultBytes)
+		return tooLarge(id, g.cfg.Settings.MaxResultBytes)
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return g.contextError(ctx, id, err, timeout)
 	case errors.As(err, &re):

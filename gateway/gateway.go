@@ -126,21 +126,21 @@ const transportInProcess Transport = "in-process"
 // New builds a gateway from a configuration; nothing is started until Start.
 func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	if cfg == nil {
-		cfg = &Config{Servers: map[string]*ServerConfig{}, Options: DefaultOptions()}
+		cfg = &Config{Servers: map[string]*ServerConfig{}, Settings: DefaultSettings()}
 	}
 	// The gateway owns its copy: WithInProcessServer adds servers to it.
-	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Options: cfg.Options}
+	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Settings: cfg.Settings}
 	for k, v := range cfg.Servers {
 		own.Servers[k] = v
 	}
-	if own.Options.Timeout == 0 {
-		own.Options = mergeDefaults(own.Options)
+	if own.Settings.Timeout == 0 {
+		own.Settings = mergeDefaults(own.Settings)
 	}
 	g := &Gateway{
 		cfg:           own,
 		log:           slog.New(slog.DiscardHandler),
 		tokens:        NewMemoryTokenStore(),
-		catalog:       newCatalog(own.Options.ToolNames),
+		catalog:       newCatalog(own.Settings.ToolNames),
 		upstreams:     map[string]*upstream{},
 		sessions:      newSessions(),
 		observe:       &observer{metrics: noMetrics()},
@@ -165,8 +165,8 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 }
 
 // mergeDefaults fills zero options (a Config built in Go rather than parsed).
-func mergeDefaults(o Options) Options {
-	d := DefaultOptions()
+func mergeDefaults(o Settings) Settings {
+	d := DefaultSettings()
 	if o.Timeout == 0 {
 		o.Timeout = d.Timeout
 	}
@@ -213,7 +213,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 			u.run(g.ctx, firstTry)
 		}()
 	}
-	timeout := time.NewTimer(g.cfg.Options.StartupTimeout + time.Second)
+	timeout := time.NewTimer(g.cfg.Settings.StartupTimeout + time.Second)
 	defer timeout.Stop()
 	for i := 0; i < n; i++ {
 		select {

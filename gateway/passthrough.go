@@ -85,8 +85,8 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 	if err != nil {
 		return nil, g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, ""))
 	}
-	if int64(len(raw)) > g.cfg.Options.MaxResultBytes {
-		return nil, tooLarge(method, g.cfg.Options.MaxResultBytes)
+	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
+		return nil, tooLarge(method, g.cfg.Settings.MaxResultBytes)
 	}
 	return stripMeta(raw), nil
 }

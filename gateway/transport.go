@@ -33,7 +33,7 @@ func clientCapabilities() mcp.ClientCapabilities {
 
 // connect starts the transport, negotiates the protocol and lists everything.
 func (u *upstream) connect(ctx context.Context) (*connection, error) {
-	opts := u.g.cfg.Options
+	opts := u.g.cfg.Settings
 	c := newConnection(u)
 	initCtx, cancel := context.WithTimeout(ctx, opts.StartupTimeout)
 	defer cancel()
@@ -80,7 +80,7 @@ func (u *upstream) connect(ctx context.Context) (*connection, error) {
 
 // newTransport builds the mcp-go transport for the server's configuration.
 func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Interface, error) {
-	max := u.g.cfg.Options.MaxResultBytes
+	max := u.g.cfg.Settings.MaxResultBytes
 	httpClient := &http.Client{Transport: &cappedTransport{base: http.DefaultTransport, max: max}}
 	headerFunc := func(ctx context.Context) map[string]string {
 		if tok, ok := ctx.Value(tokenKey{}).(string); ok && tok != "" {

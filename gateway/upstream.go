@@ -128,7 +128,7 @@ func (u *upstream) status() ServerStatus {
 // with exponential backoff; forever, until the gateway closes.
 func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 	defer u.setState(StateStopped, "", "")
-	opts := u.g.cfg.Options
+	opts := u.g.cfg.Settings
 	backoff := opts.RestartBackoff
 	first := true
 	for {
@@ -196,7 +196,7 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 // startHealth checks an idle connection with a real request (ping is a no-op
 // on the current protocol): a server that stops answering is restarted.
 func (u *upstream) startHealth(ctx context.Context, c *connection) (stop func()) {
-	interval := u.g.cfg.Options.HealthInterval
+	interval := u.g.cfg.Settings.HealthInterval
 	if interval <= 0 {
 		return func() {}
 	}

@@ -61,7 +61,7 @@ func (f *gatewayFlags) load() (*config.File, error) {
 	switch f.toolNames {
 	case "":
 	case string(gateway.WirePrefixed), string(gateway.WirePassthrough):
-		file.Gateway.Options.ToolNames = gateway.WireNaming(f.toolNames)
+		file.Gateway.Settings.ToolNames = gateway.WireNaming(f.toolNames)
 	default:
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("--tool-names must be prefixed or passthrough, got %q", f.toolNames)}
 	}

@@ -78,7 +78,7 @@ func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) 
 		return nil, err
 	}
 	if wait > 0 {
-		file.Gateway.Options.StartupTimeout = wait
+		file.Gateway.Settings.StartupTimeout = wait
 	}
 	log, err := f.logger(os.Stderr)
 	if err != nil {

@@ -470,9 +470,9 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 		up.ServeHTTP(w, r)
 	}))
 	t.Cleanup(upstream.Close)
-	opts := gateway.DefaultOptions()
+	opts := gateway.DefaultSettings()
 	opts.HealthInterval = 0
-	cfg := &gateway.Config{Options: opts, Servers: map[string]*gateway.ServerConfig{
+	cfg := &gateway.Config{Settings: opts, Servers: map[string]*gateway.ServerConfig{
 		"h": {Name: "h", Transport: gateway.TransportStreamableHTTP, URL: upstream.URL + "/mcp", SessionToken: true, CheckPaths: true}}}
 	g, err := gateway.New(cfg)
 	if err != nil {
