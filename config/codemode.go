@@ -17,20 +17,22 @@ import (
 //	"codeMode": {
 //	  "k": 5, "indexDir": ".sandbox-index", "workers": 4,
 //	  "embedder": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434/api"},
-//	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024}
+//	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024},
+//	  "maxLimits": {"timeout": "2m", "memoryMB": 512}
 //	}
 type CodeMode struct {
 	// Disabled leaves the code-mode tools out ("disabled": true).
 	Disabled bool
-	// Engine is k, indexDir (relative to the config file's folder), embedder
-	// and limits (execute_code's defaults; zero fields: the runtime's). Its
-	// Logger is left to the caller.
+	// Engine is k, indexDir (relative to the config file's folder), embedder,
+	// limits (execute_code's defaults; zero fields: the runtime's) and
+	// maxLimits (the most a request may ask for; zero fields: the defaults).
+	// Its Logger is left to the caller.
 	Engine codemode.Options
 	// Runtime is workers: how many snippets run at once (0: CPUs).
 	Runtime runtime.Options
 }
 
-var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "embedder", "limits"}
+var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "embedder", "limits", "maxLimits"}
 
 func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
@@ -57,7 +59,9 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 		case "embedder":
 			err = p.parseEmbedder(v, &c.Engine.Embedder)
 		case "limits":
-			err = p.parseCodeModeLimits(v, &c.Engine.Limits)
+			err = p.parseCodeModeLimits(v, "limits", &c.Engine.Limits)
+		case "maxLimits":
+			err = p.parseCodeModeLimits(v, "maxLimits", &c.Engine.MaxLimits)
 		default:
 			return p.errAt(k.offset, "unknown key %q in \"codeMode\"; known keys: %s", k.name, strings.Join(codeModeKeys, ", "))
 		}
@@ -102,9 +106,9 @@ func (p *parser) parseEmbedder(n *jsonNode, e *vectorindex.Embedder) error {
 	return nil
 }
 
-func (p *parser) parseCodeModeLimits(n *jsonNode, l *runtime.Limits) error {
+func (p *parser) parseCodeModeLimits(n *jsonNode, block string, l *runtime.Limits) error {
 	if n.kind != jsonObject {
-		return p.errAt(n.offset, "\"limits\" must be an object such as {\"timeout\": \"30s\", \"memoryMB\": 256}, found %s", n.kind)
+		return p.errAt(n.offset, "%q must be an object such as {\"timeout\": \"30s\", \"memoryMB\": 256}, found %s", block, n.kind)
 	}
 	var err error
 	var v int
@@ -128,7 +132,7 @@ func (p *parser) parseCodeModeLimits(n *jsonNode, l *runtime.Limits) error {
 			v, err = p.positiveInt(k.value, "resultKB")
 			l.ResultBytes = v << 10
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"limits\"; known keys: timeout, memoryMB, toolCalls, outputKB, resultKB", k.name)
+			return p.errAt(k.offset, "unknown key %q in %q; known keys: timeout, memoryMB, toolCalls, outputKB, resultKB", k.name, block)
 		}
 		if err != nil {
 			return err

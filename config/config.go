@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
@@ -37,6 +38,9 @@ type File struct {
 	Gateway *gateway.Config
 	// CodeMode is the "codeMode" block, for the code-mode tools.
 	CodeMode CodeMode
+	// Auth is the "auth" block of "gateway": how network clients of
+	// `sandbox serve --http` authenticate. Zero: nobody is authenticated.
+	Auth auth.Config
 }
 
 // Error is a configuration problem at a position in a file.
@@ -108,7 +112,7 @@ func (p *parser) parse() (*File, error) {
 		case "mcpServers":
 			servers = k.value
 		case "gateway":
-			if err := p.parseSettings(k.value, &f.Gateway.Settings); err != nil {
+			if err := p.parseSettings(k.value, &f.Gateway.Settings, &f.Auth); err != nil {
 				return nil, err
 			}
 		case "codeMode":

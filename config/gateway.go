@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
@@ -196,7 +197,7 @@ func (p *parser) settleTransport(name string, n *jsonNode, sc *gateway.ServerCon
 	return nil
 }
 
-func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings) error {
+func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings, a *auth.Config) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"gateway\" must be an object, found %s", n.kind)
 	}
@@ -233,8 +234,10 @@ func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings) error {
 			o.MaxRestartBackoff, err = p.duration(v, "maxRestartBackoff")
 		case "healthInterval":
 			o.HealthInterval, err = p.durationAllowZero(v, "healthInterval")
+		case "auth":
+			err = p.parseAuth(v, a)
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth", k.name)
 		}
 		if err != nil {
 			return err

@@ -20,10 +20,10 @@ import (
 // "codeMode" block says; --index-dir overrides its indexDir. The engine
 // logs to log, serve's own logger: slog's default logger is lowered to
 // Debug for mcp-go's chatter, and would hide the engine's warnings.
-func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) error {
+func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) (closeFn func(), err error) {
 	rt, err := runtime.New(cm.Runtime)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opts := cm.Engine
 	if indexDir != "" {
@@ -33,10 +33,19 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 	engine, err := codemode.New(g, rt, opts)
 	if err != nil {
 		rt.Close()
-		return err
+		return nil, err
 	}
-	// serve runs until the process ends; workers die with it (Pdeathsig).
-	return engine.Install(front)
+	closeFn = func() {
+		engine.Close()
+		rt.Close()
+	}
+	if err := engine.Install(front); err != nil {
+		closeFn()
+		return nil, err
+	}
+	// Workers also die with serve if it is killed (Pdeathsig); closeFn ends
+	// them in an orderly stop.
+	return closeFn, nil
 }
 
 // cliCaller is the caller of a one-shot command: the operator, in a

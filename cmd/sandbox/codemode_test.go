@@ -305,9 +305,11 @@ func TestCodeModeWarningsReachServeLog(t *testing.T) {
 		Engine:  codemode.Options{Embedder: vectorindex.Embedder{Provider: "ollama", URL: embeddings.URL, Model: "m"}},
 		Runtime: runtime.Options{Isolation: runtime.InProcess, Workers: 1},
 	}
-	if err := addCodeMode(cm, "", g, front, log); err != nil {
+	closeCodeMode, err := addCodeMode(cm, "", g, front, log)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer closeCodeMode()
 
 	down.Store(true)
 	srv.AddTool(mcp.NewTool("convert_currency", mcp.WithDescription("Convert money between currencies.")), answer)

@@ -19,10 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
+	"github.com/sandboxrt/sandbox/runtime"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -109,6 +111,25 @@ type serveFlags struct {
 	allowHosts []string
 	codeMode   bool
 	indexDir   string
+	// allowUnauthenticated lets --http listen beyond loopback without
+	// "gateway.auth" (behind a proxy that authenticates, say).
+	allowUnauthenticated bool
+	maxLimits            limitFlags
+}
+
+// limitFlags are --max-* flags: the most an execute_code request may ask
+// for, over the config's "codeMode.maxLimits".
+type limitFlags struct {
+	timeout   time.Duration
+	memoryMB  int
+	toolCalls int
+	outputKB  int
+	resultKB  int
+}
+
+func (l limitFlags) limits() runtime.Limits {
+	return runtime.Limits{Timeout: l.timeout, MemoryBytes: int64(l.memoryMB) << 20, ToolCalls: l.toolCalls,
+		OutputBytes: l.outputKB << 10, ResultBytes: l.resultKB << 10}
 }
 
 func newServeCmd() *cobra.Command {
@@ -128,6 +149,13 @@ clients connect to http://ADDR/mcp (streamable HTTP); Prometheus metrics are
 at /metrics. On loopback, requests whose Host or Origin is not a loopback name
 are refused (DNS-rebinding protection).
 
+Clients over HTTP authenticate as the config's "gateway.auth" says (API keys,
+OAuth 2.1 access tokens); each key or token subject is a tenant of its own.
+Without "gateway.auth", --http serves loopback addresses only, unless
+--allow-unauthenticated. execute_code requests are held to
+"codeMode.maxLimits" (or the --max-* flags): by default no request may ask for
+more than the default limits.
+
 Logs are JSON on stderr, one record per routed call.`,
 		Example: `  sandbox serve --config mcp.json
   sandbox serve --config mcp.json --http 127.0.0.1:8808
@@ -143,6 +171,12 @@ Logs are JSON on stderr, one record per routed call.`,
 	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "extra Host name accepted on loopback connections (for a local reverse proxy; repeatable)")
 	fl.BoolVar(&f.codeMode, "code-mode", true, "add the code-mode tools search_tools and execute_code (snippets run in worker subprocesses)")
 	fl.StringVar(&f.indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
+	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let --http listen on a non-loopback address without \"gateway.auth\" (only behind something that authenticates)")
+	fl.DurationVar(&f.maxLimits.timeout, "max-timeout", 0, "the longest timeout an execute_code request may ask for (overrides codeMode.maxLimits)")
+	fl.IntVar(&f.maxLimits.memoryMB, "max-memory-mb", 0, "the most memory (MiB) an execute_code request may ask for")
+	fl.IntVar(&f.maxLimits.toolCalls, "max-tool-calls", 0, "the most tool calls an execute_code request may ask for")
+	fl.IntVar(&f.maxLimits.outputKB, "max-output-kb", 0, "the most console output (KiB) an execute_code request may ask for")
+	fl.IntVar(&f.maxLimits.resultKB, "max-result-kb", 0, "the largest result (KiB) an execute_code request may ask for")
 	return cmd
 }
 
@@ -178,10 +212,22 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
 	defer front.Close()
-	if f.codeMode && !file.CodeMode.Disabled {
-		if err := addCodeMode(file.CodeMode, f.indexDir, g, front, log); err != nil {
+	if f.httpAddr != "" {
+		if err := checkExposure(f, file.Auth); err != nil {
 			return err
 		}
+	}
+	if f.codeMode && !file.CodeMode.Disabled {
+		cm := file.CodeMode
+		if err := f.maxLimits.limits().Validate(); err != nil {
+			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
+		}
+		cm.Engine.MaxLimits = f.maxLimits.limits().Or(cm.Engine.MaxLimits)
+		closeCodeMode, err := addCodeMode(cm, f.indexDir, g, front, log)
+		if err != nil {
+			return err
+		}
+		defer closeCodeMode() // reaps the workers on SIGTERM/SIGINT
 	}
 
 	if f.httpAddr == "" {
@@ -196,7 +242,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", f.httpAddr, err)}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts}))
+	mcpHandler, err := authenticated(file.Auth, front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts}), mux, log)
+	if err != nil {
+		return err
+	}
+	mux.Handle("/mcp", mcpHandler)
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -217,3 +267,50 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 // gatewayVersion is reported to MCP peers.
 const gatewayVersion = "0.1.0"
+
+// checkExposure refuses to serve HTTP beyond loopback with nobody
+// authenticated: whoever reached the port would run code with the
+// operator's upstream tokens.
+func checkExposure(f serveFlags, a auth.Config) error {
+	if a.Enabled() || f.allowUnauthenticated || loopbackAddr(f.httpAddr) {
+		return nil
+	}
+	return &exitError{code: 2, msg: fmt.Sprintf(`--http %s listens beyond loopback, and nobody is authenticated: anyone who reaches the port could run code with your upstream tokens. `+
+		`Add "auth" to the "gateway" block of the config, e.g. {"gateway": {"auth": {"apiKeys": [{"name": "agent-a", "key": "${AGENT_A_KEY}"}]}}} `+
+		`(or "oauth" for access tokens), listen on 127.0.0.1, or pass --allow-unauthenticated if something in front of sandbox authenticates`, f.httpAddr)}
+}
+
+// loopbackAddr reports whether a listen address is on loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// authenticated puts authentication in front of the MCP endpoint when the
+// config has an "auth" block, and serves the OAuth protected resource
+// metadata on mux.
+func authenticated(a auth.Config, h http.Handler, mux *http.ServeMux, log *slog.Logger) (http.Handler, error) {
+	if !a.Enabled() {
+		return h, nil
+	}
+	v, err := auth.NewVerifier(a, auth.Options{})
+	if err != nil {
+		return nil, &exitError{code: 2, msg: "gateway.auth: " + err.Error()}
+	}
+	meta := ""
+	if o := a.OAuth; o != nil {
+		meta = auth.MetadataURL(o.Resource())
+		for _, p := range auth.MetadataPaths(o.Resource()) {
+			mux.Handle(p, auth.MetadataHandler(*o))
+		}
+	}
+	log.Info("authentication", "apiKeys", len(a.APIKeys), "oauth", a.OAuth != nil)
+	return auth.Middleware(v, meta)(h), nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+const (
+	agentKey = "agent-a-secret-0123456789abcdef"
+	adminKey = "admin-secret-0123456789abcdef00"
+)
+
+// authConfig: two copies of the example server; agent-a may use only demo.
+func authConfig(t *testing.T) string {
+	bin := exampleServerBinary(t)
+	return fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}, "other": {"command": %q}},
+  "gateway": {"auth": {"apiKeys": [
+    {"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}", "servers": ["demo"]},
+    {"name": "admin", "key": %q}]}}}`, bin, bin, adminKey)
+}
+
+func keyClient(t *testing.T, url, key string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
+		ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestServeAuthenticatesAndScopesPrincipals drives `sandbox serve --http`
+// with "gateway.auth": no credential or a wrong one gets 401 with the
+// WWW-Authenticate challenge; an API key scoped to one server sees and calls
+// only that server, directly and from execute_code.
+func TestServeAuthenticatesAndScopesPrincipals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	url := serveHTTP(t, authConfig(t))
+
+	for name, header := range map[string]string{"no credential": "", "wrong key": "Bearer not-a-key-of-ours-000000", "basic": "Basic YTpi"} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if header != "" {
+			req.Header.Set("Authorization", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", name, resp.StatusCode, body)
+		}
+		if resp.StatusCode == http.StatusUnauthorized && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("%s: no Bearer challenge: %q", name, resp.Header.Get("WWW-Authenticate"))
+		}
+		if strings.Contains(string(body), "demo__") {
+			t.Fatalf("%s: the tools leaked: %s", name, body)
+		}
+	}
+
+	agent := keyClient(t, url, agentKey)
+	tools, err := agent.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	all := strings.Join(names, " ")
+	if strings.Contains(all, "other__") || !strings.Contains(all, "demo__") {
+		t.Fatalf("agent-a lists %s", all)
+	}
+	res, err := agent.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code",
+		Arguments: map[string]any{"code": `try { await other.listProjects({}); return "called" } catch (e) { return e.code }`}}})
+	if err != nil || !strings.Contains(toolText(res), `"value":"FORBIDDEN"`) {
+		t.Fatalf("execute_code reaching a forbidden server: %v %s", err, toolText(res))
+	}
+	res, err = agent.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"intent": "list projects", "k": 50}}})
+	if err != nil || strings.Contains(toolText(res), "other.") || strings.Contains(toolText(res), "other:") {
+		t.Fatalf("search_tools shows a forbidden server: %v %.400s", err, toolText(res))
+	}
+
+	admin := keyClient(t, url, adminKey)
+	tools, err = admin.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if all := strings.Join(names, " "); !strings.Contains(all, "other__") || !strings.Contains(all, "demo__") {
+		t.Fatalf("admin lists %s", all)
+	}
+}
+
+// TestServeRefusesOpenExposure: --http beyond loopback with nobody
+// authenticated does not start, and says how to fix it.
+func TestServeRefusesOpenExposure(t *testing.T) {
+	path := writeConfig(t, `{"mcpServers": {}}`)
+	out, err := exec.Command(sandboxBinary(t), "serve", "-c", path, "--http", "0.0.0.0:0", "--code-mode=false").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), `"auth"`) || !strings.Contains(string(out), "--allow-unauthenticated") {
+		t.Fatalf("serve on 0.0.0.0 without auth: %v\n%s", err, out)
+	}
+}
+
+func toolText(r *mcp.CallToolResult) string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
