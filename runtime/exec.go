@@ -12,7 +12,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 
-	"github.com/sandboxrt/sandbox/bindings"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // vmSide is what an execution needs from its surroundings: a way to start tool
@@ -147,7 +147,7 @@ func (e *execution) deliver(id uint64, result json.RawMessage, toolErr *ToolErro
 
 // run executes the snippet and returns its outcome. It runs on the calling
 // goroutine, which becomes the VM's goroutine until run returns.
-func (e *execution) run(t *transpiled, tools []bindings.Tool) (out execOutcome) {
+func (e *execution) run(t *transpiled, tools []Tool) (out execOutcome) {
 	e.start = time.Now()
 	e.sourceLines = t.Lines
 	deadline := time.AfterFunc(e.limits.Timeout, func() {

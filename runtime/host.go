@@ -13,9 +13,10 @@ import (
 // (tool id + JSON arguments) and gets a promise; CallTool runs on a goroutine of
 // its own, never the VM's, and its answer is handed back to the VM's event loop.
 //
-// CallTool returns the JSON value the promise resolves to, or an error. A
-// *ToolError keeps its code, message and data in the VM's MCPToolError; any
-// other error becomes an MCPToolError with code HOST_ERROR.
+// CallTool returns the JSON value the promise resolves to (for an MCP tool,
+// DecodeResult's), or an error, which rejects the promise with an
+// MCPToolError (see ToolError). A *ToolError keeps its code, message and data;
+// any other error becomes code HOST_ERROR.
 //
 // ctx is cancelled when the run ends (result, limit, cancellation) while the
 // call is still in flight. Implementations must be safe for concurrent use:
@@ -42,8 +43,23 @@ type ToolCall struct {
 	Caller auth.Caller
 }
 
-// ToolError is a structured tool failure, surfaced in the VM as an
-// MCPToolError with the same code, message and data.
+// ToolError is a structured tool failure. A Host returns it to fail a call,
+// and in the VM the call's promise rejects with an MCPToolError carrying it.
+// This is the one description of MCPToolError (ARCHITECTURE.md contract 3;
+// typegen.Preamble declares it for agents):
+//
+//	class MCPToolError extends Error {
+//	  name: "MCPToolError"
+//	  tool: string    // the tool's id, "server:tool"; "namespace.function" when it is not bound
+//	  code: string    // Code: one of the gateway's codes, or one the runtime adds (the Code constants)
+//	  message: string // Message: what went wrong and what to do next
+//	  data?: unknown  // Data, parsed, when present
+//	}
+//
+// Its stack is the snippet's line that made the call. Snippets may construct
+// it too (`new MCPToolError(message, {code, tool, data})`; code defaults to
+// "ERROR"). One that nothing catches ends the run with a KindRuntime Error
+// whose Tool, Code and Data are the MCPToolError's.
 type ToolError struct {
 	Code    string          `json:"code"`
 	Message string          `json:"message"`

@@ -10,11 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/sandboxrt/sandbox/bindings"
 )
 
-var demoTools = []bindings.Tool{
+var demoTools = []Tool{
 	{ID: "demo:echo", Namespace: "demo", Function: "echo"},
 	{ID: "demo:fail", Namespace: "demo", Function: "fail"},
 	{ID: "demo:slow", Namespace: "demo", Function: "slow"},

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/sandboxrt/sandbox/bindings"
 )
 
 const (
@@ -229,7 +227,7 @@ func (w *worker) kill() {
 }
 
 // run executes one snippet in a worker.
-func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []bindings.Tool) (*Result, error) {
+func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []Tool) (*Result, error) {
 	w, err := p.get()
 	if err != nil {
 		if errors.Is(err, ErrClosed) {

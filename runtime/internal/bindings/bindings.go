@@ -2,12 +2,16 @@
 // `await github.listCommits({...})`. A stub sends a message (tool id + JSON
 // arguments) to the host through the runtime and returns a promise; no source is
 // generated and nothing is evaluated. Tool failures are MCPToolError instances
-// that snippets can catch.
+// that snippets can catch; what an MCPToolError carries, and the codes the
+// runtime adds, are documented once, on runtime.ToolError.
 //
 // The stubs are built from data (a list of Tool), so the same code runs inside
 // a worker subprocess: the parent sends the list, the worker installs it.
 // Names come from typegen.AssignNames, the one place tool names are made, so the
 // .d.ts an agent reads and the functions it can call always agree.
+//
+// The package is internal to the runtime: only the runtime handles goja values.
+// Callers bind tools with runtime.Request.Tools.
 package bindings
 
 import (
@@ -19,13 +23,14 @@ import (
 	"github.com/dop251/goja"
 )
 
-// Tool is one tool bound into the VM, callable as Namespace.Function(args).
+// Tool is one tool bound into the VM, callable as Namespace.Function(args):
+// runtime.Tool, which the runtime converts to this type.
 type Tool struct {
 	// ID is the gateway's tool id, "server:tool".
-	ID string `json:"id"`
+	ID string
 	// Namespace and Function are the TypeScript names (typegen.AssignNames).
-	Namespace string `json:"namespace"`
-	Function  string `json:"function"`
+	Namespace string
+	Function  string
 }
 
 // Invoke starts a tool call for a stub and returns the promise the stub
@@ -33,7 +38,7 @@ type Tool struct {
 // (undefined when none was passed). The runtime implements it.
 type Invoke func(tool Tool, args goja.Value) goja.Value
 
-// ErrorInfo is what an MCPToolError carries.
+// ErrorInfo is what an MCPToolError carries (runtime.ToolError, plus the tool).
 type ErrorInfo struct {
 	Tool    string          // "server:tool", or "namespace.function" when not bound
 	Code    string          // stable code: VALIDATION_FAILED, UNKNOWN_TOOL, NOT_BOUND, ...

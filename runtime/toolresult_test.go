@@ -1,4 +1,4 @@
-package bindings
+package runtime
 
 import (
 	"encoding/json"
