@@ -266,7 +266,7 @@ func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, lim
 					if err != nil && terr == nil {
 						// The answer does not fit in a frame: say so rather
 						// than leave the call hanging until the deadline.
-						_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: "RESULT_TOO_LARGE",
+						_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: CodeResultTooLarge,
 							Message: fmt.Sprintf("the tool's result (%s) is too large to hand to the snippet; ask for less (a page, a filter, fewer fields)", formatBytes(int64(len(res))))}})
 					}
 				})

@@ -46,9 +46,18 @@ type ErrorInfo struct {
 	Data    json.RawMessage // optional JSON detail (validation errors, upstream content)
 }
 
-// CodeNotBound is the MCPToolError code for a call to a tool that exists in
-// the VM's namespaces by name only: it was not bound to this run.
-const CodeNotBound = "NOT_BOUND"
+// The MCPToolError codes the bindings raise themselves. The runtime exports
+// the first two with the other codes it adds, and documents them there.
+const (
+	// CodeNotBound: a call to a tool that exists in the VM's namespaces by
+	// name only: it was not bound to this run.
+	CodeNotBound = "NOT_BOUND"
+	// CodeInvalidArguments: a call with arguments that cannot be sent.
+	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	// CodeUnspecified is the code of an MCPToolError a snippet constructs
+	// without one: `new MCPToolError("message")`.
+	CodeUnspecified = "ERROR"
+)
 
 // Installed is the result of Install: the VM's MCPToolError class, to create
 // instances of it for failed calls.
@@ -155,7 +164,7 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 func (in *Installed) stub(t Tool, invoke Invoke) goja.Value {
 	fn := in.vm.ToValue(func(call goja.FunctionCall) goja.Value {
 		if len(call.Arguments) > 1 {
-			return in.rejected(ErrorInfo{Tool: t.ID, Code: "INVALID_ARGUMENTS",
+			return in.rejected(ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments,
 				Message: fmt.Sprintf("%s.%s takes one argument, an object of named parameters, e.g. %s.%s({ ... }); got %d arguments",
 					t.Namespace, t.Function, t.Namespace, t.Function, len(call.Arguments))})
 		}

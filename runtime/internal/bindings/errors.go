@@ -30,7 +30,7 @@ func (in *Installed) defineErrorClass() error {
 	in.errProto = proto
 
 	ctor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		info := ErrorInfo{Message: call.Argument(0).String(), Code: "ERROR"}
+		info := ErrorInfo{Message: call.Argument(0).String(), Code: CodeUnspecified}
 		if goja.IsUndefined(call.Argument(0)) {
 			info.Message = ""
 		}
