@@ -37,11 +37,27 @@ func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
 // must not hand that call's answer to the next run in the same worker.
 func TestAnswersNeverReachALaterRun(t *testing.T) {
 	rt := workerRuntime(t, 1)
-	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
-		if strings.Contains(string(c.Arguments), "tenant-A") {
-			time.Sleep(30 * time.Millisecond) // still answering when A has ended
+	// A's call is answered while B, in the same worker, awaits its own: A's
+	// answer waits until B's call has reached the host, and B's answer until
+	// A's has been given.
+	bCalled := make(chan struct{}, 1)
+	aAnswered := make(chan struct{}, 1)
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
 		}
-		return json.RawMessage(fmt.Sprintf(`{"answerFor":%s}`, c.Arguments)), nil
+	}
+	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+		answer := json.RawMessage(fmt.Sprintf(`{"answerFor":%s}`, c.Arguments))
+		if strings.Contains(string(c.Arguments), "tenant-A") {
+			wait(bCalled) // still answering when A has ended
+			aAnswered <- struct{}{}
+			return answer, nil
+		}
+		bCalled <- struct{}{}
+		wait(aAnswered)
+		return answer, nil
 	})
 	for i := 0; i < 10; i++ {
 		a := run(t, rt, Request{Code: `demo.echo({ secret: "tenant-A" }).catch(() => {}); return 1`, Tools: demoTools, Host: host})
@@ -51,7 +67,6 @@ func TestAnswersNeverReachALaterRun(t *testing.T) {
 		if !strings.Contains(string(b.Value), "tenant-B") {
 			t.Fatalf("run B got %s", b.Value)
 		}
-		time.Sleep(40 * time.Millisecond)
 	}
 }
 

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -128,12 +129,23 @@ func TestCloseEndsRunsInProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The snippet calls a tool before it loops: when the host hears the call,
+	// the run is in progress in a worker.
+	called := make(chan struct{}, 1)
+	host := HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) {
+		called <- struct{}{}
+		return json.RawMessage(`1`), nil
+	})
 	done := make(chan *Result)
 	go func() {
-		res, _ := rt.Run(context.Background(), Request{Code: "while (true) {}", Limits: Limits{Timeout: 30 * time.Second}})
+		res, _ := rt.Run(context.Background(), Request{Code: "demo.echo({});\nwhile (true) {}", Tools: demoTools, Host: host, Limits: Limits{Timeout: 30 * time.Second}})
 		done <- res
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not start")
+	}
 	rt.Close()
 	select {
 	case res := <-done:

@@ -210,6 +210,8 @@ func TestConcurrentRunsStayWithinThePool(t *testing.T) {
 		inside++
 		peak = max(peak, inside)
 		mu.Unlock()
+		// A slow host on purpose: runs overlap, so a pool that let a third
+		// snippet in would show it in peak.
 		time.Sleep(20 * time.Millisecond)
 		mu.Lock()
 		inside--
