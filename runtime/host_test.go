@@ -76,6 +76,7 @@ func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessa
 }
 
 func TestToolCalls(t *testing.T) {
+	t.Parallel()
 	code := `
 const [a, b, c] = await Promise.all([demo.echo({ n: 1 }), demo.echo({ n: 2 }), otherSrv.listItems()]);
 let caught: any;
@@ -115,6 +116,7 @@ return { a, b, c, caught, t };`
 }
 
 func TestUncaughtToolErrorEndsRunAtCallSite(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "const x = 1;\nawait demo.echo({});\nconst r = await demo.fail({ owner: '' });\nreturn r", Tools: demoTools, Host: &recordingHost{}})
 		e := res.Error
@@ -128,6 +130,7 @@ func TestUncaughtToolErrorEndsRunAtCallSite(t *testing.T) {
 }
 
 func TestToolArgumentErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ code, msg string }{
 		{"await demo.echo('text')", "must be an object"},
 		{"await demo.echo([1])", "must be an object"},
@@ -154,6 +157,7 @@ func TestToolArgumentErrors(t *testing.T) {
 }
 
 func TestNotBoundToolSaysWhatToDo(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "try { await demo.deleteEverything({}) } catch (e) { return [e.name, e.code, e.tool, e.message] }", Tools: demoTools, Host: &recordingHost{}})
 		mustOK(t, res)
@@ -167,6 +171,7 @@ func TestNotBoundToolSaysWhatToDo(t *testing.T) {
 }
 
 func TestBoundNamespacesAreFrozen(t *testing.T) {
+	t.Parallel()
 	code := `
 const attempts: string[] = [];
 try { (demo as any).echo = () => "hijacked"; } catch (e) { attempts.push("assign: " + e.name); }
@@ -181,6 +186,7 @@ return { frozen: Object.isFrozen(demo), attempts, still: (await demo.echo({ x: 1
 }
 
 func TestHostFailuresBecomeToolErrors(t *testing.T) {
+	t.Parallel()
 	hosts := map[string]Host{
 		"panics":       HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { panic("boom") }),
 		"plain error":  HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return nil, errors.New("socket closed") }),
@@ -208,6 +214,7 @@ func TestHostFailuresBecomeToolErrors(t *testing.T) {
 }
 
 func TestRunEndCancelsInFlightCalls(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		host := &recordingHost{slowCancelled: make(chan struct{}, 1)}
 		res := run(t, rt, Request{Code: "demo.slow({}).catch(() => {});\nawait demo.echo({});\nreturn 'done without waiting'", Tools: demoTools, Host: host})
@@ -226,6 +233,7 @@ func TestRunEndCancelsInFlightCalls(t *testing.T) {
 }
 
 func TestCancelRun(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		// Each snippet first starts a tool call, and the caller cancels when
 		// the host sees it: the run is then under way (on a shared runtime a run
@@ -266,6 +274,7 @@ func TestCancelRun(t *testing.T) {
 }
 
 func TestToolCallLimit(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		host := &recordingHost{}
 		// Catching every error must not let a snippet exceed the limit.

@@ -21,6 +21,12 @@ var (
 )
 
 // runtimes returns one Runtime per isolation mode, shared by the tests.
+//
+// The tests run in parallel (t.Parallel), so runs on a shared Runtime wait
+// their turn for one of its slots: a test that asserts how long something
+// took measures Result.Duration, which starts once the run has its slot, never
+// the wall time around Run. Tests that kill or exhaust workers, or need a free
+// worker at a given moment, use workerRuntime.
 func runtimes(t testing.TB) map[Isolation]*Runtime {
 	t.Helper()
 	sharedOnce.Do(func() {
@@ -49,11 +55,15 @@ func workerRuntime(t testing.TB, workers int) *Runtime {
 	return rt
 }
 
-// bothModes runs f once per isolation mode.
+// bothModes runs f once per isolation mode, the two in parallel; it must be
+// the last thing its test does.
 func bothModes(t *testing.T, f func(t *testing.T, rt *Runtime)) {
 	t.Helper()
 	for iso, rt := range runtimes(t) {
-		t.Run(iso.String(), func(t *testing.T) { f(t, rt) })
+		t.Run(iso.String(), func(t *testing.T) {
+			t.Parallel()
+			f(t, rt)
+		})
 	}
 }
 
