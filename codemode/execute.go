@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/sandboxrt/sandbox/auth"
-	"github.com/sandboxrt/sandbox/bindings"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/vectorindex"
@@ -81,14 +80,14 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		ids[id] = true
 	}
 
-	tools := make([]bindings.Tool, 0, len(ids))
+	tools := make([]runtime.Tool, 0, len(ids))
 	bound := make([]string, 0, len(ids))
 	for id := range ids {
 		b, ok := st.names.Lookup(id)
 		if !ok {
 			continue
 		}
-		tools = append(tools, bindings.Tool{ID: id, Namespace: b.Namespace, Function: b.Function})
+		tools = append(tools, runtime.Tool{ID: id, Namespace: b.Namespace, Function: b.Function})
 		bound = append(bound, b.Namespace+"."+b.Function)
 	}
 	sort.Strings(bound)
@@ -103,7 +102,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 			}
 			return nil, err
 		}
-		value, derr := bindings.DecodeResult(res.Content, res.StructuredContent)
+		value, derr := runtime.DecodeResult(res.Content, res.StructuredContent)
 		if derr != nil {
 			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Tool, derr)}
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sandboxrt/sandbox/bindings"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -31,7 +30,7 @@ const cities = ["Oslo", "Lima"];
 const all = await Promise.all(cities.map((city) => weather.forecast({ city })));
 console.log("fetched", all.length);
 return all.map((f) => f.city + ": " + f.tempC + "°C");`,
-		Tools:  []bindings.Tool{{ID: "weather:forecast", Namespace: "weather", Function: "forecast"}},
+		Tools:  []runtime.Tool{{ID: "weather:forecast", Namespace: "weather", Function: "forecast"}},
 		Host:   host,
 		Limits: runtime.Limits{Timeout: 5 * time.Second},
 	})

@@ -7,15 +7,17 @@ import (
 	"fmt"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // Host answers the tool calls a snippet makes. The VM side sends a message
 // (tool id + JSON arguments) and gets a promise; CallTool runs on a goroutine of
 // its own, never the VM's, and its answer is handed back to the VM's event loop.
 //
-// CallTool returns the JSON value the promise resolves to, or an error. A
-// *ToolError keeps its code, message and data in the VM's MCPToolError; any
-// other error becomes an MCPToolError with code HOST_ERROR.
+// CallTool returns the JSON value the promise resolves to (for an MCP tool,
+// DecodeResult's), or an error, which rejects the promise with an
+// MCPToolError (see ToolError). A *ToolError keeps its code, message and data;
+// any other error becomes code HOST_ERROR.
 //
 // ctx is cancelled when the run ends (result, limit, cancellation) while the
 // call is still in flight. Implementations must be safe for concurrent use:
@@ -42,8 +44,23 @@ type ToolCall struct {
 	Caller auth.Caller
 }
 
-// ToolError is a structured tool failure, surfaced in the VM as an
-// MCPToolError with the same code, message and data.
+// ToolError is a structured tool failure. A Host returns it to fail a call,
+// and in the VM the call's promise rejects with an MCPToolError carrying it.
+// This is the one description of MCPToolError (ARCHITECTURE.md contract 3;
+// typegen.Preamble declares it for agents):
+//
+//	class MCPToolError extends Error {
+//	  name: "MCPToolError"
+//	  tool: string    // the tool's id, "server:tool"; "namespace.function" when it is not bound
+//	  code: string    // Code: one of the gateway's codes, or one the runtime adds (the Code constants)
+//	  message: string // Message: what went wrong and what to do next
+//	  data?: unknown  // Data, parsed, when present
+//	}
+//
+// Its stack is the snippet's line that made the call. Snippets may construct
+// it too (`new MCPToolError(message, {code, tool, data})`; code defaults to
+// "ERROR"). One that nothing catches ends the run with a KindRuntime Error
+// whose Tool, Code and Data are the MCPToolError's.
 type ToolError struct {
 	Code    string          `json:"code"`
 	Message string          `json:"message"`
@@ -52,18 +69,34 @@ type ToolError struct {
 
 func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
 
-// Error codes the runtime itself produces for tool calls.
+// Error codes the runtime itself produces for tool calls, as ToolError.Code,
+// MCPToolError.code in the VM and CallTrace.Code. The last three are the
+// gateway's codes for the same failures (gateway.CodeCancelled, CodeTimeout,
+// CodeResultTooLarge), so a snippet handles them alike wherever they arose.
 const (
 	// CodeHostError: the Host returned an error that is not a *ToolError.
 	CodeHostError = "HOST_ERROR"
-	// CodeNotBound: the snippet called a tool that is not bound to this run.
-	CodeNotBound = "NOT_BOUND"
+	// CodeNotBound ("NOT_BOUND"): the snippet called a tool that is not bound
+	// to this run.
+	CodeNotBound = bindings.CodeNotBound
 	// CodeNoHost: the run has bound tools but no Host to call them.
 	CodeNoHost = "NO_HOST"
-	// CodeInvalidArguments: the arguments could not be turned into a JSON object.
-	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	// CodeInvalidArguments ("INVALID_ARGUMENTS"): the arguments could not be
+	// turned into a JSON object, or a tool function got more than one.
+	CodeInvalidArguments = bindings.CodeInvalidArguments
 	// CodeInvalidResult: the host answered with something that is not JSON.
 	CodeInvalidResult = "INVALID_RESULT"
+	// CodeToolCallLimit: a worker asked for more tool calls than the run's
+	// Limits.ToolCalls (the VM stops a snippet before that; this is the
+	// parent's own check).
+	CodeToolCallLimit = "LIMIT_TOOL_CALLS"
+	// CodeCancelled: the call was cancelled: the Host's context ended, or
+	// (in the trace) the run ended while the call was in flight.
+	CodeCancelled = "CANCELLED"
+	// CodeTimeout: the Host's context ran out of time.
+	CodeTimeout = "TIMEOUT"
+	// CodeResultTooLarge: the Host's answer is too large to hand to a worker.
+	CodeResultTooLarge = "RESULT_TOO_LARGE"
 )
 
 // toToolError turns whatever a Host returned into a ToolError.
@@ -73,10 +106,10 @@ func toToolError(err error) *ToolError {
 		return te
 	}
 	if errors.Is(err, context.Canceled) {
-		return &ToolError{Code: "CANCELLED", Message: "the tool call was cancelled"}
+		return &ToolError{Code: CodeCancelled, Message: "the tool call was cancelled"}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &ToolError{Code: "TIMEOUT", Message: "the tool call ran out of time"}
+		return &ToolError{Code: CodeTimeout, Message: "the tool call ran out of time"}
 	}
 	return &ToolError{Code: CodeHostError, Message: fmt.Sprint(err)}
 }

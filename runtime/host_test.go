@@ -10,11 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/sandboxrt/sandbox/bindings"
 )
 
-var demoTools = []bindings.Tool{
+var demoTools = []Tool{
 	{ID: "demo:echo", Namespace: "demo", Function: "echo"},
 	{ID: "demo:fail", Namespace: "demo", Function: "fail"},
 	{ID: "demo:slow", Namespace: "demo", Function: "slow"},
@@ -29,6 +27,12 @@ type recordingHost struct {
 	inFlight    atomic.Int32
 	maxInFlight atomic.Int32
 	cancelled   atomic.Int32
+	// overlap, when set, holds each echo call until that many calls have been
+	// in flight at once (or 5 s have passed): a test sees whether calls run
+	// concurrently without depending on how soon goroutines get a CPU.
+	overlap int32
+	// slowCancelled, when set (buffered), hears when a slow call's context ends.
+	slowCancelled chan struct{}
 }
 
 func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessage, error) {
@@ -45,7 +49,9 @@ func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessa
 	}
 	switch c.Tool {
 	case "demo:echo", "other_srv:list-items":
-		time.Sleep(2 * time.Millisecond)
+		for deadline := time.Now().Add(5 * time.Second); h.maxInFlight.Load() < h.overlap && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		return json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":%s}`, c.Tool, c.Arguments)), nil
 	case "demo:fail":
 		return nil, &ToolError{Code: "VALIDATION_FAILED", Message: "owner is required", Data: json.RawMessage(`{"errors":[{"path":"/owner"}]}`)}
@@ -53,6 +59,12 @@ func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessa
 		select {
 		case <-ctx.Done():
 			h.cancelled.Add(1)
+			if h.slowCancelled != nil {
+				select {
+				case h.slowCancelled <- struct{}{}:
+				default:
+				}
+			}
 			return nil, ctx.Err()
 		case <-time.After(20 * time.Second):
 			return json.RawMessage(`"too late"`), nil
@@ -64,6 +76,7 @@ func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessa
 }
 
 func TestToolCalls(t *testing.T) {
+	t.Parallel()
 	code := `
 const [a, b, c] = await Promise.all([demo.echo({ n: 1 }), demo.echo({ n: 2 }), otherSrv.listItems()]);
 let caught: any;
@@ -75,7 +88,7 @@ try {
 const t = await demo.text({});
 return { a, b, c, caught, t };`
 	bothModes(t, func(t *testing.T, rt *Runtime) {
-		host := &recordingHost{}
+		host := &recordingHost{overlap: 2}
 		res := run(t, rt, Request{Code: code, Tools: demoTools, Host: host})
 		mustOK(t, res)
 		jsonEqual(t, res.Value, `{
@@ -103,6 +116,7 @@ return { a, b, c, caught, t };`
 }
 
 func TestUncaughtToolErrorEndsRunAtCallSite(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "const x = 1;\nawait demo.echo({});\nconst r = await demo.fail({ owner: '' });\nreturn r", Tools: demoTools, Host: &recordingHost{}})
 		e := res.Error
@@ -116,6 +130,7 @@ func TestUncaughtToolErrorEndsRunAtCallSite(t *testing.T) {
 }
 
 func TestToolArgumentErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ code, msg string }{
 		{"await demo.echo('text')", "must be an object"},
 		{"await demo.echo([1])", "must be an object"},
@@ -142,6 +157,7 @@ func TestToolArgumentErrors(t *testing.T) {
 }
 
 func TestNotBoundToolSaysWhatToDo(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "try { await demo.deleteEverything({}) } catch (e) { return [e.name, e.code, e.tool, e.message] }", Tools: demoTools, Host: &recordingHost{}})
 		mustOK(t, res)
@@ -155,6 +171,7 @@ func TestNotBoundToolSaysWhatToDo(t *testing.T) {
 }
 
 func TestBoundNamespacesAreFrozen(t *testing.T) {
+	t.Parallel()
 	code := `
 const attempts: string[] = [];
 try { (demo as any).echo = () => "hijacked"; } catch (e) { attempts.push("assign: " + e.name); }
@@ -169,6 +186,7 @@ return { frozen: Object.isFrozen(demo), attempts, still: (await demo.echo({ x: 1
 }
 
 func TestHostFailuresBecomeToolErrors(t *testing.T) {
+	t.Parallel()
 	hosts := map[string]Host{
 		"panics":       HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { panic("boom") }),
 		"plain error":  HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return nil, errors.New("socket closed") }),
@@ -196,13 +214,14 @@ func TestHostFailuresBecomeToolErrors(t *testing.T) {
 }
 
 func TestRunEndCancelsInFlightCalls(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
-		host := &recordingHost{}
+		host := &recordingHost{slowCancelled: make(chan struct{}, 1)}
 		res := run(t, rt, Request{Code: "demo.slow({}).catch(() => {});\nawait demo.echo({});\nreturn 'done without waiting'", Tools: demoTools, Host: host})
 		mustOK(t, res)
-		deadline := time.Now().Add(5 * time.Second)
-		for host.cancelled.Load() == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		select {
+		case <-host.slowCancelled:
+		case <-time.After(5 * time.Second):
 		}
 		if host.cancelled.Load() != 1 {
 			t.Fatal("the abandoned call's context was not cancelled")
@@ -214,20 +233,40 @@ func TestRunEndCancelsInFlightCalls(t *testing.T) {
 }
 
 func TestCancelRun(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
-		for _, code := range []string{"while (true) {}", "await demo.slow({})"} {
-			host := &recordingHost{}
+		// Each snippet first starts a tool call, and the caller cancels when
+		// the host sees it: the run is then under way (on a shared runtime a run
+		// may wait for a slot first), busy in a loop or awaiting a slow call.
+		for _, code := range []string{"demo.echo({});\nwhile (true) {}", "await demo.slow({})"} {
+			called := make(chan struct{}, 1)
+			host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+				called <- struct{}{}
+				if c.Tool == "demo:slow" {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				return json.RawMessage(`1`), nil
+			})
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(100*time.Millisecond, cancel)
-			start := time.Now()
+			cancelledAt := make(chan time.Time, 1)
+			go func() {
+				select {
+				case <-called:
+				case <-time.After(10 * time.Second): // never called: cancel anyway
+				}
+				cancelledAt <- time.Now()
+				cancel()
+			}()
 			res, err := rt.Run(ctx, Request{Code: code, Tools: demoTools, Host: host, Limits: Limits{Timeout: 20 * time.Second}})
+			cancel()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Error == nil || res.Error.Kind != KindCancelled {
 				t.Fatalf("%q: error = %+v, want cancelled", code, res.Error)
 			}
-			if elapsed := time.Since(start); elapsed > 5*time.Second {
+			if elapsed := time.Since(<-cancelledAt); elapsed > 5*time.Second {
 				t.Errorf("%q: cancellation took %v", code, elapsed)
 			}
 		}
@@ -235,6 +274,7 @@ func TestCancelRun(t *testing.T) {
 }
 
 func TestToolCallLimit(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		host := &recordingHost{}
 		// Catching every error must not let a snippet exceed the limit.

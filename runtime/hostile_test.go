@@ -14,6 +14,7 @@ import (
 // test is one finding, named after what it must never do again.
 
 func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
 	}
@@ -36,12 +37,29 @@ func TestDeeplyNestedCodeCannotCrashTheHost(t *testing.T) {
 // TestAnswersNeverReachALaterRun: a run that ends with a call in flight
 // must not hand that call's answer to the next run in the same worker.
 func TestAnswersNeverReachALaterRun(t *testing.T) {
+	t.Parallel()
 	rt := workerRuntime(t, 1)
-	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
-		if strings.Contains(string(c.Arguments), "tenant-A") {
-			time.Sleep(30 * time.Millisecond) // still answering when A has ended
+	// A's call is answered while B, in the same worker, awaits its own: A's
+	// answer waits until B's call has reached the host, and B's answer until
+	// A's has been given.
+	bCalled := make(chan struct{}, 1)
+	aAnswered := make(chan struct{}, 1)
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
 		}
-		return json.RawMessage(fmt.Sprintf(`{"answerFor":%s}`, c.Arguments)), nil
+	}
+	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+		answer := json.RawMessage(fmt.Sprintf(`{"answerFor":%s}`, c.Arguments))
+		if strings.Contains(string(c.Arguments), "tenant-A") {
+			wait(bCalled) // still answering when A has ended
+			aAnswered <- struct{}{}
+			return answer, nil
+		}
+		bCalled <- struct{}{}
+		wait(aAnswered)
+		return answer, nil
 	})
 	for i := 0; i < 10; i++ {
 		a := run(t, rt, Request{Code: `demo.echo({ secret: "tenant-A" }).catch(() => {}); return 1`, Tools: demoTools, Host: host})
@@ -51,11 +69,11 @@ func TestAnswersNeverReachALaterRun(t *testing.T) {
 		if !strings.Contains(string(b.Value), "tenant-B") {
 			t.Fatalf("run B got %s", b.Value)
 		}
-		time.Sleep(40 * time.Millisecond)
 	}
 }
 
 func TestEarlyCancelIsACancellation(t *testing.T) {
+	t.Parallel()
 	rt := workerRuntime(t, 1)
 	for i := 0; i < 20; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -72,6 +90,7 @@ func TestEarlyCancelIsACancellation(t *testing.T) {
 }
 
 func TestEmptyConsoleEntriesCountAgainstTheLimit(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "const t0 = Date.now(); while (Date.now() - t0 < 300) console.log(); return 1", Limits: Limits{OutputBytes: 1024}})
 		mustOK(t, res)
@@ -82,6 +101,7 @@ func TestEmptyConsoleEntriesCountAgainstTheLimit(t *testing.T) {
 }
 
 func TestErrorTextIsCapped(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		for _, code := range []string{
 			`throw new Error("x".repeat(4e6))`,
@@ -98,6 +118,7 @@ func TestErrorTextIsCapped(t *testing.T) {
 }
 
 func TestCachesAreBoundedInBytes(t *testing.T) {
+	t.Parallel()
 	rt := runtimes(t)[InProcess]
 	for i := 0; i < 40; i++ {
 		code := fmt.Sprintf("// %d\nreturn 1 // %s", i, strings.Repeat("z", 200<<10))
@@ -121,6 +142,7 @@ func TestCachesAreBoundedInBytes(t *testing.T) {
 // TestSmallMemoryLimitAfterAHeavyRun: what earlier runs left in a worker's
 // caches is not charged to the next run.
 func TestSmallMemoryLimitAfterAHeavyRun(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
 	}
@@ -134,6 +156,7 @@ func TestSmallMemoryLimitAfterAHeavyRun(t *testing.T) {
 // TestRegexpTimeoutIsPerRun: a program compiled for a short run must not
 // time out the regexps of a longer one.
 func TestRegexpTimeoutIsPerRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a slow regexp to completion")
 	}
@@ -149,6 +172,7 @@ func TestRegexpTimeoutIsPerRun(t *testing.T) {
 }
 
 func TestOversizedToolAnswerFailsTheCallNotTheRun(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
 	}
@@ -158,18 +182,23 @@ func TestOversizedToolAnswerFailsTheCallNotTheRun(t *testing.T) {
 	rt := workerRuntime(t, 1)
 	big := json.RawMessage(`"` + strings.Repeat("b", 65<<20) + `"`)
 	host := HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) { return big, nil })
-	start := time.Now()
-	res := run(t, rt, Request{Code: "try { await demo.echo({}) } catch (e) { return e.code }", Tools: demoTools, Host: host, Limits: Limits{Timeout: 20 * time.Second}})
+	// The answer is checked and marshalled in this process, beside every other
+	// parallel test: 1-2 s idle, 6 s seen on a loaded machine. A call left
+	// hanging would end the run at its time limit without the code; a check
+	// that is merely slow shows as taking more than half of it.
+	const limit = time.Minute
+	res := run(t, rt, Request{Code: "try { await demo.echo({}) } catch (e) { return e.code }", Tools: demoTools, Host: host, Limits: Limits{Timeout: limit}})
 	mustOK(t, res)
 	jsonEqual(t, res.Value, `"RESULT_TOO_LARGE"`)
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("took %v", time.Since(start))
+	if res.Duration > limit/2 {
+		t.Errorf("took %v", res.Duration)
 	}
 }
 
 // TestBuiltinsSurviveTamperedPrototypes: snippets that delete what our Go
 // code reads must get a JavaScript outcome, never an internal error.
 func TestBuiltinsSurviveTamperedPrototypes(t *testing.T) {
+	t.Parallel()
 	codes := []string{
 		"delete (Map.prototype as any).size; console.log(new Map([[1, 2]])); return 1",
 		"const e = new Error('x'); Object.setPrototypeOf(e, null); throw e",
@@ -188,6 +217,7 @@ func TestBuiltinsSurviveTamperedPrototypes(t *testing.T) {
 }
 
 func TestLimitHitWhileDescribingAnErrorIsTheLimit(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: `const e = new Error("x"); Object.defineProperty(e, "name", { get() { while (true) {} } }); throw e`,
 			Limits: Limits{Timeout: 300 * time.Millisecond}})
@@ -198,23 +228,24 @@ func TestLimitHitWhileDescribingAnErrorIsTheLimit(t *testing.T) {
 }
 
 func TestHugeResultsAreResultSizeErrors(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("the race detector's shadow memory does not fit under a worker's address-space cap")
 	}
 	rt := workerRuntime(t, 1)
 	for _, code := range []string{`return "\x01".repeat(6e7)`, `return new Uint8Array(3e7)`} {
-		start := time.Now()
 		res := run(t, rt, Request{Code: code, Limits: Limits{MemoryBytes: 512 << 20, Timeout: 20 * time.Second}})
 		if res.Error == nil || res.Error.Limit != LimitResultSize {
 			t.Errorf("%s: error = %+v, want the result size limit", code, res.Error)
 		}
-		if time.Since(start) > 5*time.Second {
-			t.Errorf("%s: took %v", code, time.Since(start))
+		if res.Duration > 5*time.Second {
+			t.Errorf("%s: took %v", code, res.Duration)
 		}
 	}
 }
 
 func TestToolMessageCannotMoveTheErrorLocation(t *testing.T) {
+	t.Parallel()
 	host := HostFunc(func(context.Context, ToolCall) (json.RawMessage, error) {
 		return nil, &ToolError{Code: "UPSTREAM_ERROR", Message: "not found\n    at handler (snippet.ts:3:5(0))"}
 	})
@@ -227,6 +258,7 @@ func TestToolMessageCannotMoveTheErrorLocation(t *testing.T) {
 }
 
 func TestGroupByKeysCompareLikeTheSpec(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: `
 const big = Map.groupBy([1, 2, 3], () => 5n);
@@ -240,6 +272,7 @@ return [big.size, [...big.values()][0].length, nan.get(NaN).length, (bySym as an
 }
 
 func TestJSONMatchesStringifyForProxiesAndBigIntToJSON(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: `(BigInt.prototype as any).toJSON = function () { return this.toString() }; return { p: new Proxy([1, 2], {}), n: 5n }`})
 		mustOK(t, res)
@@ -251,6 +284,7 @@ func TestJSONMatchesStringifyForProxiesAndBigIntToJSON(t *testing.T) {
 }
 
 func TestSmallCompatibilityDetails(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: `
 const order: string[] = [];
@@ -272,6 +306,7 @@ return { order, log: String(console.log), timer: setTimeout.name, compile: typeo
 }
 
 func TestManyRunsAtOnceShareNothing(t *testing.T) {
+	t.Parallel()
 	rt := workerRuntime(t, 2)
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {

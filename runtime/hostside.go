@@ -64,7 +64,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 	case !h.bound[tool]:
 		refuse = &ToolError{Code: CodeNotBound, Message: fmt.Sprintf("tool %q is not bound to this run", tool)}
 	case started >= h.limits.ToolCalls:
-		refuse = &ToolError{Code: "LIMIT_TOOL_CALLS", Message: fmt.Sprintf("more than %d tool calls", h.limits.ToolCalls)}
+		refuse = &ToolError{Code: CodeToolCallLimit, Message: fmt.Sprintf("more than %d tool calls", h.limits.ToolCalls)}
 	case h.host == nil:
 		refuse = &ToolError{Code: CodeNoHost, Message: "this run has tools bound but no host to call them; pass a Host in the Request"}
 	case !json.Valid(args):
@@ -159,7 +159,7 @@ func (h *hostSide) finish(out execOutcome) *Result {
 	for id := range h.inFlight {
 		tr := &h.calls[h.callIndex[id]]
 		tr.Duration = now - tr.Start
-		tr.Code = "CANCELLED"
+		tr.Code = CodeCancelled
 	}
 	res := &Result{
 		OK:       out.Error == nil,

@@ -21,6 +21,12 @@ var (
 )
 
 // runtimes returns one Runtime per isolation mode, shared by the tests.
+//
+// The tests run in parallel (t.Parallel), so runs on a shared Runtime wait
+// their turn for one of its slots: a test that asserts how long something
+// took measures Result.Duration, which starts once the run has its slot, never
+// the wall time around Run. Tests that kill or exhaust workers, or need a free
+// worker at a given moment, use workerRuntime.
 func runtimes(t testing.TB) map[Isolation]*Runtime {
 	t.Helper()
 	sharedOnce.Do(func() {
@@ -49,19 +55,26 @@ func workerRuntime(t testing.TB, workers int) *Runtime {
 	return rt
 }
 
-// bothModes runs f once per isolation mode.
+// bothModes runs f once per isolation mode, the two in parallel; it must be
+// the last thing its test does.
 func bothModes(t *testing.T, f func(t *testing.T, rt *Runtime)) {
 	t.Helper()
 	for iso, rt := range runtimes(t) {
-		t.Run(iso.String(), func(t *testing.T) { f(t, rt) })
+		t.Run(iso.String(), func(t *testing.T) {
+			t.Parallel()
+			f(t, rt)
+		})
 	}
 }
 
-// run runs code with a short default timeout and fails the test on a runtime error.
+// run runs code and fails the test on a runtime error. Its default time
+// limit (a minute) is only there to end a hung run: a test that is not about
+// time must not fail because the machine is loaded (the race detector makes
+// in-process runs ten times slower). Tests about the time limit set their own.
 func run(t testing.TB, rt *Runtime, req Request) *Result {
 	t.Helper()
 	if req.Limits.Timeout == 0 {
-		req.Limits.Timeout = 10 * time.Second
+		req.Limits.Timeout = time.Minute
 	}
 	res, err := rt.Run(context.Background(), req)
 	if err != nil {

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/sandboxrt/sandbox/bindings"
 )
 
 const (
@@ -228,23 +226,39 @@ func (w *worker) kill() {
 	}
 }
 
-// run executes one snippet in a worker.
-func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []bindings.Tool) (*Result, error) {
+// run executes one snippet in a worker: it takes a worker, sends it the
+// snippet, relays the run's frames until it ends, and returns the worker to
+// the pool (or replaces it) before assembling the result.
+func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []Tool) (*Result, error) {
 	w, err := p.get()
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: err.Error()}}), nil
+		return hs.finish(internalFailure(err.Error())), nil
 	}
+	runID, err := w.start(&runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools})
+	if err != nil {
+		p.put(w, false)
+		return hs.finish(internalFailure("sending the snippet to a worker failed: " + err.Error())), nil
+	}
+	out, reusable := w.await(ctx, hs, runID, limits)
+	p.put(w, reusable)
+	return hs.finish(out), nil
+}
+
+// start sends a worker its next run and returns the run's id.
+func (w *worker) start(run *runMessage) (uint64, error) {
 	w.runs++
 	w.runID++
-	runID := w.runID
-	if err := w.fw.send(&message{T: msgRun, RunID: runID, Run: &runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools}}); err != nil {
-		p.put(w, false)
-		return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: "sending the snippet to a worker failed: " + err.Error()}}), nil
-	}
+	return w.runID, w.fw.send(&message{T: msgRun, RunID: w.runID, Run: run})
+}
 
+// await relays one run's frames to its hostSide until the run ends: with the
+// worker's result, a crash, a protocol error, the caller's cancellation or
+// the deadline. It returns how the run ended and whether the worker may run
+// another snippet.
+func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits Limits) (out execOutcome, reusable bool) {
 	deadline := time.NewTimer(limits.Timeout + killGrace)
 	defer deadline.Stop()
 	var grace <-chan time.Time
@@ -253,56 +267,68 @@ func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, lim
 		select {
 		case m, ok := <-w.frames:
 			if !ok {
-				out := w.crashOutcome(limits)
-				p.put(w, false)
-				return hs.finish(out), nil
+				return w.crashOutcome(limits), false
 			}
 			if m.RunID != runID {
 				continue // a frame of an earlier run, already given up
 			}
-			switch m.T {
-			case msgCall:
-				id := m.ID
-				hs.call(id, m.Tool, m.Args, func(res json.RawMessage, terr *ToolError) {
-					err := w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Result: res, Err: terr})
-					if err != nil && terr == nil {
-						// The answer does not fit in a frame: say so rather
-						// than leave the call hanging until the deadline.
-						_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: "RESULT_TOO_LARGE",
-							Message: fmt.Sprintf("the tool's result (%s) is too large to hand to the snippet; ask for less (a page, a filter, fewer fields)", formatBytes(int64(len(res))))}})
-					}
-				})
-			case msgLog:
-				if m.Log != nil {
-					hs.log(*m.Log)
-				}
-			case msgDone:
-				if m.Outcome == nil {
-					p.put(w, false)
-					return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: "the worker sent an empty result"}}), nil
-				}
-				p.put(w, !m.Retire)
-				return hs.finish(*m.Outcome), nil
-			default:
-				p.put(w, false)
-				return hs.finish(execOutcome{Error: &Error{Kind: KindInternal, Message: fmt.Sprintf("the worker broke the protocol (%q message)", m.T)}}), nil
+			if out, ended, reusable := w.handle(hs, runID, m); ended {
+				return out, reusable
 			}
 		case <-cancelled:
 			cancelled = nil
 			_ = w.fw.send(&message{T: msgCancel, RunID: runID})
 			grace = time.After(killGrace)
 		case <-grace:
-			p.put(w, false)
-			return hs.finish(execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}), nil
+			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false
 		case <-deadline.C:
 			// The VM did not stop at its deadline: a native built-in (a huge
 			// sort, a regexp, a giant string operation) does not see interrupts.
-			p.put(w, false)
-			return hs.finish(execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
+			return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
 				"the snippet ran past its %v time limit inside a built-in operation (a huge sort, regular expression or string operation) and its worker was stopped; work on smaller inputs or raise the limit",
-				limits.Timeout)}}), nil
+				limits.Timeout)}}, false
 		}
 	}
+}
+
+// handle acts on one frame of the current run; ended reports that the run is
+// over, with out and whether the worker may be reused.
+func (w *worker) handle(hs *hostSide, runID uint64, m *message) (out execOutcome, ended, reusable bool) {
+	switch m.T {
+	case msgCall:
+		w.relayCall(hs, runID, m)
+	case msgLog:
+		if m.Log != nil {
+			hs.log(*m.Log)
+		}
+	case msgDone:
+		if m.Outcome == nil {
+			return internalFailure("the worker sent an empty result"), true, false
+		}
+		return *m.Outcome, true, !m.Retire
+	default:
+		return internalFailure(fmt.Sprintf("the worker broke the protocol (%q message)", m.T)), true, false
+	}
+	return execOutcome{}, false, false
+}
+
+// relayCall has the hostSide answer a tool call of the worker's run and sends
+// the answer back.
+func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
+	id := m.ID
+	hs.call(id, m.Tool, m.Args, func(res json.RawMessage, terr *ToolError) {
+		err := w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Result: res, Err: terr})
+		if err != nil && terr == nil {
+			// The answer does not fit in a frame: say so rather
+			// than leave the call hanging until the deadline.
+			_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: CodeResultTooLarge,
+				Message: fmt.Sprintf("the tool's result (%s) is too large to hand to the snippet; ask for less (a page, a filter, fewer fields)", formatBytes(int64(len(res))))}})
+		}
+	})
+}
+
+func internalFailure(msg string) execOutcome {
+	return execOutcome{Error: &Error{Kind: KindInternal, Message: msg}}
 }
 
 // crashOutcome explains a worker that ended without a result.
@@ -337,7 +363,7 @@ func (w *worker) crashOutcome(limits Limits) execOutcome {
 	if line := firstLine(stderr); line != "" {
 		msg += ": " + line
 	}
-	return execOutcome{Error: &Error{Kind: KindInternal, Message: msg}}
+	return internalFailure(msg)
 }
 
 // headBuffer keeps the first max bytes written to it.

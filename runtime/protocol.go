@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"github.com/sandboxrt/sandbox/bindings"
 )
 
 // The parent and a worker exchange frames over the worker's stdin and stdout:
@@ -55,10 +53,10 @@ type message struct {
 }
 
 type runMessage struct {
-	Code     string          `json:"code"` // TypeScript: the worker transpiles it
-	Filename string          `json:"filename"`
-	Limits   Limits          `json:"limits"`
-	Tools    []bindings.Tool `json:"tools,omitempty"`
+	Code     string `json:"code"` // TypeScript: the worker transpiles it
+	Filename string `json:"filename"`
+	Limits   Limits `json:"limits"`
+	Tools    []Tool `json:"tools,omitempty"`
 }
 
 const (

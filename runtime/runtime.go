@@ -27,7 +27,6 @@ import (
 	"sync"
 
 	"github.com/sandboxrt/sandbox/auth"
-	"github.com/sandboxrt/sandbox/bindings"
 )
 
 // Isolation chooses where snippets run.
@@ -75,11 +74,22 @@ type Request struct {
 	Filename string
 	Limits   Limits
 	// Tools are bound into the VM as Namespace.Function(args); calls go to Host.
-	Tools []bindings.Tool
+	Tools []Tool
 	Host  Host
 	// Caller is who runs the snippet; every ToolCall the Host gets carries it,
 	// so the Host never has to remember whose run a call came from.
 	Caller auth.Caller
+}
+
+// Tool is one tool bound to a run, callable in the snippet as
+// Namespace.Function(args). A call reaches the Host as a ToolCall for ID.
+type Tool struct {
+	// ID is the gateway's tool id, "server:tool".
+	ID string `json:"id"`
+	// Namespace and Function are the TypeScript names (typegen.AssignNames),
+	// so the functions a snippet can call are the ones its .d.ts declares.
+	Namespace string `json:"namespace"`
+	Function  string `json:"function"`
 }
 
 // Runtime runs snippets. It is safe for concurrent use; at most
@@ -188,7 +198,7 @@ func (s *inProcessSide) startCall(id uint64, tool string, args json.RawMessage) 
 
 func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
 
-func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []bindings.Tool) *Result {
+func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []Tool) *Result {
 	side := &inProcessSide{hs: hs}
 	ex := newExecution(side, limits, filename)
 	side.ex = ex

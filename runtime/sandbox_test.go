@@ -15,6 +15,7 @@ import (
 // TestNoCodeGeneration tries every known way to reach eval or the Function
 // constructor. Each probe must throw; none may return.
 func TestNoCodeGeneration(t *testing.T) {
+	t.Parallel()
 	probes := []string{
 		`eval("1")`,
 		`(0, globalThis["ev" + "al"])("1")`,
@@ -85,6 +86,7 @@ func jsString(s string) string {
 // see: the language's built-ins and what the runtime installs. A new global
 // (from a goja upgrade, say) fails here until it is reviewed.
 func TestGlobalsAreOnlyTheLanguageAndOurs(t *testing.T) {
+	t.Parallel()
 	allowed := strings.Fields(`AggregateError Array ArrayBuffer BigInt BigInt64Array BigUint64Array Boolean
 		DataView Date Error EvalError Float32Array Float64Array Function Infinity Int16Array Int32Array Int8Array
 		JSON MCPToolError Map Math NaN Number Object Promise Proxy RangeError ReferenceError Reflect RegExp Set
@@ -108,6 +110,7 @@ func TestGlobalsAreOnlyTheLanguageAndOurs(t *testing.T) {
 // TestSourceMapCommentsCannotReadHostFiles checks that a sourceMappingURL
 // naming a host file is never read: goja's default loader would read it.
 func TestSourceMapCommentsCannotReadHostFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mapFile := filepath.Join(dir, "evil.map")
 	// A valid source map that would rename the file to LEAKED.ts if read.
@@ -128,6 +131,7 @@ func TestSourceMapCommentsCannotReadHostFiles(t *testing.T) {
 }
 
 func TestUnicodePropertyEscapes(t *testing.T) {
+	t.Parallel()
 	code := `
 return {
   letters: "héllo wörld 42 ΣΩ".match(/\p{L}+/gu),
@@ -155,6 +159,7 @@ return {
 }
 
 func TestDynamicImportIsAClearCompileError(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "const a = 1;\nconst fs = await import('fs');\nreturn fs"})
 		if e := res.Error; e == nil || e.Kind != KindCompile || e.Line != 2 || !strings.Contains(e.Message, "import() is not available") {
@@ -164,6 +169,7 @@ func TestDynamicImportIsAClearCompileError(t *testing.T) {
 }
 
 func TestModernBuiltins(t *testing.T) {
+	t.Parallel()
 	code := `
 const people = [{ n: "a", age: 30 }, { n: "b", age: 40 }, { n: "c", age: 30 }];
 const byAge = Object.groupBy(people, (p) => String(p.age));
@@ -180,6 +186,8 @@ return { byAge, old: m.get(true)!.map((p) => p.n), resolved: await promise, sort
 
 // TestConsoleNeverReachesHostStdout checks that console output is captured,
 // not printed: the CLI's stdout carries the JSON result only.
+// Not parallel: it replaces os.Stdout, which the other tests and the test
+// framework write to.
 func TestConsoleNeverReachesHostStdout(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -202,6 +210,7 @@ func TestConsoleNeverReachesHostStdout(t *testing.T) {
 // TestConcurrentRunsStayWithinThePool runs more snippets than workers and
 // checks that all finish and no more than the pool's size ran at once.
 func TestConcurrentRunsStayWithinThePool(t *testing.T) {
+	t.Parallel()
 	rt := workerRuntime(t, 2)
 	var mu sync.Mutex
 	inside, peak := 0, 0
@@ -210,6 +219,8 @@ func TestConcurrentRunsStayWithinThePool(t *testing.T) {
 		inside++
 		peak = max(peak, inside)
 		mu.Unlock()
+		// A slow host on purpose: runs overlap, so a pool that let a third
+		// snippet in would show it in peak.
 		time.Sleep(20 * time.Millisecond)
 		mu.Lock()
 		inside--
@@ -245,6 +256,7 @@ func TestConcurrentRunsStayWithinThePool(t *testing.T) {
 }
 
 func TestLimitsValidate(t *testing.T) {
+	t.Parallel()
 	rt := runtimes(t)[InProcess]
 	for _, l := range []Limits{{Timeout: -1}, {MemoryBytes: 1000}, {ToolCalls: -3}, {Timeout: time.Nanosecond}} {
 		if _, err := rt.Run(context.Background(), Request{Code: "return 1", Limits: l}); err == nil || !strings.Contains(err.Error(), "limits:") {
@@ -258,6 +270,7 @@ func TestLimitsValidate(t *testing.T) {
 }
 
 func TestWorkerFromAnUnpreparedBinaryFailsClearly(t *testing.T) {
+	t.Parallel()
 	rt, err := New(Options{Workers: 1, WorkerCommand: []string{"/bin/true"}})
 	if err != nil {
 		t.Fatal(err)

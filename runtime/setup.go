@@ -9,14 +9,14 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/sandboxrt/sandbox/bindings"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // setup prepares a fresh VM before any user code runs: it removes code
 // generation, installs console and timers, and binds the run's tools. The VM
 // then holds only the language's built-ins and what is installed here: no
 // require, no file system, network, environment or process.
-func (e *execution) setup(tools []bindings.Tool) error {
+func (e *execution) setup(tools []Tool) error {
 	vm := e.vm
 	intr, err := captureIntrinsics(vm)
 	if err != nil {
@@ -38,7 +38,11 @@ func (e *execution) setup(tools []bindings.Tool) error {
 	if err := installBase64(vm); err != nil {
 		return err
 	}
-	installed, err := bindings.Install(vm, tools, e.invoke)
+	bind := make([]bindings.Tool, len(tools))
+	for i, t := range tools {
+		bind[i] = bindings.Tool(t)
+	}
+	installed, err := bindings.Install(vm, bind, e.invoke)
 	if err != nil {
 		return err
 	}

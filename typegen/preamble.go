@@ -5,7 +5,8 @@ package typegen
 // scripts that the runtime wraps in an async function.
 //
 // ToolResult is ARCHITECTURE.md contract 2 spelled as a type; MCPToolError is
-// contract 3. The bindings implement both; change them together.
+// contract 3. The runtime implements both (runtime.DecodeResult,
+// runtime.ToolError); change them together.
 const Preamble = `/** Any JSON value. */
 type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** One MCP content block, as the server sent it. */

@@ -536,18 +536,67 @@ func (c *converter) arrayType(s *jsonValue, d *document, at *path, indent int, h
 // or reject unknown arguments anyway. An object that declares nothing is
 // open (Record<string, unknown>).
 func (c *converter) objectBody(s *jsonValue, d *document, at *path, indent int, iface bool) string {
-	return c.objectBodyRequired(s, d, at, indent, iface, nil)
+	return c.objectShape(s, d, at, indent, nil).render(indent, iface)
 }
 
-func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, indent int, iface bool, extraRequired map[string]bool) string {
+// objectShape is what an object schema declares, worked out before it is
+// written: its properties and its index signature.
+type objectShape struct {
+	members  []objectMember
+	hasIndex bool
+	index    tsType  // the index signature's value type, when hasIndex
+	indexDoc docInfo // what the index signature's keys may be
+}
+
+// objectMember is one property of an object type.
+type objectMember struct {
+	doc      docInfo
+	key      string
+	optional bool
+	t        tsType
+}
+
+// objectShape works out the members and index signature of object schema s.
+// extraRequired makes more properties required (requiredVariants renders one
+// object per variant this way).
+func (c *converter) objectShape(s *jsonValue, d *document, at *path, indent int, extraRequired map[string]bool) objectShape {
 	props := s.get("properties")
 	propsAt := c.child(at, "properties")
 	if props != nil && props.kind != jsonObject {
 		c.problem(propsAt, "properties must be an object, not %s; it is ignored", kindName(props.kind))
 		props = nil
 	}
+	required, requiredOrder := c.requiredProperties(s, at, extraRequired)
+
+	var sh objectShape
+	declared := map[string]bool{}
+	if props != nil {
+		for _, m := range props.members {
+			declared[m.key] = true
+			t := c.typeOf(m.value, d, c.child(propsAt, m.key), indent+1, heads{})
+			sh.members = append(sh.members, objectMember{doc: schemaDoc(m.value, c.maxDoc), key: m.key, optional: !required[m.key], t: t})
+		}
+	}
+	for _, name := range requiredOrder {
+		if !declared[name] {
+			sh.members = append(sh.members, objectMember{key: name, t: tUnknown})
+		}
+	}
+
+	var index []tsType
+	index, sh.indexDoc = c.indexSignature(s, d, at, indent, props == nil || len(props.members) == 0)
+	if len(index) > 0 {
+		sh.hasIndex = true
+		sh.index = widenIndex(index, sh.members)
+	}
+	return sh
+}
+
+// requiredProperties reads s's required list, adding extra, in order and
+// without repeats.
+func (c *converter) requiredProperties(s *jsonValue, at *path, extra map[string]bool) (map[string]bool, []string) {
 	required := map[string]bool{}
-	var requiredOrder []string
+	var order []string
 	if r := s.get("required"); r != nil {
 		if r.kind != jsonArray {
 			c.problem(c.child(at, "required"), "required must be an array of property names, not %s; it is ignored", kindName(r.kind))
@@ -559,46 +608,30 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 				}
 				if !required[it.str] {
 					required[it.str] = true
-					requiredOrder = append(requiredOrder, it.str)
+					order = append(order, it.str)
 				}
 			}
 		}
 	}
-	for name := range extraRequired {
+	for name := range extra {
 		if !required[name] {
 			required[name] = true
-			requiredOrder = append(requiredOrder, name)
+			order = append(order, name)
 		}
 	}
+	return required, order
+}
 
-	type member struct {
-		doc      docInfo
-		key      string
-		optional bool
-		t        tsType
-	}
-	var members []member
-	declared := map[string]bool{}
-	if props != nil {
-		for _, m := range props.members {
-			declared[m.key] = true
-			t := c.typeOf(m.value, d, c.child(propsAt, m.key), indent+1, heads{})
-			members = append(members, member{doc: schemaDoc(m.value, c.maxDoc), key: m.key, optional: !required[m.key], t: t})
-		}
-	}
-	for _, name := range requiredOrder {
-		if !declared[name] {
-			members = append(members, member{key: name, t: tUnknown})
-		}
-	}
-
-	// Index signature.
+// indexSignature gives the value types of s's index signature (none when the
+// object is closed) and what its keys may be. noProperties says s declares no
+// property, which leaves it open when additionalProperties is absent.
+func (c *converter) indexSignature(s *jsonValue, d *document, at *path, indent int, noProperties bool) ([]tsType, docInfo) {
 	var index []tsType
 	open := false
 	ap := s.get("additionalProperties")
 	switch {
 	case ap == nil:
-		open = props == nil || len(props.members) == 0
+		open = noProperties
 	case ap.kind == jsonBool:
 		open = ap.boolean
 	case ap.kind == jsonObject && len(ap.members) == 0:
@@ -621,44 +654,52 @@ func (c *converter) objectBodyRequired(s *jsonValue, d *document, at *path, inde
 		index = []tsType{tUnknown}
 	}
 	// What the keys of the index signature may be: patterns and propertyNames.
-	var indexDoc docInfo
+	var doc docInfo
 	if len(patternDocs) > 0 {
-		indexDoc.text = "Keys matching " + strings.Join(patternDocs, " or ")
+		doc.text = "Keys matching " + strings.Join(patternDocs, " or ")
 	}
 	if pn := s.get("propertyNames"); pn.isObject() && len(index) > 0 {
 		if pd := schemaDoc(pn, c.maxDoc); !pd.empty() {
 			if pd.text != "" {
-				indexDoc.text = strings.TrimSpace(indexDoc.text + " Keys: " + pd.text)
+				doc.text = strings.TrimSpace(doc.text + " Keys: " + pd.text)
 			}
-			indexDoc.tags = pd.tags
+			doc.tags = pd.tags
 		}
 	}
-	indexType := tsType{}
-	hasIndex := len(index) > 0
-	if hasIndex {
-		it := union(index)
-		if !it.top && len(members) > 0 {
-			// TypeScript requires every property to fit the index signature:
-			// widen it to the union of all property types when that stays
-			// short, else to unknown (repeating big property types here could
-			// grow the output exponentially with nesting).
-			all := append([]tsType{}, index...)
-			optional := false
-			for _, m := range members {
-				all = append(all, m.t)
-				optional = optional || m.optional
-			}
-			if optional {
-				all = append(all, tsType{text: "undefined", prec: precPrimary})
-			}
-			it = union(all)
-			if len(it.text) > maxIndexUnion || strings.Contains(it.text, "\n") {
-				it = tUnknown
-			}
-		}
-		indexType = it
-	}
+	return index, doc
+}
 
+// widenIndex is the type of an index signature with value types index
+// beside members.
+func widenIndex(index []tsType, members []objectMember) tsType {
+	it := union(index)
+	if it.top || len(members) == 0 {
+		return it
+	}
+	// TypeScript requires every property to fit the index signature: widen it
+	// to the union of all property types when that stays short, else to
+	// unknown (repeating big property types here could grow the output
+	// exponentially with nesting).
+	all := append([]tsType{}, index...)
+	optional := false
+	for _, m := range members {
+		all = append(all, m.t)
+		optional = optional || m.optional
+	}
+	if optional {
+		all = append(all, tsType{text: "undefined", prec: precPrimary})
+	}
+	it = union(all)
+	if len(it.text) > maxIndexUnion || strings.Contains(it.text, "\n") {
+		it = tUnknown
+	}
+	return it
+}
+
+// render writes the shape as TypeScript: braces on one line when short,
+// else one member a line at indent; an interface body always takes braces.
+func (sh objectShape) render(indent int, iface bool) string {
+	members, indexType, indexDoc, hasIndex := sh.members, sh.index, sh.indexDoc, sh.hasIndex
 	if len(members) == 0 && !iface {
 		if !hasIndex {
 			// additionalProperties: false and nothing declared: only {}.
@@ -759,7 +800,7 @@ func requiredOnlyVariants(list *jsonValue) bool {
 // maxInlineObject is the widest object type written on one line.
 const maxInlineObject = 80
 
-// maxIndexUnion bounds the widened index signature type (see objectBody).
+// maxIndexUnion bounds the widened index signature type (see widenIndex).
 const maxIndexUnion = 160
 
 // maxExpanded bounds the schema nodes re-rendered by required-variant
@@ -780,7 +821,7 @@ func (c *converter) requiredVariants(s, list *jsonValue, d *document, at *path, 
 				extra[r.str] = true
 			}
 		}
-		members = append(members, withDoc(tsType{text: c.objectBodyRequired(s, d, at, indent, false, extra), prec: precPrimary, refs: true}, schemaDoc(v, c.maxDoc)))
+		members = append(members, withDoc(tsType{text: c.objectShape(s, d, at, indent, extra).render(indent, false), prec: precPrimary, refs: true}, schemaDoc(v, c.maxDoc)))
 	}
 	return union(members), true
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/sandboxrt/sandbox/bindings"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // Install binds tools as frozen namespace objects; each call goes to invoke,

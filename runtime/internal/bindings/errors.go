@@ -7,12 +7,9 @@ import (
 	"github.com/dop251/goja"
 )
 
-// defineErrorClass defines the global MCPToolError, a subclass of Error:
-//
-//	class MCPToolError extends Error { name = "MCPToolError"; tool; code; data }
-//
-// built with the Go API (no source is evaluated). Snippets may construct it too
-// (`new MCPToolError("msg", {code: "X"})`), which keeps `instanceof` honest.
+// defineErrorClass defines the global MCPToolError, a subclass of Error, as
+// runtime.ToolError documents it, built with the Go API (no source is
+// evaluated). Snippets may construct it too, which keeps `instanceof` honest.
 func (in *Installed) defineErrorClass() error {
 	vm := in.vm
 	parse, ok := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
@@ -33,7 +30,7 @@ func (in *Installed) defineErrorClass() error {
 	in.errProto = proto
 
 	ctor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		info := ErrorInfo{Message: call.Argument(0).String(), Code: "ERROR"}
+		info := ErrorInfo{Message: call.Argument(0).String(), Code: CodeUnspecified}
 		if goja.IsUndefined(call.Argument(0)) {
 			info.Message = ""
 		}

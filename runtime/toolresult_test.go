@@ -1,4 +1,4 @@
-package bindings
+package runtime
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 )
 
 func TestDecodeResult(t *testing.T) {
+	t.Parallel()
 	text := func(s string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
 		return b

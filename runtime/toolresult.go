@@ -1,4 +1,4 @@
-package bindings
+package runtime
 
 import (
 	"bytes"
@@ -16,7 +16,8 @@ import (
 //     newlines) parsed as JSON if it is JSON, or the text itself as a string;
 //   - else the content blocks, as the server sent them, as an array.
 //
-// A result with no content and no structuredContent resolves to null.
+// A result with no content and no structuredContent resolves to null. A Host
+// that forwards calls to MCP servers returns this value from CallTool.
 func DecodeResult(content []json.RawMessage, structured json.RawMessage) (json.RawMessage, error) {
 	if s := bytes.TrimSpace(structured); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
 		if !json.Valid(s) {

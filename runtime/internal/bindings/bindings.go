@@ -2,12 +2,16 @@
 // `await github.listCommits({...})`. A stub sends a message (tool id + JSON
 // arguments) to the host through the runtime and returns a promise; no source is
 // generated and nothing is evaluated. Tool failures are MCPToolError instances
-// that snippets can catch.
+// that snippets can catch; what an MCPToolError carries, and the codes the
+// runtime adds, are documented once, on runtime.ToolError.
 //
 // The stubs are built from data (a list of Tool), so the same code runs inside
 // a worker subprocess: the parent sends the list, the worker installs it.
 // Names come from typegen.AssignNames, the one place tool names are made, so the
 // .d.ts an agent reads and the functions it can call always agree.
+//
+// The package is internal to the runtime: only the runtime handles goja values.
+// Callers bind tools with runtime.Request.Tools.
 package bindings
 
 import (
@@ -19,13 +23,14 @@ import (
 	"github.com/dop251/goja"
 )
 
-// Tool is one tool bound into the VM, callable as Namespace.Function(args).
+// Tool is one tool bound into the VM, callable as Namespace.Function(args):
+// runtime.Tool, which the runtime converts to this type.
 type Tool struct {
 	// ID is the gateway's tool id, "server:tool".
-	ID string `json:"id"`
+	ID string
 	// Namespace and Function are the TypeScript names (typegen.AssignNames).
-	Namespace string `json:"namespace"`
-	Function  string `json:"function"`
+	Namespace string
+	Function  string
 }
 
 // Invoke starts a tool call for a stub and returns the promise the stub
@@ -33,7 +38,7 @@ type Tool struct {
 // (undefined when none was passed). The runtime implements it.
 type Invoke func(tool Tool, args goja.Value) goja.Value
 
-// ErrorInfo is what an MCPToolError carries.
+// ErrorInfo is what an MCPToolError carries (runtime.ToolError, plus the tool).
 type ErrorInfo struct {
 	Tool    string          // "server:tool", or "namespace.function" when not bound
 	Code    string          // stable code: VALIDATION_FAILED, UNKNOWN_TOOL, NOT_BOUND, ...
@@ -41,9 +46,18 @@ type ErrorInfo struct {
 	Data    json.RawMessage // optional JSON detail (validation errors, upstream content)
 }
 
-// CodeNotBound is the MCPToolError code for a call to a tool that exists in
-// the VM's namespaces by name only: it was not bound to this run.
-const CodeNotBound = "NOT_BOUND"
+// The MCPToolError codes the bindings raise themselves. The runtime exports
+// the first two with the other codes it adds, and documents them there.
+const (
+	// CodeNotBound: a call to a tool that exists in the VM's namespaces by
+	// name only: it was not bound to this run.
+	CodeNotBound = "NOT_BOUND"
+	// CodeInvalidArguments: a call with arguments that cannot be sent.
+	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	// CodeUnspecified is the code of an MCPToolError a snippet constructs
+	// without one: `new MCPToolError("message")`.
+	CodeUnspecified = "ERROR"
+)
 
 // Installed is the result of Install: the VM's MCPToolError class, to create
 // instances of it for failed calls.
@@ -150,7 +164,7 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 func (in *Installed) stub(t Tool, invoke Invoke) goja.Value {
 	fn := in.vm.ToValue(func(call goja.FunctionCall) goja.Value {
 		if len(call.Arguments) > 1 {
-			return in.rejected(ErrorInfo{Tool: t.ID, Code: "INVALID_ARGUMENTS",
+			return in.rejected(ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments,
 				Message: fmt.Sprintf("%s.%s takes one argument, an object of named parameters, e.g. %s.%s({ ... }); got %d arguments",
 					t.Namespace, t.Function, t.Namespace, t.Function, len(call.Arguments))})
 		}
