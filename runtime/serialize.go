@@ -49,7 +49,6 @@ type jsonWriter struct {
 	path  []string
 	steps int
 	err   *jsonError
-	fatal error // an uncatchable VM error (interrupt) to re-raise
 }
 
 // toJSON serializes v inside the VM. It returns (nil, nil) for a top-level
