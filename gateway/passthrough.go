@@ -64,6 +64,10 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 	if err := forbidden(caller.Principal, u.name, ""); err != nil {
 		return nil, err
 	}
+	if !g.Sees(caller, u.name) {
+		return nil, newError(CodeServiceNotFound, "", nil, map[string]any{"server": u.name},
+			"this session is not connected to server %q; connect it with gateway__connect_servers first", u.name)
+	}
 	if u.sc.SessionToken {
 		tok, ok, err := g.tokenFor(ctx, caller, u.name)
 		if err != nil {

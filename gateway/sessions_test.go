@@ -123,4 +123,10 @@ func TestPrincipalScopedToServers(t *testing.T) {
 	if _, err := g.GetPrompt(context.Background(), agent, "a__greet", nil); !errors.As(err, &ge) || ge.Code != CodeForbidden {
 		t.Fatalf("prompt of a server outside the scope: %v", err)
 	}
+	if err := g.SubscribeResource(context.Background(), agent, "test://static"); !errors.As(err, &ge) || ge.Code != CodeForbidden {
+		t.Fatalf("subscribing to a resource of a server outside the scope: %v", err)
+	}
+	if err := g.SubscribeResource(context.Background(), agent, "test://"+strings.Repeat("x", 4096)); err == nil {
+		t.Fatal("a 4 KiB URI was subscribed to")
+	}
 }

@@ -18,15 +18,28 @@ import (
 // SubscribeResource subscribes a caller's open session to updates of a
 // resource. A caller without an open session cannot subscribe.
 func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri string) error {
+	if len(uri) > maxSubscribedURI {
+		return newError(CodeNotFound, "", nil, map[string]any{"limitBytes": maxSubscribedURI}, "a resource URI of %d bytes cannot be subscribed to (at most %d)", len(uri), maxSubscribedURI)
+	}
 	u, err := g.resourceOwner(uri)
 	if err != nil {
 		return err
+	}
+	if err := forbidden(caller.Principal, u.name, ""); err != nil {
+		return err
+	}
+	if !g.Sees(caller, u.name) {
+		return newError(CodeServiceNotFound, "", nil, map[string]any{"server": u.name}, "this session is not connected to server %q; connect it with gateway__connect_servers first", u.name)
 	}
 	g.sessions.mu.Lock()
 	st := g.sessions.open[caller.Session]
 	if !caller.HasSession() || st == nil {
 		g.sessions.mu.Unlock()
 		return newError(CodeNotFound, "", nil, map[string]any{"uri": uri}, "subscribing needs a session (protocol 2026-07-28 requests have none); read the resource instead")
+	}
+	if len(st.subs) >= maxSubscriptions && !st.subs[uri] {
+		g.sessions.mu.Unlock()
+		return newError(CodeRateLimited, "", nil, map[string]any{"limit": maxSubscriptions}, "this session is subscribed to %d resources, the most it may; unsubscribe from some first", maxSubscriptions)
 	}
 	first := g.subscribersLocked(uri) == 0
 	st.subs[uri] = true
@@ -39,6 +52,13 @@ func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri
 	}
 	return nil
 }
+
+// A session's subscriptions are bounded in count and URI size: each costs
+// memory here and a filter entry upstream.
+const (
+	maxSubscriptions = 256
+	maxSubscribedURI = 2 << 10
+)
 
 // UnsubscribeResource ends a session's subscription (a no-op when absent).
 func (g *Gateway) UnsubscribeResource(ctx context.Context, caller auth.Caller, uri string) error {
@@ -120,7 +140,9 @@ func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
 	g.sessions.mu.Lock()
 	var peers []Peer
 	for _, st := range g.sessions.open {
-		if st.subs[uri] && st.peer != nil {
+		// The scope is checked again at delivery: a subscription made before a
+		// session narrowed itself must not keep delivering.
+		if st.subs[uri] && st.peer != nil && st.caller.Principal.MaySee(server) && (st.servers == nil || st.servers[server]) {
 			peers = append(peers, st.peer)
 		}
 	}

@@ -242,12 +242,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", f.httpAddr, err)}
 	}
 	mux := http.NewServeMux()
-	mcpHandler, err := authenticated(file.Auth, front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts}), mux, log)
+	protect, err := authenticated(file.Auth, mux, log)
 	if err != nil {
 		return err
 	}
-	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/mcp", protect(front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts})))
+	// Metrics name every server and tool: with authentication on, only a
+	// principal that may use every server reads them.
+	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	// The address on stderr lets scripts (and tests) find a port-0 listener.
@@ -293,12 +295,12 @@ func loopbackAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// authenticated puts authentication in front of the MCP endpoint when the
-// config has an "auth" block, and serves the OAuth protected resource
-// metadata on mux.
-func authenticated(a auth.Config, h http.Handler, mux *http.ServeMux, log *slog.Logger) (http.Handler, error) {
+// authenticated returns what puts authentication in front of a handler when
+// the config has an "auth" block (nothing otherwise), and serves the OAuth
+// protected resource metadata on mux.
+func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger) (func(http.Handler) http.Handler, error) {
 	if !a.Enabled() {
-		return h, nil
+		return func(h http.Handler) http.Handler { return h }, nil
 	}
 	v, err := auth.NewVerifier(a, auth.Options{})
 	if err != nil {
@@ -312,5 +314,16 @@ func authenticated(a auth.Config, h http.Handler, mux *http.ServeMux, log *slog.
 		}
 	}
 	log.Info("authentication", "apiKeys", len(a.APIKeys), "oauth", a.OAuth != nil)
-	return auth.Middleware(v, meta)(h), nil
+	return auth.Middleware(v, meta), nil
+}
+
+// unrestrictedOnly serves h only to principals that may use every server.
+func unrestrictedOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, restricted := auth.PrincipalFrom(r.Context()).AllowedServers(); restricted {
+			http.Error(w, "Forbidden: your credentials are limited to some servers; metrics cover them all", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -104,6 +104,22 @@ func TestServeAuthenticatesAndScopesPrincipals(t *testing.T) {
 		t.Fatalf("search_tools shows a forbidden server: %v %.400s", err, toolText(res))
 	}
 
+	metrics := strings.TrimSuffix(url, "/mcp") + "/metrics"
+	for key, want := range map[string]int{"": http.StatusUnauthorized, agentKey: http.StatusForbidden, adminKey: http.StatusOK} {
+		req, _ := http.NewRequest("GET", metrics, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("/metrics with key %.5q: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
+
 	admin := keyClient(t, url, adminKey)
 	tools, err = admin.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {

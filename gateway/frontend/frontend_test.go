@@ -852,4 +852,40 @@ func TestScopedPrincipalListsOnlyItsServers(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("connecting to a forbidden server: %s", resultText(res))
 	}
+	prompts, err := c.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own int
+	for _, p := range prompts.Prompts {
+		if strings.HasPrefix(p.Name, "a__") {
+			t.Fatalf("prompts/list shows %s of a forbidden server", p.Name)
+		}
+		if strings.HasPrefix(p.Name, "b__") {
+			own++
+		}
+	}
+	if own == 0 {
+		t.Fatal("prompts/list lacks the principal's own server's prompts")
+	}
+}
+
+// TestSessionsPerPrincipalAreBounded: past the cap, initialize gets 429.
+func TestSessionsPerPrincipalAreBounded(t *testing.T) {
+	fx := newFrontend(t)
+	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxSessionsPerPrincipal: 2}))
+	t.Cleanup(srv.Close)
+	legacyClient(t, srv.URL+"/mcp")
+	legacyClient(t, srv.URL+"/mcp")
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a third session: %d", resp.StatusCode)
+	}
 }

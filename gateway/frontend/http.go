@@ -48,6 +48,12 @@ type HTTPOptions struct {
 	// MaxInFlightBytes bounds the request bodies held at once, whoever sent
 	// them (default 64 MiB); past it a request gets 503 with Retry-After.
 	MaxInFlightBytes int64
+	// MaxSessionsPerPrincipal bounds the sessions one principal may hold
+	// open (default 64); past it initialize gets 429.
+	MaxSessionsPerPrincipal int
+	// BodyReadTimeout bounds reading one request body (default 30 s), so a
+	// client trickling bytes cannot hold its share of MaxInFlightBytes.
+	BodyReadTimeout time.Duration
 }
 
 // defaultMaxInFlightBytes is HTTPOptions.MaxInFlightBytes' default: four
@@ -83,7 +89,15 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if budget <= 0 {
 		budget = defaultMaxInFlightBytes
 	}
-	return &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget}}
+	h := &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget},
+		maxSessions: opts.MaxSessionsPerPrincipal, bodyTimeout: opts.BodyReadTimeout}
+	if h.maxSessions <= 0 {
+		h.maxSessions = 64
+	}
+	if h.bodyTimeout <= 0 {
+		h.bodyTimeout = 30 * time.Second
+	}
+	return h
 }
 
 // byteBudget counts bytes held at once and refuses what would pass its max.
@@ -113,6 +127,9 @@ type httpHandler struct {
 	inner   http.Handler
 	allowed map[string]bool
 	bodies  *byteBudget // request bodies held at once
+
+	maxSessions int           // per principal
+	bodyTimeout time.Duration // to read one body
 
 	mu      sync.Mutex
 	streams map[string]*callStream // detached, resumable streams by id
@@ -165,12 +182,20 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.bodies.give(reserve)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, reserve))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		http.Error(w, fmt.Sprintf("request body unreadable or over %d bytes: %v", maxRequestBody, err), http.StatusRequestEntityTooLarge)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if r.Header.Get(server.HeaderKeySessionID) == "" && isInitialize(body) && h.s.sessionsOf(auth.PrincipalFrom(r.Context())) >= h.maxSessions {
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("Too Many Requests: you hold %d open sessions, the most one principal may; close some (DELETE /mcp with their Mcp-Session-Id) or let them expire", h.maxSessions), http.StatusTooManyRequests)
+		return
+	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || !isToolCall(body) {
 		h.inner.ServeHTTP(w, r)
 		return
@@ -287,6 +312,13 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 			return
 		}
 	}
+}
+
+func isInitialize(body []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodInitialize)
 }
 
 func isToolCall(body []byte) bool {

@@ -111,6 +111,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		server.WithResourceCompletionProvider(completions{s}),
 		server.WithHooks(hooks),
 		server.WithToolFilter(s.filterTools),
+		server.WithPromptFilter(s.filterPrompts),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 	}

@@ -90,6 +90,20 @@ func (s *Server) sessionFor(ctx context.Context) *session {
 	return s.sessionByID(cs.SessionID())
 }
 
+// sessionsOf counts the open sessions of a principal.
+func (s *Server) sessionsOf(p auth.Principal) int {
+	key := p.Key()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, sess := range s.sessions {
+		if sess.caller.Principal.Key() == key {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) sessionByID(id string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -246,6 +260,25 @@ func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 			continue
 		}
 		out = append(out, t)
+	}
+	return out
+}
+
+// filterPrompts hides the prompts of servers the caller may not see.
+// (mcp-go has no filter for resources: their lists are not narrowed, but
+// reading one of a server the caller may not see is refused.)
+func (s *Server) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	caller := callerOf(ctx)
+	byWire := map[string]string{}
+	for _, p := range s.g.Prompts() {
+		byWire[p.WireName] = p.Server
+	}
+	out := prompts[:0:0]
+	for _, p := range prompts {
+		if server, ok := byWire[p.Name]; ok && !s.g.Sees(caller, server) {
+			continue
+		}
+		out = append(out, p)
 	}
 	return out
 }
