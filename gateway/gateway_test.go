@@ -193,7 +193,7 @@ func compactJSON(t testing.TB, raw json.RawMessage) string {
 
 func TestCallPipelineErrors(t *testing.T) {
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio",
-		`"toolTimeouts": {"slow": "150ms"}, "pathRoots": ["/srv/data"]`)+`}, "gateway": {"maxResultBytes": 1048576}}`)
+		`"toolTimeouts": {"slow": "500ms"}, "pathRoots": ["/srv/data"]`)+`}, "gateway": {"maxResultBytes": 1048576}}`)
 	ctx := context.Background()
 	call := func(tool, args string) (*CallResult, error) {
 		return g.Call(ctx, CallRequest{Tool: tool, Arguments: json.RawMessage(args)})
@@ -273,53 +273,58 @@ func TestCallPipelineErrors(t *testing.T) {
 	}
 
 	if _, err = call("t:slow", `{"ms": 50}`); err != nil {
-		t.Fatalf("50ms call under a 150ms timeout: %v", err)
+		t.Fatalf("50ms call under a 500ms timeout: %v", err)
 	}
+	// A caller that gives up (wherever its call is by then) gets CANCELLED.
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(30*time.Millisecond, cancel)
-	_, err = g.Call(cctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 140}`)})
+	_, err = g.Call(cctx, CallRequest{Tool: "t:wait_cancel"})
 	wantCode(t, err, CodeCancelled)
 }
 
 func TestRateLimitAndConcurrencyCap(t *testing.T) {
+	clock := newManualClock()
 	g, _ := startGateway(t, `{"mcpServers": {
 		"r": `+testServerConfig(t, "stdio", `"rateLimit": {"perSecond": 2, "burst": 1}, "maxWait": "0s"`)+`,
-		"c": `+testServerConfig(t, "stdio", `"maxConcurrent": 1, "maxWait": "50ms"`)+`}}`)
+		"c": `+testServerConfig(t, "stdio", `"maxConcurrent": 1, "maxWait": "50ms"`)+`}}`,
+		WithRateLimiter(NewMemoryRateLimiter(clock.Now)))
 	ctx := context.Background()
 	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"b"}`)})
 	e := wantCode(t, err, CodeRateLimited)
-	if !strings.Contains(e.Message, "rate limit") || !strings.Contains(string(e.Data), "retryAfterMs") {
+	if !strings.Contains(e.Message, "rate limit") || !strings.Contains(e.Message, "call again in 500ms") || !strings.Contains(string(e.Data), `"retryAfterMs":500`) {
 		t.Fatalf("message = %s data = %s", e.Message, e.Data)
 	}
-	time.Sleep(600 * time.Millisecond)
+	clock.advance(500 * time.Millisecond)
 	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"c"}`)}); err != nil {
 		t.Fatalf("after the bucket refilled: %v", err)
 	}
 
-	errs := make(chan error, 2)
-	for i := 0; i < 2; i++ {
-		go func() {
-			_, err := g.Call(ctx, CallRequest{Tool: "c:slow", Arguments: json.RawMessage(`{"ms": 300}`)})
-			errs <- err
-		}()
+	// One call holds the only slot until it is cancelled; another waits
+	// maxWait for it and gives up.
+	hold, release := context.WithCancel(ctx)
+	defer release()
+	held := make(chan error, 1)
+	go func() {
+		_, err := g.Call(hold, CallRequest{Tool: "c:wait_cancel"})
+		held <- err
+	}()
+	waitFor(t, 10*time.Second, "the first call to take the slot", func() bool { return inFlight(g, "c") == 1 })
+	start := time.Now()
+	_, err = g.Call(ctx, CallRequest{Tool: "c:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	e = wantCode(t, err, CodeRateLimited)
+	if !strings.Contains(e.Message, "concurrency cap") {
+		t.Fatalf("message = %s", e.Message)
 	}
-	var limited, ok int
-	for i := 0; i < 2; i++ {
-		if err := <-errs; err == nil {
-			ok++
-		} else {
-			e := wantCode(t, err, CodeRateLimited)
-			if !strings.Contains(e.Message, "concurrency cap") {
-				t.Fatalf("message = %s", e.Message)
-			}
-			limited++
-		}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("refused after %v, before maxWait", d)
 	}
-	if ok != 1 || limited != 1 {
-		t.Fatalf("ok=%d limited=%d, want 1 and 1", ok, limited)
+	release()
+	wantCode(t, <-held, CodeCancelled)
+	if _, err := g.Call(ctx, CallRequest{Tool: "c:echo", Arguments: json.RawMessage(`{"text":"y"}`)}); err != nil {
+		t.Fatalf("after the slot was released: %v", err)
 	}
 }
 
@@ -362,7 +367,7 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 			_, errs[i] = g.Call(ctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 20000}`)})
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitFor(t, 10*time.Second, "4 slow calls under way", func() bool { return running(t, g, "t", "slow") == "4" })
 	_, err := g.Call(ctx, CallRequest{Tool: "t:crash"})
 	wantCode(t, err, CodeUpstreamUnavailable)
 	wg.Wait()
@@ -376,21 +381,17 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 		}
 	}
 	// It is restarted and its tools work again.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	waitFor(t, 20*time.Second, "the server to come back", func() bool {
 		res, err := g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"back"}`)})
-		if err == nil {
-			if callText(t, res) != "back" {
-				t.Fatal(callText(t, res))
-			}
-			break
+		if err != nil {
+			wantCode(t, err, CodeUpstreamUnavailable)
+			return false
 		}
-		wantCode(t, err, CodeUpstreamUnavailable)
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not come back: %v", err)
+		if callText(t, res) != "back" {
+			t.Fatal(callText(t, res))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	})
 	st := g.Servers()[0]
 	if st.Restarts != 1 || st.State != StateReady || !strings.Contains(st.LastError, "exit status 7") {
 		t.Fatalf("status = %+v", st)
@@ -621,17 +622,17 @@ func TestCancellationReachesTheUpstream(t *testing.T) {
 			}
 			before, _ := strconv.Atoi(count())
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(100*time.Millisecond, cancel)
-			_, err := g.Call(ctx, CallRequest{Tool: "t:wait_cancel"})
-			wantCode(t, err, CodeCancelled)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := g.Call(ctx, CallRequest{Tool: "t:wait_cancel"})
+				done <- err
+			}()
+			waitFor(t, 10*time.Second, "the upstream handler to start", func() bool { return running(t, g, "t", "wait_cancel") == "1" })
+			cancel()
+			wantCode(t, <-done, CodeCancelled)
 			want := strconv.Itoa(before + 1)
-			deadline := time.Now().Add(5 * time.Second)
-			for count() != want {
-				if time.Now().After(deadline) {
-					t.Fatalf("the upstream handler was not cancelled (count %s, want %s)", count(), want)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitFor(t, 10*time.Second, "the upstream handler to see the cancellation (count "+want+")", func() bool { return count() == want })
 		})
 	}
 }
@@ -655,16 +656,10 @@ func TestHungServerIsRestarted(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the hung call took %v to fail", d)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hung server was not replaced")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, 20*time.Second, "the hung server to be replaced", func() bool {
+		_, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+		return err == nil
+	})
 	if st := g.Servers()[0]; st.Restarts != 1 {
 		t.Fatalf("status = %+v", st)
 	}

@@ -239,20 +239,16 @@ func TestKillRealServerMidCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the in-flight call did not fail after the server was killed")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, 30*time.Second, "the killed server to be restarted", func() bool {
 		res, err := g.Call(ctx, CallRequest{Tool: "ev:echo", Arguments: json.RawMessage(`{"message":"back"}`)})
-		if err == nil {
-			if callText(t, res) != "Echo: back" {
-				t.Fatal(callText(t, res))
-			}
-			break
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not restarted: %v", err)
+		if callText(t, res) != "Echo: back" {
+			t.Fatal(callText(t, res))
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true
+	})
 	if st := g.Servers()[0]; st.Restarts != 1 || !strings.Contains(st.LastError, "signal: killed") {
 		t.Fatalf("status = %+v", st)
 	}
