@@ -112,6 +112,7 @@ func wantCode(t testing.TB, err error, code Code) *Error {
 }
 
 func TestStdioCatalogAndCalls(t *testing.T) {
+	t.Parallel()
 	g, logs := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	ids := map[string]Tool{}
 	for _, tool := range g.Tools() {
@@ -192,6 +193,7 @@ func compactJSON(t testing.TB, raw json.RawMessage) string {
 }
 
 func TestCallPipelineErrors(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio",
 		`"toolTimeouts": {"slow": "500ms"}, "pathRoots": ["/srv/data"]`)+`}, "gateway": {"maxResultBytes": 1048576}}`)
 	ctx := context.Background()
@@ -283,6 +285,7 @@ func TestCallPipelineErrors(t *testing.T) {
 }
 
 func TestRateLimitAndConcurrencyCap(t *testing.T) {
+	t.Parallel()
 	clock := newManualClock()
 	g, _ := startGateway(t, `{"mcpServers": {
 		"r": `+testServerConfig(t, "stdio", `"rateLimit": {"perSecond": 2, "burst": 1}, "maxWait": "0s"`)+`,
@@ -329,6 +332,7 @@ func TestRateLimitAndConcurrencyCap(t *testing.T) {
 }
 
 func TestProgressIsRelayedInOrder(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	var mu sync.Mutex
 	var got []Progress
@@ -353,6 +357,7 @@ func TestProgressIsRelayedInOrder(t *testing.T) {
 }
 
 func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "30s"`)+`},
 		"gateway": {"restartBackoff": "100ms"}}`)
 	ctx := context.Background()
@@ -399,6 +404,7 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 }
 
 func TestBrokenServersDoNotStopTheOthers(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	g, _ := startGateway(t, `{"mcpServers": {
 		"good": `+testServerConfig(t, "stdio", "")+`,
@@ -447,6 +453,7 @@ func TestBrokenServersDoNotStopTheOthers(t *testing.T) {
 }
 
 func TestListChangedUpdatesCatalog(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	changes := make(chan CatalogChange, 10)
 	stop := g.Subscribe(func(c CatalogChange) { changes <- c })
@@ -492,8 +499,10 @@ func (p *fakePeer) Notify(method string, params json.RawMessage) {
 func (p *fakePeer) Supports(c string) bool { return p.caps[c] }
 
 func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("protocol="+version, func(t *testing.T) {
+			t.Parallel()
 			extra := ""
 			if version != "" {
 				extra = fmt.Sprintf(`"protocolVersion": %q`, version)
@@ -524,6 +533,7 @@ func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
 }
 
 func TestLogsGoOnlyToTheCallingSession(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`)+`}}`)
 	p1, p2 := &fakePeer{}, &fakePeer{}
 	defer g.OpenSession(testCaller("s1"), p1).Close()
@@ -543,6 +553,7 @@ func TestLogsGoOnlyToTheCallingSession(t *testing.T) {
 }
 
 func TestResourcesPromptsPassThrough(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	ctx := context.Background()
 	if rs := g.Resources(); len(rs) != 1 || rs[0].URI != "test://static" || rs[0].Server != "t" {
@@ -572,6 +583,7 @@ func TestResourcesPromptsPassThrough(t *testing.T) {
 }
 
 func TestInProcessServer(t *testing.T) {
+	t.Parallel()
 	g, err := New(nil, WithInProcessServer("mem", testserver.New(), nil))
 	if err != nil {
 		t.Fatal(err)
@@ -601,6 +613,7 @@ func TestInProcessServer(t *testing.T) {
 // TestCancellationReachesTheUpstream: a caller that gives up makes the
 // gateway send notifications/cancelled, and the upstream handler stops.
 func TestCancellationReachesTheUpstream(t *testing.T) {
+	t.Parallel()
 	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
 	httpUpstream := httptest.NewServer(up)
 	t.Cleanup(httpUpstream.Close)
@@ -642,6 +655,7 @@ func TestCancellationReachesTheUpstream(t *testing.T) {
 // restarted; the call stuck in it fails with UPSTREAM_UNAVAILABLE well
 // before its own timeout.
 func TestHungServerIsRestarted(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "60s"`)+`},
 		"gateway": {"healthInterval": "300ms", "restartBackoff": "100ms"}}`)
 	start := time.Now()
@@ -668,6 +682,7 @@ func TestHungServerIsRestarted(t *testing.T) {
 // TestManyConcurrentCalls: thousands of calls at once through one gateway
 // (routing keeps no per-call state beyond its own stack).
 func TestManyConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	g, err := New(nil, WithInProcessServer("mem", testserver.New(), nil))
 	if err != nil {
 		t.Fatal(err)
@@ -710,6 +725,7 @@ func TestManyConcurrentCalls(t *testing.T) {
 // TestHostileUpstream: a server that lies about everything leaves a usable
 // catalog and typed errors, never a crash or a hang.
 func TestHostileUpstream(t *testing.T) {
+	t.Parallel()
 	g, logs := startGateway(t, `{"mcpServers": {"h": `+testServerConfig(t, "hostile", "")+`}, "gateway": {"healthInterval": "0s"}}`)
 	if st := g.Servers()[0]; st.State != StateReady {
 		t.Fatalf("status = %+v", st)

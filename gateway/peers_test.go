@@ -64,6 +64,7 @@ func everythingHTTP(t *testing.T, mode string) string {
 }
 
 func TestServerEverything(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -75,6 +76,7 @@ func TestServerEverything(t *testing.T) {
 	}
 	for name, server := range configs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			g, _ := startGateway(t, `{"mcpServers": {"ev": `+server+`}}`)
 			st := g.Servers()[0]
 			if st.State != StateReady {
@@ -131,6 +133,7 @@ func TestServerEverything(t *testing.T) {
 }
 
 func TestServerFilesystemPathsAndLargeFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -180,6 +183,7 @@ func TestServerFilesystemPathsAndLargeFile(t *testing.T) {
 }
 
 func TestResultCapOnRealServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -202,6 +206,7 @@ func TestResultCapOnRealServer(t *testing.T) {
 // group) while a long operation runs: the call fails at once, the server is
 // restarted, and its tools work again.
 func TestKillRealServerMidCall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
