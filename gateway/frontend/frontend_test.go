@@ -380,16 +380,26 @@ func TestCallStreamOrderAndResume(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	last := first[1].id
-	time.Sleep(50 * time.Millisecond)
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	req.Header.Set("Last-Event-ID", last)
-	rr, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stream can be resumed once the front end has seen the client go
+	// (until then it is unknown: 404).
+	var rr *http.Response
+	waitFor(t, 10*time.Second, "the dropped stream to become resumable", func() bool {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			resp.Body.Close()
+			return false
+		}
+		rr = resp
+		return true
+	})
 	defer rr.Body.Close()
 	if rr.StatusCode != 200 {
 		t.Fatalf("resume status %d", rr.StatusCode)
@@ -624,38 +634,53 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 			sub := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
 			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			other := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
-			updates := make(chan string, 4)
-			sub.OnNotification(func(n mcp.JSONRPCNotification) {
-				if n.Method == string(mcp.MethodNotificationResourceUpdated) {
-					updates <- fmt.Sprint(n.Params.AdditionalFields["uri"])
-				}
-			})
-			leaked := make(chan string, 4)
-			other.OnNotification(func(n mcp.JSONRPCNotification) {
-				if n.Method == string(mcp.MethodNotificationResourceUpdated) {
-					leaked <- fmt.Sprint(n.Params.AdditionalFields["uri"])
-				}
-			})
+			updates := func(c *client.Client) <-chan string {
+				ch := make(chan string, 8)
+				c.OnNotification(func(n mcp.JSONRPCNotification) {
+					if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+						ch <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+					}
+				})
+				return ch
+			}
+			subUpdates, otherUpdates := updates(sub), updates(other)
 			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			if err := sub.Subscribe(context.Background(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "test://static"}}); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond) // let the GET streams open
-			if _, err := other.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": "test://static"}}}); err != nil {
+			// The other session subscribes to another resource: its update,
+			// touched second, arrives after any update of the first that
+			// leaked to it, so no sleep is needed to see a leak.
+			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
+			if err := other.Subscribe(context.Background(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "test://item/1"}}); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case uri := <-updates:
-				if uri != "test://static" {
-					t.Fatalf("uri = %s", uri)
+			for _, uri := range []string{"test://static", "test://item/1"} {
+				if _, err := other.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": uri}}}); err != nil {
+					t.Fatal(err)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("the subscriber got no notifications/resources/updated")
 			}
-			select {
-			case uri := <-leaked:
-				t.Fatalf("a session that did not subscribe got an update for %s", uri)
-			case <-time.After(200 * time.Millisecond):
+			next := func(who string, ch <-chan string) string {
+				select {
+				case uri := <-ch:
+					return uri
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s got no notifications/resources/updated", who)
+					return ""
+				}
+			}
+			if uri := next("the subscriber", subUpdates); uri != "test://static" {
+				t.Fatalf("the subscriber got an update for %s", uri)
+			}
+			if uri := next("the other subscriber", otherUpdates); uri != "test://item/1" {
+				t.Fatalf("a session that did not subscribe to it got an update for %s", uri)
+			}
+			// Nor did the subscriber get the other's update: its next is its own.
+			if _, err := sub.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": "test://static"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if uri := next("the subscriber", subUpdates); uri != "test://static" {
+				t.Fatalf("the subscriber got an update for %s", uri)
 			}
 		})
 	}
