@@ -98,6 +98,7 @@ func resultText(r *mcp.CallToolResult) string {
 }
 
 func TestToolsListedWithRawSchemasAndCallable(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	c := legacyClient(t, fx.url+"/mcp")
 	tools := toolNames(t, c)
@@ -155,6 +156,7 @@ func TestToolsListedWithRawSchemasAndCallable(t *testing.T) {
 }
 
 func TestSessionsSeeOnlyTheServersTheyConnect(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	c1 := legacyClient(t, fx.url+"/mcp")
 	c2 := legacyClient(t, fx.url+"/mcp")
@@ -222,6 +224,7 @@ func TestSessionsSeeOnlyTheServersTheyConnect(t *testing.T) {
 }
 
 func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	var gotCaller auth.Caller
 	err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`),
@@ -349,6 +352,7 @@ func postCall(t *testing.T, ctx context.Context, url, sid, body string) *http.Re
 // a client that drops the connection resumes with GET + Last-Event-ID and
 // gets the rest, including the response.
 func TestCallStreamOrderAndResume(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	url := fx.url + "/mcp"
 	sid := rawSession(t, url)
@@ -434,6 +438,7 @@ func readAll(r interface{ Read([]byte) (int, error) }) (string, error) {
 }
 
 func TestDNSRebindingProtection(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for _, tc := range []struct {
@@ -470,6 +475,7 @@ func TestDNSRebindingProtection(t *testing.T) {
 // TestSessionTokensReachHTTPUpstream: a session's Sandbox-Token-<server>
 // header becomes that session's bearer token for the upstream, and only its.
 func TestSessionTokensReachHTTPUpstream(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
@@ -615,8 +621,10 @@ func rawRPC(t *testing.T, url, sid, body string, out any) {
 // resource receives the upstream's notifications/resources/updated; a
 // session that did not, does not.
 func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("upstream protocol="+version, func(t *testing.T) {
+			t.Parallel()
 			sc := &gateway.ServerConfig{CheckPaths: true, ProtocolVersion: version}
 			g, err := gateway.New(nil, gateway.WithInProcessServer("a", testserver.New(), sc))
 			if err != nil {
@@ -690,6 +698,7 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 // JSON-RPC) and checks that a call's progress notifications are written
 // before its response, none after.
 func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -739,6 +748,7 @@ func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
 // calls tools (with progress); session-bound hub tools say why they cannot
 // apply.
 func TestModernClient(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	c, err := client.NewStreamableHttpClient(fx.url + "/mcp")
 	if err != nil {
@@ -786,6 +796,7 @@ func TestModernClient(t *testing.T) {
 // that started it; another principal that learns its id gets 404, and can
 // neither call in it nor plant tokens in it.
 func TestSessionsBelongToTheirPrincipal(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	// Stand-in for authentication: the principal is whoever X-Test-Principal names.
 	h := fx.f.HTTPHandler(HTTPOptions{})
@@ -823,6 +834,7 @@ func TestSessionsBelongToTheirPrincipal(t *testing.T) {
 // TestRequestBodiesHeldAreBounded: past the in-flight byte budget a request
 // is refused at once with 503 and Retry-After, before its body is read.
 func TestRequestBodiesHeldAreBounded(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 4 << 10}))
 	t.Cleanup(srv.Close)
@@ -855,6 +867,7 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 // TestScopedPrincipalListsOnlyItsServers: tools/list and gateway__list_servers
 // show a principal scoped to servers only those servers.
 func TestScopedPrincipalListsOnlyItsServers(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	h := fx.f.HTTPHandler(HTTPOptions{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
