@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 func TestMain(m *testing.M) {
@@ -314,7 +315,7 @@ func TestRateLimitAndConcurrencyCap(t *testing.T) {
 		_, err := g.Call(hold, CallRequest{Tool: "c:wait_cancel"})
 		held <- err
 	}()
-	waitFor(t, 10*time.Second, "the first call to take the slot", func() bool { return inFlight(g, "c") == 1 })
+	testwait.Until(t, 10*time.Second, "the first call to take the slot", func() bool { return inFlight(g, "c") == 1 })
 	start := time.Now()
 	_, err = g.Call(ctx, CallRequest{Tool: "c:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
 	e = wantCode(t, err, CodeRateLimited)
@@ -372,7 +373,7 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 			_, errs[i] = g.Call(ctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 20000}`)})
 		}()
 	}
-	waitFor(t, 10*time.Second, "4 slow calls under way", func() bool { return running(t, g, "t", "slow") == "4" })
+	testwait.Until(t, 10*time.Second, "4 slow calls under way", func() bool { return running(t, g, "t", "slow") == "4" })
 	_, err := g.Call(ctx, CallRequest{Tool: "t:crash"})
 	wantCode(t, err, CodeUpstreamUnavailable)
 	wg.Wait()
@@ -386,7 +387,7 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 		}
 	}
 	// It is restarted and its tools work again.
-	waitFor(t, 20*time.Second, "the server to come back", func() bool {
+	testwait.Until(t, 20*time.Second, "the server to come back", func() bool {
 		res, err := g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"back"}`)})
 		if err != nil {
 			wantCode(t, err, CodeUpstreamUnavailable)
@@ -641,11 +642,11 @@ func TestCancellationReachesTheUpstream(t *testing.T) {
 				_, err := g.Call(ctx, CallRequest{Tool: "t:wait_cancel"})
 				done <- err
 			}()
-			waitFor(t, 10*time.Second, "the upstream handler to start", func() bool { return running(t, g, "t", "wait_cancel") == "1" })
+			testwait.Until(t, 10*time.Second, "the upstream handler to start", func() bool { return running(t, g, "t", "wait_cancel") == "1" })
 			cancel()
 			wantCode(t, <-done, CodeCancelled)
 			want := strconv.Itoa(before + 1)
-			waitFor(t, 10*time.Second, "the upstream handler to see the cancellation (count "+want+")", func() bool { return count() == want })
+			testwait.Until(t, 10*time.Second, "the upstream handler to see the cancellation (count "+want+")", func() bool { return count() == want })
 		})
 	}
 }
@@ -670,7 +671,7 @@ func TestHungServerIsRestarted(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the hung call took %v to fail", d)
 	}
-	waitFor(t, 20*time.Second, "the hung server to be replaced", func() bool {
+	testwait.Until(t, 20*time.Second, "the hung server to be replaced", func() bool {
 		_, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
 		return err == nil
 	})

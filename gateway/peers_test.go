@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // Integration tests against real MCP servers from the npm registry
@@ -244,7 +245,7 @@ func TestKillRealServerMidCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the in-flight call did not fail after the server was killed")
 	}
-	waitFor(t, 30*time.Second, "the killed server to be restarted", func() bool {
+	testwait.Until(t, 30*time.Second, "the killed server to be restarted", func() bool {
 		res, err := g.Call(ctx, CallRequest{Tool: "ev:echo", Arguments: json.RawMessage(`{"message":"back"}`)})
 		if err != nil {
 			return false

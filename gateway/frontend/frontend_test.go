@@ -22,6 +22,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // frontendFixture is a gateway with two in-process test servers ("a", "b")
@@ -392,7 +393,7 @@ func TestCallStreamOrderAndResume(t *testing.T) {
 	// The stream can be resumed once the front end has seen the client go
 	// (until then it is unknown: 404).
 	var rr *http.Response
-	waitFor(t, 10*time.Second, "the dropped stream to become resumable", func() bool {
+	testwait.Until(t, 10*time.Second, "the dropped stream to become resumable", func() bool {
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
