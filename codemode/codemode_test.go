@@ -14,6 +14,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -237,13 +238,7 @@ func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(`{"converted": 42}`), nil
 		})
-	deadline := time.Now().Add(10 * time.Second)
-	for e.ToolCount() != 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if e.ToolCount() != 2 {
-		t.Fatal("the engine did not see the new tool")
-	}
+	testwait.Until(t, 10*time.Second, "the engine to index the new tool", func() bool { return e.ToolCount() == 2 })
 	found, err := e.Search(context.Background(), SearchRequest{Intent: "exchange euros into dollars", K: 1})
 	if err != nil || len(found.Tools) != 1 || found.Tools[0].ID != "dyn:convert_currency" {
 		t.Fatalf("search: %v %+v", err, found)
