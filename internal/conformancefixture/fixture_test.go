@@ -196,9 +196,15 @@ func TestStdioUpstream(t *testing.T) {
 				}
 			}
 
-			// Logging: nothing below the client's level, three at info.
+			// Logging: nothing below the client's level, three at info. The
+			// server writes its notifications in order on one stream, so once
+			// the progress of a later call has arrived, any log message the
+			// first call sent would have too.
 			call(t, c, conformancefixture.ToolWithLogging, nil, nil)
-			time.Sleep(50 * time.Millisecond)
+			call(t, c, conformancefixture.ToolWithProgress, nil, &mcp.Meta{ProgressToken: "after-logging"})
+			if n := len(rec.waitFor(t, string(mcp.MethodNotificationProgress), 6)); n != 6 {
+				t.Fatalf("got %d progress notifications after the second progress call, want 6", n)
+			}
 			if n := len(rec.waitFor(t, string(mcp.MethodNotificationMessage), 0)); n != 0 {
 				t.Errorf("%d log notifications before the client set a level (default is error)", n)
 			}
