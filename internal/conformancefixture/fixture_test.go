@@ -140,6 +140,7 @@ func text(res *mcp.CallToolResult) string {
 // does, in both protocol eras: every tool the scenarios call, notifications,
 // sampling and elicitation round trips, resources, prompts and completions.
 func TestStdioUpstream(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -258,6 +259,7 @@ func TestStdioUpstream(t *testing.T) {
 // sampling nor elicitation gets a tool error naming the missing capability,
 // not a hang or a protocol error.
 func TestStdioWithoutClientCapabilities(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -277,6 +279,7 @@ func TestStdioWithoutClientCapabilities(t *testing.T) {
 }
 
 func TestStdioResourcesPromptsCompletions(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -347,6 +350,7 @@ func TestStdioResourcesPromptsCompletions(t *testing.T) {
 // test_update_watched_resource changes it (resources/subscribe on 2025,
 // subscriptions/listen on 2026-07-28).
 func TestStdioSubscription(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
