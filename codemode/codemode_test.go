@@ -14,6 +14,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -67,6 +68,7 @@ func execute(t testing.TB, e *Engine, req ExecuteRequest) *ExecuteResult {
 }
 
 func TestSearchShowsDeclarationsOfTheTopTools(t *testing.T) {
+	t.Parallel()
 	e := demoEngine(t)
 	res, err := e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 3})
 	if err != nil {
@@ -96,6 +98,7 @@ func TestSearchShowsDeclarationsOfTheTopTools(t *testing.T) {
 }
 
 func TestExecuteCallsToolsThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	e := demoEngine(t)
 	code := `
 const projects = (await demo.listProjects({ status: "active" })) as any[];
@@ -158,6 +161,7 @@ func contains(list []string, s string) bool {
 }
 
 func TestIntentBindsToolsTheCodeDoesNotName(t *testing.T) {
+	t.Parallel()
 	e := demoEngine(t)
 	// The namespace is reached dynamically, so only the intent can bind it.
 	code := `const ns = (globalThis as any)["de" + "mo"]; return (await ns.listProjects({})).length > 0`
@@ -172,6 +176,7 @@ func TestIntentBindsToolsTheCodeDoesNotName(t *testing.T) {
 }
 
 func TestNotBoundToolPointsToSearch(t *testing.T) {
+	t.Parallel()
 	e := demoEngine(t)
 	code := `try { await (demo as any)["delete" + "Task"]({ task_id: "T-1" }) } catch (e) { return [e.code, e.message] }`
 	res := execute(t, e, ExecuteRequest{Code: code, Tools: []string{"demo:get_project"}})
@@ -186,6 +191,7 @@ func TestNotBoundToolPointsToSearch(t *testing.T) {
 }
 
 func TestExecuteRejectsUnknownToolNames(t *testing.T) {
+	t.Parallel()
 	e := demoEngine(t)
 	for _, name := range []string{"demo:nope", "nope.listProjects", "plain"} {
 		if _, err := e.Execute(context.Background(), ExecuteRequest{Code: "return 1", Tools: []string{name}}); err == nil || !strings.Contains(err.Error(), "search_tools") {
@@ -199,6 +205,7 @@ func TestExecuteRejectsUnknownToolNames(t *testing.T) {
 }
 
 func TestToolErrorsKeepUpstreamDetail(t *testing.T) {
+	t.Parallel()
 	e := demoEngine(t)
 	// Reopening a done task is a business error of the server (isError).
 	code := `
@@ -223,6 +230,7 @@ return "no error"`
 // the gateway hears list_changed, the engine re-indexes, and both search and
 // execution see the new tool.
 func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
+	t.Parallel()
 	srv := server.NewMCPServer("dyn", "1.0", server.WithToolCapabilities(true))
 	srv.AddTool(mcp.NewTool("ping_service", mcp.WithDescription("Check that the service answers.")),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -237,13 +245,7 @@ func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(`{"converted": 42}`), nil
 		})
-	deadline := time.Now().Add(10 * time.Second)
-	for e.ToolCount() != 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if e.ToolCount() != 2 {
-		t.Fatal("the engine did not see the new tool")
-	}
+	testwait.Until(t, 10*time.Second, "the engine to index the new tool", func() bool { return e.ToolCount() == 2 })
 	found, err := e.Search(context.Background(), SearchRequest{Intent: "exchange euros into dollars", K: 1})
 	if err != nil || len(found.Tools) != 1 || found.Tools[0].ID != "dyn:convert_currency" {
 		t.Fatalf("search: %v %+v", err, found)
@@ -257,6 +259,7 @@ func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
 // TestNarrowedSessionSearchesAndCallsOnlyItsServers: code mode applies the
 // session's narrowing as the gateway's own tools/list and tools/call do.
 func TestNarrowedSessionSearchesAndCallsOnlyItsServers(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New(), "other": mcpserver.New()}, runtime.InProcess)
 	caller := auth.Caller{Principal: auth.Anonymous, Session: "narrow-1"}
 	sess := e.gw.OpenSession(caller, nil)
@@ -299,6 +302,7 @@ func TestNarrowedSessionSearchesAndCallsOnlyItsServers(t *testing.T) {
 // TestScopedPrincipalSeesOnlyItsServers: search_tools and execute_code hold a
 // principal to the servers its credentials name.
 func TestScopedPrincipalSeesOnlyItsServers(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New(), "other": mcpserver.New()}, runtime.InProcess)
 	caller := auth.Caller{Principal: auth.Principal{ID: "agent", Scopes: []string{auth.ServerScope("other")}}}
 	found, err := e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 50, Caller: caller})

@@ -92,6 +92,7 @@ func loadQueries(t testing.TB) []struct {
 // without, every tool's schema in its prompt (the tools/list JSON). Tokens are
 // estimated as characters / 4.
 func TestTokensCodeModeVersusFullListing(t *testing.T) {
+	t.Parallel()
 	corpus := loadCorpus(t)
 	e := newEngine(t, corpusServers(t, corpus, 1), runtime.InProcess)
 	if e.ToolCount() != len(corpus) {

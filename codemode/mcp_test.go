@@ -59,6 +59,7 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 }
 
 func TestCodeModeToolsOverMCP(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.IsolateWorkers)
 	c := mcpClient(t, e)
 
@@ -120,6 +121,7 @@ func TestCodeModeToolsOverMCP(t *testing.T) {
 }
 
 func TestExecuteCodeLimitsApply(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.IsolateWorkers)
 	c := mcpClient(t, e)
 	res, text := callTool(t, c, ExecuteToolName, map[string]any{"code": "while (true) {}", "limits": map[string]any{"timeoutMs": 200}})
@@ -132,6 +134,7 @@ func TestExecuteCodeLimitsApply(t *testing.T) {
 // output, minutes of CPU or tens of thousands of calls gets the ceiling,
 // and the result says so.
 func TestAgentLimitsAreHeldToTheCeiling(t *testing.T) {
+	t.Parallel()
 	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.InProcess)
 	e.opts.Limits = runtime.Limits{OutputBytes: 64 << 10}
 	e.opts.MaxLimits = runtime.Limits{OutputBytes: 128 << 10, ToolCalls: 50}

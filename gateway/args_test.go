@@ -14,6 +14,7 @@ import (
 )
 
 func TestCanonicalArgs(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		// Numbers as written, members in the caller's order, compact.
 		{` { "n": 1e400, "big": 12345678901234567890, "f": 0.10, "e": 1E+2, "neg": -0 } `,
@@ -48,6 +49,7 @@ func TestCanonicalArgs(t *testing.T) {
 }
 
 func TestCanonicalArgsRefuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, ptr, want string }{
 		// Duplicate keys, at any depth (first-wins and last-wins parsers disagree).
 		{`{"path":"../../x","path":"ok"}`, "/path", `the key "path" appears more than once in the object at the top level`},
@@ -119,6 +121,7 @@ func FuzzCanonicalArgs(f *testing.F) {
 // pipeline against an upstream that records the arguments bytes it receives:
 // none of them may arrive, and what does arrive is the canonical encoding.
 func TestForwardsCanonicalArguments(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var received []string
 	srv := server.NewMCPServer("rec", "1")

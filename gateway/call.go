@@ -191,9 +191,14 @@ func authRequired(id, server string) *Error {
 // limitsStep waits (boundedly) for the server's rate limit and concurrency
 // cap. On success the caller must call release.
 func (g *Gateway) limitsStep(ctx context.Context, c *call) (release func(), _ *Error) {
-	release, kind, retryAfter, err := c.u.limiter.acquire(ctx, c.u.maxWait)
+	release, kind, retryAfter, err := c.u.limiter.acquire(ctx, g.rates, c.u.maxWait)
 	if err == nil {
 		return release, nil
+	}
+	var storeErr *rateStoreError
+	if errors.As(err, &storeErr) {
+		return nil, newError(CodeInternal, c.toolID, err, map[string]any{"server": c.u.name},
+			"the gateway could not reach its rate limiter (%v); call again, and tell the operator if it persists", storeErr.err)
 	}
 	if !errors.Is(err, errLimited) {
 		return nil, g.contextError(ctx, c.toolID, err, 0)

@@ -15,6 +15,7 @@ var ParseConfig func(name string, data []byte) (*Config, error)
 // server's wait and path roots fall back to the server's, then the
 // gateway-wide option, then the default.
 func TestSettingsFallBackFromToolToServerToGateway(t *testing.T) {
+	t.Parallel()
 	zero := time.Duration(0)
 	opts := DefaultSettings()
 	opts.MaxWait, opts.PathRoots = 250*time.Millisecond, []string{"/srv"}

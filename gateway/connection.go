@@ -38,7 +38,7 @@ type connection struct {
 	nextID   atomic.Uint64
 	lastOK   atomic.Int64 // unix nanos of the last successful request
 	progMu   sync.Mutex
-	progress map[string]func(Progress)
+	progress map[string]*progressWatch // by progress token
 
 	dead     chan struct{}
 	deadOnce sync.Once
@@ -55,7 +55,7 @@ type connection struct {
 }
 
 func newConnection(u *upstream) *connection {
-	c := &connection{u: u, dead: make(chan struct{}), progress: map[string]func(Progress){}}
+	c := &connection{u: u, dead: make(chan struct{}), progress: map[string]*progressWatch{}}
 	c.lastOK.Store(time.Now().UnixNano())
 	return c
 }
@@ -423,14 +423,26 @@ type Progress struct {
 	Message  string  `json:"message,omitempty"`
 }
 
+// progressWatch is one call's progress relay and the relays under way.
+type progressWatch struct {
+	fn     func(Progress)
+	relays sync.WaitGroup
+}
+
+// watchProgress relays the progress notifications of token to fn until stop.
+// stop waits for a relay under way, so fn is never called after stop has
+// returned: a notification that comes as the call ends is relayed before
+// the call returns, or dropped, never after its response.
 func (c *connection) watchProgress(token string, fn func(Progress)) (stop func()) {
+	w := &progressWatch{fn: fn}
 	c.progMu.Lock()
-	c.progress[token] = fn
+	c.progress[token] = w
 	c.progMu.Unlock()
 	return func() {
 		c.progMu.Lock()
 		delete(c.progress, token)
 		c.progMu.Unlock()
+		w.relays.Wait()
 	}
 }
 
@@ -442,18 +454,22 @@ func (c *connection) onNotification(n mcp.JSONRPCNotification) {
 		f := n.Params.AdditionalFields
 		token := progressTokenString(f["progressToken"])
 		c.progMu.Lock()
-		fn := c.progress[token]
+		w := c.progress[token]
+		if w != nil {
+			w.relays.Add(1)
+		}
 		c.progMu.Unlock()
-		if fn == nil {
+		if w == nil {
 			return
 		}
+		defer w.relays.Done()
 		p := Progress{}
 		p.Progress, _ = numberOf(f["progress"])
 		p.Total, _ = numberOf(f["total"])
 		if m, ok := f["message"].(string); ok {
 			p.Message = m
 		}
-		fn(p)
+		w.fn(p)
 	case string(mcp.MethodNotificationToolsListChanged):
 		c.scheduleRefresh(refreshTools)
 	case string(mcp.MethodNotificationResourcesListChanged):

@@ -28,6 +28,7 @@ type Gateway struct {
 	cfg     *Config
 	log     *slog.Logger
 	tokens  TokenStore
+	rates   RateLimiter
 	catalog *catalog
 	observe *observer
 
@@ -140,6 +141,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		cfg:           own,
 		log:           slog.New(slog.DiscardHandler),
 		tokens:        NewMemoryTokenStore(),
+		rates:         NewMemoryRateLimiter(nil),
 		catalog:       newCatalog(own.Settings.ToolNames),
 		upstreams:     map[string]*upstream{},
 		sessions:      newSessions(),

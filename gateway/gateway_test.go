@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 func TestMain(m *testing.M) {
@@ -112,6 +113,7 @@ func wantCode(t testing.TB, err error, code Code) *Error {
 }
 
 func TestStdioCatalogAndCalls(t *testing.T) {
+	t.Parallel()
 	g, logs := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	ids := map[string]Tool{}
 	for _, tool := range g.Tools() {
@@ -192,8 +194,9 @@ func compactJSON(t testing.TB, raw json.RawMessage) string {
 }
 
 func TestCallPipelineErrors(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio",
-		`"toolTimeouts": {"slow": "150ms"}, "pathRoots": ["/srv/data"]`)+`}, "gateway": {"maxResultBytes": 1048576}}`)
+		`"toolTimeouts": {"slow": "500ms"}, "pathRoots": ["/srv/data"]`)+`}, "gateway": {"maxResultBytes": 1048576}}`)
 	ctx := context.Background()
 	call := func(tool, args string) (*CallResult, error) {
 		return g.Call(ctx, CallRequest{Tool: tool, Arguments: json.RawMessage(args)})
@@ -273,57 +276,64 @@ func TestCallPipelineErrors(t *testing.T) {
 	}
 
 	if _, err = call("t:slow", `{"ms": 50}`); err != nil {
-		t.Fatalf("50ms call under a 150ms timeout: %v", err)
+		t.Fatalf("50ms call under a 500ms timeout: %v", err)
 	}
+	// A caller that gives up (wherever its call is by then) gets CANCELLED.
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(30*time.Millisecond, cancel)
-	_, err = g.Call(cctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 140}`)})
+	_, err = g.Call(cctx, CallRequest{Tool: "t:wait_cancel"})
 	wantCode(t, err, CodeCancelled)
 }
 
 func TestRateLimitAndConcurrencyCap(t *testing.T) {
+	t.Parallel()
+	clock := newManualClock()
 	g, _ := startGateway(t, `{"mcpServers": {
 		"r": `+testServerConfig(t, "stdio", `"rateLimit": {"perSecond": 2, "burst": 1}, "maxWait": "0s"`)+`,
-		"c": `+testServerConfig(t, "stdio", `"maxConcurrent": 1, "maxWait": "50ms"`)+`}}`)
+		"c": `+testServerConfig(t, "stdio", `"maxConcurrent": 1, "maxWait": "50ms"`)+`}}`,
+		WithRateLimiter(NewMemoryRateLimiter(clock.Now)))
 	ctx := context.Background()
 	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"b"}`)})
 	e := wantCode(t, err, CodeRateLimited)
-	if !strings.Contains(e.Message, "rate limit") || !strings.Contains(string(e.Data), "retryAfterMs") {
+	if !strings.Contains(e.Message, "rate limit") || !strings.Contains(e.Message, "call again in 500ms") || !strings.Contains(string(e.Data), `"retryAfterMs":500`) {
 		t.Fatalf("message = %s data = %s", e.Message, e.Data)
 	}
-	time.Sleep(600 * time.Millisecond)
+	clock.advance(500 * time.Millisecond)
 	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"c"}`)}); err != nil {
 		t.Fatalf("after the bucket refilled: %v", err)
 	}
 
-	errs := make(chan error, 2)
-	for i := 0; i < 2; i++ {
-		go func() {
-			_, err := g.Call(ctx, CallRequest{Tool: "c:slow", Arguments: json.RawMessage(`{"ms": 300}`)})
-			errs <- err
-		}()
+	// One call holds the only slot until it is cancelled; another waits
+	// maxWait for it and gives up.
+	hold, release := context.WithCancel(ctx)
+	defer release()
+	held := make(chan error, 1)
+	go func() {
+		_, err := g.Call(hold, CallRequest{Tool: "c:wait_cancel"})
+		held <- err
+	}()
+	testwait.Until(t, 10*time.Second, "the first call to take the slot", func() bool { return inFlight(g, "c") == 1 })
+	start := time.Now()
+	_, err = g.Call(ctx, CallRequest{Tool: "c:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+	e = wantCode(t, err, CodeRateLimited)
+	if !strings.Contains(e.Message, "concurrency cap") {
+		t.Fatalf("message = %s", e.Message)
 	}
-	var limited, ok int
-	for i := 0; i < 2; i++ {
-		if err := <-errs; err == nil {
-			ok++
-		} else {
-			e := wantCode(t, err, CodeRateLimited)
-			if !strings.Contains(e.Message, "concurrency cap") {
-				t.Fatalf("message = %s", e.Message)
-			}
-			limited++
-		}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("refused after %v, before maxWait", d)
 	}
-	if ok != 1 || limited != 1 {
-		t.Fatalf("ok=%d limited=%d, want 1 and 1", ok, limited)
+	release()
+	wantCode(t, <-held, CodeCancelled)
+	if _, err := g.Call(ctx, CallRequest{Tool: "c:echo", Arguments: json.RawMessage(`{"text":"y"}`)}); err != nil {
+		t.Fatalf("after the slot was released: %v", err)
 	}
 }
 
 func TestProgressIsRelayedInOrder(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	var mu sync.Mutex
 	var got []Progress
@@ -348,6 +358,7 @@ func TestProgressIsRelayedInOrder(t *testing.T) {
 }
 
 func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "30s"`)+`},
 		"gateway": {"restartBackoff": "100ms"}}`)
 	ctx := context.Background()
@@ -362,7 +373,7 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 			_, errs[i] = g.Call(ctx, CallRequest{Tool: "t:slow", Arguments: json.RawMessage(`{"ms": 20000}`)})
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	testwait.Until(t, 10*time.Second, "4 slow calls under way", func() bool { return running(t, g, "t", "slow") == "4" })
 	_, err := g.Call(ctx, CallRequest{Tool: "t:crash"})
 	wantCode(t, err, CodeUpstreamUnavailable)
 	wg.Wait()
@@ -376,21 +387,17 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 		}
 	}
 	// It is restarted and its tools work again.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.Until(t, 20*time.Second, "the server to come back", func() bool {
 		res, err := g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"back"}`)})
-		if err == nil {
-			if callText(t, res) != "back" {
-				t.Fatal(callText(t, res))
-			}
-			break
+		if err != nil {
+			wantCode(t, err, CodeUpstreamUnavailable)
+			return false
 		}
-		wantCode(t, err, CodeUpstreamUnavailable)
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not come back: %v", err)
+		if callText(t, res) != "back" {
+			t.Fatal(callText(t, res))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	})
 	st := g.Servers()[0]
 	if st.Restarts != 1 || st.State != StateReady || !strings.Contains(st.LastError, "exit status 7") {
 		t.Fatalf("status = %+v", st)
@@ -398,6 +405,7 @@ func TestCrashFailsInFlightCallsAtOnceAndRestarts(t *testing.T) {
 }
 
 func TestBrokenServersDoNotStopTheOthers(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	g, _ := startGateway(t, `{"mcpServers": {
 		"good": `+testServerConfig(t, "stdio", "")+`,
@@ -446,6 +454,7 @@ func TestBrokenServersDoNotStopTheOthers(t *testing.T) {
 }
 
 func TestListChangedUpdatesCatalog(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	changes := make(chan CatalogChange, 10)
 	stop := g.Subscribe(func(c CatalogChange) { changes <- c })
@@ -491,8 +500,10 @@ func (p *fakePeer) Notify(method string, params json.RawMessage) {
 func (p *fakePeer) Supports(c string) bool { return p.caps[c] }
 
 func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("protocol="+version, func(t *testing.T) {
+			t.Parallel()
 			extra := ""
 			if version != "" {
 				extra = fmt.Sprintf(`"protocolVersion": %q`, version)
@@ -523,6 +534,7 @@ func TestSamplingIsRelayedToTheCallingSession(t *testing.T) {
 }
 
 func TestLogsGoOnlyToTheCallingSession(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`)+`}}`)
 	p1, p2 := &fakePeer{}, &fakePeer{}
 	defer g.OpenSession(testCaller("s1"), p1).Close()
@@ -542,6 +554,7 @@ func TestLogsGoOnlyToTheCallingSession(t *testing.T) {
 }
 
 func TestResourcesPromptsPassThrough(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", "")+`}}`)
 	ctx := context.Background()
 	if rs := g.Resources(); len(rs) != 1 || rs[0].URI != "test://static" || rs[0].Server != "t" {
@@ -571,6 +584,7 @@ func TestResourcesPromptsPassThrough(t *testing.T) {
 }
 
 func TestInProcessServer(t *testing.T) {
+	t.Parallel()
 	g, err := New(nil, WithInProcessServer("mem", testserver.New(), nil))
 	if err != nil {
 		t.Fatal(err)
@@ -600,6 +614,7 @@ func TestInProcessServer(t *testing.T) {
 // TestCancellationReachesTheUpstream: a caller that gives up makes the
 // gateway send notifications/cancelled, and the upstream handler stops.
 func TestCancellationReachesTheUpstream(t *testing.T) {
+	t.Parallel()
 	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
 	httpUpstream := httptest.NewServer(up)
 	t.Cleanup(httpUpstream.Close)
@@ -621,17 +636,17 @@ func TestCancellationReachesTheUpstream(t *testing.T) {
 			}
 			before, _ := strconv.Atoi(count())
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(100*time.Millisecond, cancel)
-			_, err := g.Call(ctx, CallRequest{Tool: "t:wait_cancel"})
-			wantCode(t, err, CodeCancelled)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := g.Call(ctx, CallRequest{Tool: "t:wait_cancel"})
+				done <- err
+			}()
+			testwait.Until(t, 10*time.Second, "the upstream handler to start", func() bool { return running(t, g, "t", "wait_cancel") == "1" })
+			cancel()
+			wantCode(t, <-done, CodeCancelled)
 			want := strconv.Itoa(before + 1)
-			deadline := time.Now().Add(5 * time.Second)
-			for count() != want {
-				if time.Now().After(deadline) {
-					t.Fatalf("the upstream handler was not cancelled (count %s, want %s)", count(), want)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			testwait.Until(t, 10*time.Second, "the upstream handler to see the cancellation (count "+want+")", func() bool { return count() == want })
 		})
 	}
 }
@@ -641,6 +656,7 @@ func TestCancellationReachesTheUpstream(t *testing.T) {
 // restarted; the call stuck in it fails with UPSTREAM_UNAVAILABLE well
 // before its own timeout.
 func TestHungServerIsRestarted(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"timeout": "60s"`)+`},
 		"gateway": {"healthInterval": "300ms", "restartBackoff": "100ms"}}`)
 	start := time.Now()
@@ -655,16 +671,10 @@ func TestHungServerIsRestarted(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the hung call took %v to fail", d)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"x"}`)}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hung server was not replaced")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Until(t, 20*time.Second, "the hung server to be replaced", func() bool {
+		_, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"x"}`)})
+		return err == nil
+	})
 	if st := g.Servers()[0]; st.Restarts != 1 {
 		t.Fatalf("status = %+v", st)
 	}
@@ -673,6 +683,7 @@ func TestHungServerIsRestarted(t *testing.T) {
 // TestManyConcurrentCalls: thousands of calls at once through one gateway
 // (routing keeps no per-call state beyond its own stack).
 func TestManyConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	g, err := New(nil, WithInProcessServer("mem", testserver.New(), nil))
 	if err != nil {
 		t.Fatal(err)
@@ -715,6 +726,7 @@ func TestManyConcurrentCalls(t *testing.T) {
 // TestHostileUpstream: a server that lies about everything leaves a usable
 // catalog and typed errors, never a crash or a hang.
 func TestHostileUpstream(t *testing.T) {
+	t.Parallel()
 	g, logs := startGateway(t, `{"mcpServers": {"h": `+testServerConfig(t, "hostile", "")+`}, "gateway": {"healthInterval": "0s"}}`)
 	if st := g.Servers()[0]; st.State != StateReady {
 		t.Fatalf("status = %+v", st)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestValidateName(t *testing.T) {
+	t.Parallel()
 	good := map[string]string{
 		"read_file":    "read_file",
 		"API-get-user": "api-get-user",
@@ -42,6 +43,7 @@ func TestValidateName(t *testing.T) {
 }
 
 func TestSplitToolID(t *testing.T) {
+	t.Parallel()
 	s, tool, ok := SplitToolID("github:list_commits")
 	if !ok || s != "github" || tool != "list_commits" {
 		t.Fatal(s, tool, ok)
@@ -52,6 +54,7 @@ func TestSplitToolID(t *testing.T) {
 }
 
 func TestWireNamesPrefixedShortAndUnique(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("very_long_tool_name_", 5)
 	ids := map[string]string{
 		"github:list_commits": "list_commits",
@@ -90,6 +93,7 @@ func TestWireNamesPrefixedShortAndUnique(t *testing.T) {
 }
 
 func TestWireNamesPassthrough(t *testing.T) {
+	t.Parallel()
 	ids := map[string]string{
 		"a:test_simple_text": "test_simple_text",
 		"b:test_simple_text": "test_simple_text",
@@ -108,6 +112,7 @@ func TestWireNamesPassthrough(t *testing.T) {
 }
 
 func TestWireNamesAvoidReserved(t *testing.T) {
+	t.Parallel()
 	got := assignWireNames(map[string]string{"gateway:list_servers": "list_servers"}, WirePrefixed, map[string]bool{"gateway__list_servers": true})
 	if got["gateway:list_servers"] == "gateway__list_servers" {
 		t.Fatal("reserved name handed out")

@@ -53,6 +53,7 @@ rl.on('line', (line) => {
 // judged when it reads as a path (no spaces, not a // or /* comment).
 // Skipped without node, unless SANDBOX_REQUIRE_PEERS is set.
 func TestCheckPathsAgreesWithNode(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err == nil {
 		err = exec.Command(node, "--version").Run()

@@ -7,6 +7,7 @@ import (
 )
 
 func TestUnsafePath(t *testing.T) {
+	t.Parallel()
 	roots := []string{"/srv/data", "/home/me/work"}
 	refused := []string{
 		"../etc/passwd",
@@ -152,6 +153,7 @@ func TestUnsafePath(t *testing.T) {
 }
 
 func TestUnsafePathReasons(t *testing.T) {
+	t.Parallel()
 	roots := []string{"/srv/data"}
 	for _, c := range []struct{ in, want string }{
 		{"%" + strings.Repeat("25", 12) + "41", "still encoded after 8 rounds of decoding"},
@@ -183,6 +185,7 @@ func TestUnsafePathReasons(t *testing.T) {
 }
 
 func TestDecodeEntities(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"&#46;&#046;&#0000046&#x2e&#X2E;&#x0002e;": "......",
 		"&period;&period&sol&bsol;&nldr;":          "../\\\u2025",
@@ -198,6 +201,7 @@ func TestDecodeEntities(t *testing.T) {
 }
 
 func TestCheckPathsWalksEverything(t *testing.T) {
+	t.Parallel()
 	args, err := decodeArgs(json.RawMessage(`{"a": [1, {"b": "ok", "c": ["x", "../y"]}], "d": true}`))
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +232,7 @@ func TestCheckPathsWalksEverything(t *testing.T) {
 }
 
 func TestDecodedFormsLongText(t *testing.T) {
+	t.Parallel()
 	// Past maxAnyOrderBytes the decodings are applied together, and still
 	// found; nested too deep, still refused.
 	pad := strings.Repeat("Some prose, 50% & more. ", maxAnyOrderBytes/20)
@@ -243,6 +248,7 @@ func TestDecodedFormsLongText(t *testing.T) {
 }
 
 func TestUnsafePathWindowsForms(t *testing.T) {
+	t.Parallel()
 	posix, win := []string{"/srv/data"}, []string{`C:\work`}
 	for _, c := range []struct {
 		s          string

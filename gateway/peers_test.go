@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // Integration tests against real MCP servers from the npm registry
@@ -64,6 +65,7 @@ func everythingHTTP(t *testing.T, mode string) string {
 }
 
 func TestServerEverything(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -75,6 +77,7 @@ func TestServerEverything(t *testing.T) {
 	}
 	for name, server := range configs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			g, _ := startGateway(t, `{"mcpServers": {"ev": `+server+`}}`)
 			st := g.Servers()[0]
 			if st.State != StateReady {
@@ -131,6 +134,7 @@ func TestServerEverything(t *testing.T) {
 }
 
 func TestServerFilesystemPathsAndLargeFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -180,6 +184,7 @@ func TestServerFilesystemPathsAndLargeFile(t *testing.T) {
 }
 
 func TestResultCapOnRealServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -202,6 +207,7 @@ func TestResultCapOnRealServer(t *testing.T) {
 // group) while a long operation runs: the call fails at once, the server is
 // restarted, and its tools work again.
 func TestKillRealServerMidCall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
@@ -239,20 +245,16 @@ func TestKillRealServerMidCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the in-flight call did not fail after the server was killed")
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, "the killed server to be restarted", func() bool {
 		res, err := g.Call(ctx, CallRequest{Tool: "ev:echo", Arguments: json.RawMessage(`{"message":"back"}`)})
-		if err == nil {
-			if callText(t, res) != "Echo: back" {
-				t.Fatal(callText(t, res))
-			}
-			break
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not restarted: %v", err)
+		if callText(t, res) != "Echo: back" {
+			t.Fatal(callText(t, res))
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true
+	})
 	if st := g.Servers()[0]; st.Restarts != 1 || !strings.Contains(st.LastError, "signal: killed") {
 		t.Fatalf("status = %+v", st)
 	}

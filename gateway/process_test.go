@@ -9,6 +9,7 @@ import (
 )
 
 func TestCappedLineReaderReplacesOversizedResponses(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 300_000)
 	input := `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}` + "\n" +
 		`{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":"sbx-7"}` + "\n" +
@@ -41,6 +42,7 @@ func TestCappedLineReaderReplacesOversizedResponses(t *testing.T) {
 }
 
 func TestIDScanner(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		`{"jsonrpc":"2.0","id":12,"result":{}}`:                           `12`,
 		`{"result":{"id":99,"x":"\"id\":5"},"id":"a\"b","jsonrpc":"2.0"}`: `"a\"b"`,

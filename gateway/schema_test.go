@@ -26,6 +26,7 @@ func validate(t testing.TB, tool *Tool, args string) *Error {
 }
 
 func TestValidationDrafts(t *testing.T) {
+	t.Parallel()
 	// Draft-07 "dependencies" and 2020-12 "dependentRequired"/"prefixItems".
 	d7 := testTool(t, "s:a", "", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","dependencies":{"a":["b"]}}`)
 	if e := validate(t, d7, `{"a":1}`); e == nil {
@@ -41,6 +42,7 @@ func TestValidationDrafts(t *testing.T) {
 }
 
 func TestSchemaRefsCannotReachOut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret.json")
 	if err := os.WriteFile(secret, []byte(`{"type":"string"}`), 0o600); err != nil {
@@ -59,6 +61,7 @@ func TestSchemaRefsCannotReachOut(t *testing.T) {
 }
 
 func TestSchemaHostilePatterns(t *testing.T) {
+	t.Parallel()
 	// A backtracking-prone pattern runs on RE2 (linear); lookahead (not RE2)
 	// matches everything instead of failing the schema.
 	tool := testTool(t, "s:x", "", `{"type":"object","properties":{"a":{"type":"string","pattern":"^(a+)+$"},"b":{"type":"string","pattern":"^(?=x)"}}}`)
@@ -79,6 +82,7 @@ func TestSchemaHostilePatterns(t *testing.T) {
 // 500-token budget, naming the tool and every missing field, with an example
 // that itself passes validation.
 func TestHelpTextOnTheToolCorpus(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(testpeers.RepoRoot(t), "testdata", "toolcorpus", "tools.json"))
 	if err != nil {
 		t.Fatal(err)

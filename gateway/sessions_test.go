@@ -27,6 +27,7 @@ func callCode(t *testing.T, g *Gateway, c auth.Caller, tool string) Code {
 // TestTokensBelongToTheirCaller: the operator's tokens serve the operator
 // only; a session's tokens serve that session only and go with it.
 func TestTokensBelongToTheirCaller(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {}}`, WithInProcessServer("mem", testserver.New(), &ServerConfig{SessionToken: true}))
 	ctx := context.Background()
 	s1 := testCaller("s1")
@@ -69,6 +70,7 @@ func TestTokensBelongToTheirCaller(t *testing.T) {
 // TestNarrowedSessionCannotCallOtherServers: the scope step applies a
 // session's narrowing to every call, whoever routes it.
 func TestNarrowedSessionCannotCallOtherServers(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {}}`,
 		WithInProcessServer("a", testserver.New(), nil), WithInProcessServer("b", testserver.New(), nil))
 	s1 := testCaller("s1")
@@ -99,6 +101,7 @@ func TestNarrowedSessionCannotCallOtherServers(t *testing.T) {
 // calls only those, directly and through pass-through requests, with
 // FORBIDDEN naming what it may use.
 func TestPrincipalScopedToServers(t *testing.T) {
+	t.Parallel()
 	g, _ := startGateway(t, `{"mcpServers": {}}`,
 		WithInProcessServer("a", testserver.New(), nil), WithInProcessServer("b", testserver.New(), nil))
 	agent := auth.Caller{Principal: auth.Principal{ID: "agent-b", Scopes: []string{auth.ServerScope("b")}}, Session: "x"}

@@ -83,7 +83,7 @@ func newUpstream(g *Gateway, sc *ServerConfig, inproc *server.MCPServer) *upstre
 		name:       sc.Name,
 		sc:         sc,
 		inproc:     inproc,
-		limiter:    newLimiter(sc.RateLimit, sc.MaxConcurrent),
+		limiter:    newLimiter(sc.Name, sc.RateLimit, sc.MaxConcurrent),
 		roots:      g.cfg.rootsFor(sc),
 		maxWait:    g.cfg.maxWaitFor(sc),
 		checkPaths: sc.CheckPaths,

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // countingEmbedder counts the tools it embeds, to prove what a restart or
@@ -343,21 +345,21 @@ func TestConcurrentSearchDuringSync(t *testing.T) {
 			}
 		}(g)
 	}
+	// Searches run between every two syncs and after the last one.
+	searchesSince := func(n int64) func() bool { return func() bool { return searches.Load() > n } }
 	for i := 0; i < 6; i++ {
 		cat := a
 		if i%2 == 0 {
 			cat = b
 		}
+		testwait.Until(t, 20*time.Second, fmt.Sprintf("a search before sync %d", i+1), searchesSince(searches.Load()))
 		if _, err := ix.Sync(ctx, cat); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(20 * time.Millisecond)
+	testwait.Until(t, 20*time.Second, "a search after the last sync", searchesSince(searches.Load()))
 	close(stop)
 	wg.Wait()
-	if searches.Load() == 0 {
-		t.Fatal("no search ran")
-	}
 }
 
 // TestHostileTools feeds the index what a hostile or broken upstream could

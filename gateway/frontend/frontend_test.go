@@ -22,6 +22,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // frontendFixture is a gateway with two in-process test servers ("a", "b")
@@ -98,6 +99,7 @@ func resultText(r *mcp.CallToolResult) string {
 }
 
 func TestToolsListedWithRawSchemasAndCallable(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	c := legacyClient(t, fx.url+"/mcp")
 	tools := toolNames(t, c)
@@ -155,6 +157,7 @@ func TestToolsListedWithRawSchemasAndCallable(t *testing.T) {
 }
 
 func TestSessionsSeeOnlyTheServersTheyConnect(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	c1 := legacyClient(t, fx.url+"/mcp")
 	c2 := legacyClient(t, fx.url+"/mcp")
@@ -222,6 +225,7 @@ func TestSessionsSeeOnlyTheServersTheyConnect(t *testing.T) {
 }
 
 func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	var gotCaller auth.Caller
 	err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`),
@@ -349,6 +353,7 @@ func postCall(t *testing.T, ctx context.Context, url, sid, body string) *http.Re
 // a client that drops the connection resumes with GET + Last-Event-ID and
 // gets the rest, including the response.
 func TestCallStreamOrderAndResume(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	url := fx.url + "/mcp"
 	sid := rawSession(t, url)
@@ -380,16 +385,26 @@ func TestCallStreamOrderAndResume(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	last := first[1].id
-	time.Sleep(50 * time.Millisecond)
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	req.Header.Set("Last-Event-ID", last)
-	rr, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stream can be resumed once the front end has seen the client go
+	// (until then it is unknown: 404).
+	var rr *http.Response
+	testwait.Until(t, 10*time.Second, "the dropped stream to become resumable", func() bool {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			resp.Body.Close()
+			return false
+		}
+		rr = resp
+		return true
+	})
 	defer rr.Body.Close()
 	if rr.StatusCode != 200 {
 		t.Fatalf("resume status %d", rr.StatusCode)
@@ -424,6 +439,7 @@ func readAll(r interface{ Read([]byte) (int, error) }) (string, error) {
 }
 
 func TestDNSRebindingProtection(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for _, tc := range []struct {
@@ -460,6 +476,7 @@ func TestDNSRebindingProtection(t *testing.T) {
 // TestSessionTokensReachHTTPUpstream: a session's Sandbox-Token-<server>
 // header becomes that session's bearer token for the upstream, and only its.
 func TestSessionTokensReachHTTPUpstream(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
@@ -605,8 +622,10 @@ func rawRPC(t *testing.T, url, sid, body string, out any) {
 // resource receives the upstream's notifications/resources/updated; a
 // session that did not, does not.
 func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("upstream protocol="+version, func(t *testing.T) {
+			t.Parallel()
 			sc := &gateway.ServerConfig{CheckPaths: true, ProtocolVersion: version}
 			g, err := gateway.New(nil, gateway.WithInProcessServer("a", testserver.New(), sc))
 			if err != nil {
@@ -624,38 +643,53 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 			sub := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
 			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			other := legacyClient(t, srv.URL+"/mcp", transport.WithContinuousListening())
-			updates := make(chan string, 4)
-			sub.OnNotification(func(n mcp.JSONRPCNotification) {
-				if n.Method == string(mcp.MethodNotificationResourceUpdated) {
-					updates <- fmt.Sprint(n.Params.AdditionalFields["uri"])
-				}
-			})
-			leaked := make(chan string, 4)
-			other.OnNotification(func(n mcp.JSONRPCNotification) {
-				if n.Method == string(mcp.MethodNotificationResourceUpdated) {
-					leaked <- fmt.Sprint(n.Params.AdditionalFields["uri"])
-				}
-			})
+			updates := func(c *client.Client) <-chan string {
+				ch := make(chan string, 8)
+				c.OnNotification(func(n mcp.JSONRPCNotification) {
+					if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+						ch <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+					}
+				})
+				return ch
+			}
+			subUpdates, otherUpdates := updates(sub), updates(other)
 			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
 			if err := sub.Subscribe(context.Background(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "test://static"}}); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond) // let the GET streams open
-			if _, err := other.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": "test://static"}}}); err != nil {
+			// The other session subscribes to another resource: its update,
+			// touched second, arrives after any update of the first that
+			// leaked to it, so no sleep is needed to see a leak.
+			//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
+			if err := other.Subscribe(context.Background(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "test://item/1"}}); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case uri := <-updates:
-				if uri != "test://static" {
-					t.Fatalf("uri = %s", uri)
+			for _, uri := range []string{"test://static", "test://item/1"} {
+				if _, err := other.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": uri}}}); err != nil {
+					t.Fatal(err)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("the subscriber got no notifications/resources/updated")
 			}
-			select {
-			case uri := <-leaked:
-				t.Fatalf("a session that did not subscribe got an update for %s", uri)
-			case <-time.After(200 * time.Millisecond):
+			next := func(who string, ch <-chan string) string {
+				select {
+				case uri := <-ch:
+					return uri
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s got no notifications/resources/updated", who)
+					return ""
+				}
+			}
+			if uri := next("the subscriber", subUpdates); uri != "test://static" {
+				t.Fatalf("the subscriber got an update for %s", uri)
+			}
+			if uri := next("the other subscriber", otherUpdates); uri != "test://item/1" {
+				t.Fatalf("a session that did not subscribe to it got an update for %s", uri)
+			}
+			// Nor did the subscriber get the other's update: its next is its own.
+			if _, err := sub.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__touch_resource", Arguments: map[string]any{"uri": "test://static"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if uri := next("the subscriber", subUpdates); uri != "test://static" {
+				t.Fatalf("the subscriber got an update for %s", uri)
 			}
 		})
 	}
@@ -665,6 +699,7 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 // JSON-RPC) and checks that a call's progress notifications are written
 // before its response, none after.
 func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -714,6 +749,7 @@ func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
 // calls tools (with progress); session-bound hub tools say why they cannot
 // apply.
 func TestModernClient(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	c, err := client.NewStreamableHttpClient(fx.url + "/mcp")
 	if err != nil {
@@ -761,6 +797,7 @@ func TestModernClient(t *testing.T) {
 // that started it; another principal that learns its id gets 404, and can
 // neither call in it nor plant tokens in it.
 func TestSessionsBelongToTheirPrincipal(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	// Stand-in for authentication: the principal is whoever X-Test-Principal names.
 	h := fx.f.HTTPHandler(HTTPOptions{})
@@ -798,6 +835,7 @@ func TestSessionsBelongToTheirPrincipal(t *testing.T) {
 // TestRequestBodiesHeldAreBounded: past the in-flight byte budget a request
 // is refused at once with 503 and Retry-After, before its body is read.
 func TestRequestBodiesHeldAreBounded(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 4 << 10}))
 	t.Cleanup(srv.Close)
@@ -830,6 +868,7 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 // TestScopedPrincipalListsOnlyItsServers: tools/list and gateway__list_servers
 // show a principal scoped to servers only those servers.
 func TestScopedPrincipalListsOnlyItsServers(t *testing.T) {
+	t.Parallel()
 	fx := newFrontend(t)
 	h := fx.f.HTTPHandler(HTTPOptions{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

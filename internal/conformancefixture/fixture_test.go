@@ -140,6 +140,7 @@ func text(res *mcp.CallToolResult) string {
 // does, in both protocol eras: every tool the scenarios call, notifications,
 // sampling and elicitation round trips, resources, prompts and completions.
 func TestStdioUpstream(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -196,9 +197,15 @@ func TestStdioUpstream(t *testing.T) {
 				}
 			}
 
-			// Logging: nothing below the client's level, three at info.
+			// Logging: nothing below the client's level, three at info. The
+			// server writes its notifications in order on one stream, so once
+			// the progress of a later call has arrived, any log message the
+			// first call sent would have too.
 			call(t, c, conformancefixture.ToolWithLogging, nil, nil)
-			time.Sleep(50 * time.Millisecond)
+			call(t, c, conformancefixture.ToolWithProgress, nil, &mcp.Meta{ProgressToken: "after-logging"})
+			if n := len(rec.waitFor(t, string(mcp.MethodNotificationProgress), 6)); n != 6 {
+				t.Fatalf("got %d progress notifications after the second progress call, want 6", n)
+			}
 			if n := len(rec.waitFor(t, string(mcp.MethodNotificationMessage), 0)); n != 0 {
 				t.Errorf("%d log notifications before the client set a level (default is error)", n)
 			}
@@ -252,6 +259,7 @@ func TestStdioUpstream(t *testing.T) {
 // sampling nor elicitation gets a tool error naming the missing capability,
 // not a hang or a protocol error.
 func TestStdioWithoutClientCapabilities(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -271,6 +279,7 @@ func TestStdioWithoutClientCapabilities(t *testing.T) {
 }
 
 func TestStdioResourcesPromptsCompletions(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -341,6 +350,7 @@ func TestStdioResourcesPromptsCompletions(t *testing.T) {
 // test_update_watched_resource changes it (resources/subscribe on 2025,
 // subscriptions/listen on 2026-07-28).
 func TestStdioSubscription(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()

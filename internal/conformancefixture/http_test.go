@@ -91,6 +91,7 @@ func readEvents(t *testing.T, r io.Reader) []sseEvent {
 // the priming event; a GET with Last-Event-ID delivers the answer produced
 // meanwhile, and the stream's id cannot be used from another session.
 func TestHTTPResumeAfterServerClose(t *testing.T) {
+	t.Parallel()
 	url := newHTTPFixture(t)
 	session := initSession(t, url)
 
@@ -142,6 +143,7 @@ func TestHTTPResumeAfterServerClose(t *testing.T) {
 // TestHTTPProgressOnRequestStream: progress notifications of a call come on
 // the call's own stream, after the priming event and before the response.
 func TestHTTPProgressOnRequestStream(t *testing.T) {
+	t.Parallel()
 	url := newHTTPFixture(t)
 	session := initSession(t, url)
 	resp := post(t, url, session, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"p"}}}`, nil)
@@ -164,6 +166,7 @@ func TestHTTPProgressOnRequestStream(t *testing.T) {
 }
 
 func TestHTTPRejects(t *testing.T) {
+	t.Parallel()
 	url := newHTTPFixture(t)
 	session := initSession(t, url)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -220,6 +223,7 @@ func TestHTTPRejects(t *testing.T) {
 // TestHTTPModernClient: a protocol 2026-07-28 client over HTTP bypasses the
 // request-stream layer (no sessions) and still gets progress and sampling.
 func TestHTTPModernClient(t *testing.T) {
+	t.Parallel()
 	url := newHTTPFixture(t)
 	tr, err := transport.NewStreamableHTTP(url)
 	if err != nil {

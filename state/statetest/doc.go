@@ -1,9 +1,18 @@
 // Package statetest is the conformance suite of every store interface that
-// replicas can share (gateway.TokenStore, ...). The in-memory default of each
-// passes it in this repository's tests; a shared backend (Redis) must pass
-// the same functions before it is used:
+// replicas can share. The in-memory default of each passes it in this
+// repository's tests (memory_test.go); a shared backend (Redis) must pass the
+// same functions before it is used:
 //
 //	func TestRedisTokenStore(t *testing.T) {
 //		statetest.TestTokenStore(t, func(t *testing.T) gateway.TokenStore { return newRedisStore(t) })
 //	}
+//
+// One file per interface:
+//
+//   - tokens.go: TestTokenStore (gateway.TokenStore)
+//   - ratelimit.go: TestRateLimiter (gateway.RateLimiter)
+//
+// A suite whose contract depends on time (rate limits) hands the backend a
+// clock it moves by hand; a backend takes it as an option for its tests
+// (for Redis: the time passed to its script instead of the server's TIME).
 package statetest

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,9 +55,6 @@ func MaybeServeStdio() {
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
-// cancelled counts wait_cancel calls that saw their context cancelled.
-var cancelled atomic.Int64
-
 // frozen makes freezableWriter block every write from now on.
 var frozen atomic.Bool
 
@@ -78,6 +76,17 @@ func New() *server.MCPServer {
 		server.WithLogging(),
 		server.WithCompletions(),
 	)
+	// Counters of this server instance, read through tools, so that tests
+	// can wait for a state instead of sleeping: cancelled counts wait_cancel
+	// calls that saw their context cancelled, running the slow and
+	// wait_cancel calls under way.
+	var cancelled atomic.Int64
+	var running sync.Map // tool name -> *atomic.Int64
+	enter := func(tool string) func() {
+		n, _ := running.LoadOrStore(tool, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		return func() { n.(*atomic.Int64).Add(-1) }
+	}
 	s.AddTool(mcp.NewToolWithRawSchema("echo", "Echo the text back.",
 		schema(`{"type":"object","properties":{"text":{"type":"string","minLength":1}},"required":["text"],"additionalProperties":false}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -92,6 +101,7 @@ func New() *server.MCPServer {
 	s.AddTool(mcp.NewToolWithRawSchema("slow", "Sleep for ms milliseconds (stops when cancelled).",
 		schema(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			defer enter("slow")()
 			select {
 			case <-time.After(time.Duration(r.GetInt("ms", 0)) * time.Millisecond):
 				return mcp.NewToolResultText("slept"), nil
@@ -101,6 +111,7 @@ func New() *server.MCPServer {
 		})
 	s.AddTool(mcp.NewToolWithRawSchema("wait_cancel", "Block until the call is cancelled; counts cancellations.", schema(`{"type":"object"}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			defer enter("wait_cancel")()
 			select {
 			case <-ctx.Done():
 				cancelled.Add(1)
@@ -112,6 +123,15 @@ func New() *server.MCPServer {
 	s.AddTool(mcp.NewToolWithRawSchema("cancelled_count", "How many wait_cancel calls were cancelled.", schema(`{"type":"object"}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(fmt.Sprint(cancelled.Load())), nil
+		})
+	s.AddTool(mcp.NewToolWithRawSchema("running", "How many calls of a tool (slow or wait_cancel) are under way.",
+		schema(`{"type":"object","properties":{"tool":{"type":"string"}},"required":["tool"]}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n := int64(0)
+			if v, ok := running.Load(r.GetString("tool", "")); ok {
+				n = v.(*atomic.Int64).Load()
+			}
+			return mcp.NewToolResultText(fmt.Sprint(n)), nil
 		})
 	s.AddTool(mcp.NewToolWithRawSchema("touch_resource", "Tell subscribers that a resource changed (notifications/resources/updated).",
 		schema(`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}`)),
