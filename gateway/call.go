@@ -191,7 +191,7 @@ func authRequired(id, server string) *Error {
 // limitsStep waits (boundedly) for the server's rate limit and concurrency
 // cap. On success the caller must call release.
 func (g *Gateway) limitsStep(ctx context.Context, c *call) (release func(), _ *Error) {
-	release, kind, retryAfter, err := c.u.limiter.acquire(ctx, g.rates, c.u.maxWait)
+	release, kind, retryAfter, err := c.u.limiter.acquire(ctx, g.rates, c.req.Caller.Principal.Key(), c.u.maxWait)
 	if err == nil {
 		return release, nil
 	}

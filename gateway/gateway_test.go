@@ -301,6 +301,13 @@ func TestRateLimitAndConcurrencyCap(t *testing.T) {
 	if !strings.Contains(e.Message, "rate limit") || !strings.Contains(e.Message, "call again in 500ms") || !strings.Contains(string(e.Data), `"retryAfterMs":500`) {
 		t.Fatalf("message = %s data = %s", e.Message, e.Data)
 	}
+	// Another principal has a bucket of its own: the first one's calls did
+	// not spend its tokens.
+	other := CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"o"}`), Caller: auth.Caller{Principal: auth.Principal{ID: "tenant-b"}}}
+	if _, err := g.Call(ctx, other); err != nil {
+		t.Fatalf("another principal was limited by the first one's calls: %v", err)
+	}
+	wantCode(t, func() error { _, err := g.Call(ctx, other); return err }(), CodeRateLimited)
 	clock.advance(500 * time.Millisecond)
 	if _, err := g.Call(ctx, CallRequest{Tool: "r:echo", Arguments: json.RawMessage(`{"text":"c"}`)}); err != nil {
 		t.Fatalf("after the bucket refilled: %v", err)

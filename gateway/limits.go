@@ -34,8 +34,8 @@ type RateLimiter interface {
 }
 
 // WithRateLimiter replaces the in-memory token buckets of the servers' rate
-// limits, e.g. with a store that replicas share. Bucket keys are server
-// names. The concurrency cap stays per process.
+// limits, e.g. with a store that replicas share. Bucket keys are
+// "server/principal". The concurrency cap stays per process.
 func WithRateLimiter(rl RateLimiter) Option {
 	return func(g *Gateway) error {
 		if rl != nil {
@@ -47,7 +47,7 @@ func WithRateLimiter(rl RateLimiter) Option {
 
 // MemoryRateLimiter is the default RateLimiter: token buckets in this
 // process's memory. A bucket is kept for each key ever used (the gateway
-// uses one per rate-limited server).
+// uses one per rate-limited server and principal).
 type MemoryRateLimiter struct {
 	now     func() time.Time
 	mu      sync.Mutex
@@ -131,10 +131,13 @@ const (
 // call release. On failure it reports which limit and how long a retry
 // should wait at least (err is errLimited), or the context's error, or a
 // *rateStoreError when the RateLimiter could not answer.
-func (l *limiter) acquire(ctx context.Context, rates RateLimiter, maxWait time.Duration) (release func(), kind limitKind, retryAfter time.Duration, err error) {
+//
+// The rate limit is a bucket per server and principal: each tenant gets the
+// configured rate, and one tenant's burst never spends another's tokens.
+func (l *limiter) acquire(ctx context.Context, rates RateLimiter, principal string, maxWait time.Duration) (release func(), kind limitKind, retryAfter time.Duration, err error) {
 	deadline := time.Now().Add(maxWait)
 	if l.rate != nil {
-		wait, ok, err := rates.Reserve(ctx, l.key, *l.rate, maxWait)
+		wait, ok, err := rates.Reserve(ctx, l.key+"/"+principal, *l.rate, maxWait)
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {

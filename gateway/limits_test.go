@@ -69,7 +69,7 @@ func TestLimiterBooksTokensWithinMaxWait(t *testing.T) {
 		out := make(chan outcome, 4)
 		for range 4 {
 			go func() {
-				release, _, retryAfter, err := l.acquire(context.Background(), rates, 250*time.Millisecond)
+				release, _, retryAfter, err := l.acquire(context.Background(), rates, "p", 250*time.Millisecond)
 				if err == nil {
 					release()
 				}
@@ -103,13 +103,13 @@ func TestLimiterConcurrencyCapWaitsForTheRestOfMaxWait(t *testing.T) {
 		rates := NewMemoryRateLimiter(nil)
 		ctx := context.Background()
 		start := time.Now()
-		hold, _, _, err := l.acquire(ctx, rates, 0)
+		hold, _, _, err := l.acquire(ctx, rates, "p", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The next call books the token of t=100ms, then waits for the slot
 		// until maxWait (250ms from its start) is spent, and gives up.
-		_, kind, _, err := l.acquire(ctx, rates, 250*time.Millisecond)
+		_, kind, _, err := l.acquire(ctx, rates, "p", 250*time.Millisecond)
 		if !errors.Is(err, errLimited) || kind != limitConcurrency || time.Since(start) != 250*time.Millisecond {
 			t.Fatalf("err %v, kind %q after %v; want the concurrency cap after 250ms", err, kind, time.Since(start))
 		}
@@ -117,7 +117,7 @@ func TestLimiterConcurrencyCapWaitsForTheRestOfMaxWait(t *testing.T) {
 		// taken at once.
 		time.AfterFunc(30*time.Millisecond, hold)
 		start = time.Now()
-		release, _, _, err := l.acquire(ctx, rates, time.Second)
+		release, _, _, err := l.acquire(ctx, rates, "p", time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,13 +133,13 @@ func TestLimiterWaitEndsWithTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newLimiter("srv", &RateLimit{PerSecond: 1, Burst: 1}, 0)
 		rates := NewMemoryRateLimiter(nil)
-		if _, _, _, err := l.acquire(context.Background(), rates, 0); err != nil {
+		if _, _, _, err := l.acquire(context.Background(), rates, "p", 0); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, _, _, err := l.acquire(ctx, rates, 5*time.Second)
+		_, _, _, err := l.acquire(ctx, rates, "p", 5*time.Second)
 		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 200*time.Millisecond {
 			t.Fatalf("err %v after %v; want the caller's deadline at 200ms", err, time.Since(start))
 		}
