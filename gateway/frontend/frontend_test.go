@@ -520,16 +520,8 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 	// A token sent with a session id the front end never issued is dropped:
 	// it must reach neither the operator's calls nor anyone else's.
 	for _, forged := range []string{"stdio", "default", "stateless", "operator", "no-such-session"} {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"h__echo","arguments":{"text":"z"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", forged)
-		req.Header.Set("Sandbox-Token-H", "ATTACKER")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"h__echo","arguments":{"text":"z"}}}`,
+			"Mcp-Session-Id", forged, "Sandbox-Token-H", "ATTACKER")
 	}
 	late := legacyClient(t, srv.URL+"/mcp")
 	res, err = late.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "h__echo", Arguments: map[string]any{"text": "w"}}})
@@ -564,18 +556,9 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 		"server without sessionToken": {"Sandbox-Token-nope", "x"},
 		"oversized":                   {"Sandbox-Token-h", strings.Repeat("t", gateway.MaxTokenBytes+1)},
 	} {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(hdr[0], hdr[1])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := readAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Sandbox-Token") {
-			t.Fatalf("%s: %d %s", name, resp.StatusCode, body)
+		status, _, body := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, hdr[0], hdr[1])
+		if status != http.StatusBadRequest || !strings.Contains(body, "Sandbox-Token") {
+			t.Fatalf("%s: %d %s", name, status, body)
 		}
 	}
 	// The operator's own call still carries the operator's token.
@@ -811,18 +794,10 @@ func TestSessionsBelongToTheirPrincipal(t *testing.T) {
 		t.Fatal("no session id")
 	}
 	for _, principal := range []string{"mallory", ""} {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__echo","arguments":{"text":"x"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("X-Test-Principal", principal)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Fatalf("principal %q used alice's session: %d", principal, resp.StatusCode)
+		status, _, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__echo","arguments":{"text":"x"}}}`,
+			"Mcp-Session-Id", sid, "X-Test-Principal", principal)
+		if status != http.StatusNotFound {
+			t.Fatalf("principal %q used alice's session: %d", principal, status)
 		}
 	}
 	// Alice's own requests still work.
@@ -839,27 +814,16 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 	fx := newFrontend(t)
 	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 4 << 10}))
 	t.Cleanup(srv.Close)
-	post := func(body string) *http.Response {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 8<<10) + `"}}`
-	if resp := post(big); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("a body over the budget: %d", resp.StatusCode)
+	if status, h, _ := rawPost(t, srv.URL+"/mcp", big); status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+		t.Fatalf("a body over the budget: %d", status)
 	}
-	if resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`); resp.StatusCode != http.StatusOK {
-		t.Fatalf("a small body: %d", resp.StatusCode)
+	if status, _, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`); status != http.StatusOK {
+		t.Fatalf("a small body: %d", status)
 	}
 	// What a request held is given back: the budget does not leak.
 	for range 10 {
-		if resp := post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode == http.StatusServiceUnavailable {
+		if status, _, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status == http.StatusServiceUnavailable {
 			t.Fatal("the budget leaked")
 		}
 	}
@@ -916,15 +880,27 @@ func TestSessionsPerPrincipalAreBounded(t *testing.T) {
 	t.Cleanup(srv.Close)
 	legacyClient(t, srv.URL+"/mcp")
 	legacyClient(t, srv.URL+"/mcp")
-	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	status, _, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("a third session: %d", status)
+	}
+}
+
+// rawPost posts body to url with the JSON-RPC content headers and the given
+// header pairs, and returns the status and the body read.
+func rawPost(t *testing.T, url, body string, header ...string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("a third session: %d", resp.StatusCode)
-	}
+	defer resp.Body.Close()
+	b, _ := readAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }
