@@ -48,8 +48,8 @@ func TestRateLimiterStoreErrors(t *testing.T) {
 	}
 	rates.mu.Lock()
 	defer rates.mu.Unlock()
-	if len(rates.keys) != 1 || rates.keys[0] != "limited" {
-		t.Fatalf("buckets asked for: %q, want the server's name once", rates.keys)
+	if len(rates.keys) != 1 || rates.keys[0] != "limited/anonymous" {
+		t.Fatalf("buckets asked for: %q, want the server's and the caller's bucket once", rates.keys)
 	}
 }
 
