@@ -15,6 +15,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testQueue is the test runtimes' MaxQueue: more runs than the tests ever
+// start at once.
+const testQueue = 1 << 10
+
 var (
 	sharedOnce sync.Once
 	sharedRTs  map[Isolation]*Runtime
@@ -32,7 +36,7 @@ func runtimes(t testing.TB) map[Isolation]*Runtime {
 	sharedOnce.Do(func() {
 		sharedRTs = map[Isolation]*Runtime{}
 		for _, iso := range []Isolation{IsolateWorkers, InProcess} {
-			rt, err := New(Options{Isolation: iso, Workers: 2})
+			rt, err := New(Options{Isolation: iso, Workers: 2, MaxQueue: testQueue})
 			if err != nil {
 				panic(err)
 			}
@@ -47,7 +51,7 @@ func runtimes(t testing.TB) map[Isolation]*Runtime {
 // when the test ends.
 func workerRuntime(t testing.TB, workers int) *Runtime {
 	t.Helper()
-	rt, err := New(Options{Workers: workers})
+	rt, err := New(Options{Workers: workers, MaxQueue: testQueue})
 	if err != nil {
 		t.Fatal(err)
 	}

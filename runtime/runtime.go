@@ -57,6 +57,16 @@ type Options struct {
 	// Workers is the most snippets that run at once (and the worker pool's
 	// size). Default: the number of CPUs.
 	Workers int
+	// MaxQueue is how many runs may wait for a worker while all are busy;
+	// past it Run fails at once with a *BusyError (errors.Is(err, ErrBusy)).
+	// 0: 4×Workers; negative: no run waits.
+	MaxQueue int
+	// PerCallerWorkers is the most workers one caller holds while other
+	// callers' runs wait: a freed worker goes first to a caller below it. A
+	// caller is a session (Request.Caller), or a principal's requests that
+	// have no session, together. 0: no cap. Workers are never left idle:
+	// when only capped callers wait, one of them still gets the worker.
+	PerCallerWorkers int
 	// WorkerCommand starts a worker: a binary that calls ServeWorkerIfChild.
 	// Default: this executable.
 	WorkerCommand []string
@@ -93,11 +103,13 @@ type Tool struct {
 }
 
 // Runtime runs snippets. It is safe for concurrent use; at most
-// Options.Workers snippets run at once, the rest wait their turn (bounded by
-// their context).
+// Options.Workers snippets run at once. The rest wait, up to Options.MaxQueue
+// of them (bounded by their context too), and a freed worker goes to the
+// waiting run whose caller holds the fewest (see Options.PerCallerWorkers);
+// a run past the queue's bound fails at once with ErrBusy.
 type Runtime struct {
 	opts      Options
-	slots     chan struct{}
+	sched     *scheduler
 	pool      *pool // nil in-process
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -112,12 +124,15 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = goruntime.NumCPU()
 	}
+	if opts.PerCallerWorkers < 0 {
+		return nil, fmt.Errorf("runtime: PerCallerWorkers must not be negative (0: no cap), got %d", opts.PerCallerWorkers)
+	}
 	if err := opts.Defaults.Validate(); err != nil {
 		return nil, err
 	}
 	r := &Runtime{
 		opts:   opts,
-		slots:  make(chan struct{}, opts.Workers),
+		sched:  newScheduler(opts.Workers, opts.MaxQueue, opts.PerCallerWorkers),
 		closed: make(chan struct{}),
 	}
 	if opts.Isolation == IsolateWorkers {
@@ -146,8 +161,9 @@ func (r *Runtime) Close() error {
 }
 
 // Run runs one snippet. The returned error is only for the runtime's own
-// failures (closed, the context ended while waiting for a worker); everything
-// about the snippet, its failures included, is in the Result.
+// failures (closed, busy: a *BusyError, the context ended while waiting for a
+// worker); everything about the snippet, its failures included, is in the
+// Result.
 func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	limits := req.Limits.Or(r.opts.Defaults).WithDefaults()
 	if err := limits.Validate(); err != nil {
@@ -161,14 +177,11 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 
 	// Take a slot before any work on the code: the number of snippets being
 	// transpiled or run never exceeds Options.Workers.
-	select {
-	case r.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("runtime: waiting for a free worker: %w", ctx.Err())
-	case <-r.closed:
-		return nil, ErrClosed
+	slot, err := r.sched.acquire(ctx, keyOf(req.Caller), r.closed)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-r.slots }()
+	defer r.sched.release(slot)
 
 	hs := newHostSide(ctx, &req, limits)
 	if r.pool == nil {

@@ -1,0 +1,324 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
+)
+
+// ErrBusy is what Run fails with, at once, when every worker is taken and
+// Options.MaxQueue runs already wait for one. The error is a *BusyError,
+// which says how many runs are ahead and when a retry may get in; test for
+// it with errors.Is(err, ErrBusy).
+var ErrBusy = errors.New("runtime: busy")
+
+// BusyError is a run refused because the runtime is at capacity.
+type BusyError struct {
+	// Running is how many runs hold a worker, Waiting how many wait for one.
+	Running, Waiting int
+	// RetryAfter estimates when a retry may be admitted: the time the runs
+	// ahead need to start, from how long recent runs held their worker.
+	RetryAfter time.Duration
+	// Displaced reports a run that had been waiting and gave its place in
+	// the queue to a run of a caller with fewer runs in the runtime.
+	Displaced bool
+}
+
+func (e *BusyError) Error() string {
+	what := "every worker is running a snippet"
+	if e.Waiting > 0 {
+		what = fmt.Sprintf("%s and %d more %s waiting (as many as may wait)", what, e.Waiting, plural(e.Waiting, "run is", "runs are"))
+	}
+	if e.Displaced {
+		what = "the queue is full and this run's place went to a caller with fewer runs waiting; " + what
+	}
+	return fmt.Sprintf("runtime: busy: %s; %d %s ahead; retry in about %s",
+		what, e.Running+e.Waiting, plural(e.Running+e.Waiting, "run", "runs"), e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrBusy) true.
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// callerKey is whose share of the workers a run counts against: a session,
+// or (for requests that have no session) the principal alone.
+type callerKey struct {
+	principal string
+	session   auth.SessionID
+}
+
+func keyOf(c auth.Caller) callerKey {
+	return callerKey{principal: c.Principal.Key(), session: c.Session}
+}
+
+// scheduler hands out the runtime's workers (slots: one per worker) to runs.
+// A run that finds none free waits in a bounded queue; past the bound it is
+// refused with a *BusyError. A freed slot goes to the fairest waiting run:
+//
+//  1. one whose caller holds fewer than perCaller slots (when capped),
+//  2. then the one whose principal holds the fewest slots, then whose
+//     session holds the fewest,
+//  3. then the one that came first.
+//
+// It is work-conserving: a slot is never left idle while a run waits, even
+// when every waiting caller is at its cap. When the queue is full, a run of a
+// caller with fewer runs in the runtime (running and waiting) than the
+// busiest waiting caller takes the place of that caller's latest waiting
+// run, which is refused: one session flooding the queue cannot lock the
+// others out of it.
+//
+// The scheduler itself never blocks; acquire waits on a ticket's channel.
+type scheduler struct {
+	slots     int
+	maxQueue  int // < 0: none may wait
+	perCaller int // 0: no cap
+
+	mu        sync.Mutex
+	running   int
+	bySession map[callerKey]int
+	byPrinc   map[string]int
+	waiting   []*ticket // in arrival order
+	seq       uint64
+	now       func() time.Time
+	avgHold   time.Duration // moving average of how long runs hold a slot
+}
+
+type ticketState int
+
+const (
+	ticketWaiting ticketState = iota
+	ticketRunning
+	ticketDone // released, cancelled or refused
+)
+
+// ticket is one run's place with the scheduler.
+type ticket struct {
+	key   callerKey
+	seq   uint64
+	state ticketState
+	// ready is closed when the run gets its slot, or when it is displaced
+	// from the queue (err is then set).
+	ready chan struct{}
+	err   error
+	since time.Time
+}
+
+// defaultQueuePerWorker sets MaxQueue's default: enough to absorb a burst,
+// few enough that a run does not wait for minutes behind a backlog.
+const defaultQueuePerWorker = 4
+
+func newScheduler(slots, maxQueue, perCaller int) *scheduler {
+	if maxQueue == 0 {
+		maxQueue = defaultQueuePerWorker * slots
+	}
+	return &scheduler{slots: slots, maxQueue: maxQueue, perCaller: max(perCaller, 0),
+		bySession: map[callerKey]int{}, byPrinc: map[string]int{}, now: time.Now}
+}
+
+// acquire waits for a slot for a run of key. The returned ticket must be
+// given back with release.
+func (s *scheduler) acquire(ctx context.Context, key callerKey, closed <-chan struct{}) (*ticket, error) {
+	select {
+	case <-closed:
+		return nil, ErrClosed
+	default:
+	}
+	t, err := s.enter(key)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-t.ready:
+		if t.err != nil {
+			return nil, t.err
+		}
+		return t, nil
+	case <-ctx.Done():
+		s.release(t)
+		return nil, fmt.Errorf("runtime: waiting for a free worker: %w", ctx.Err())
+	case <-closed:
+		s.release(t)
+		return nil, ErrClosed
+	}
+}
+
+// enter gives a run a slot at once, a place in the queue, or a *BusyError.
+func (s *scheduler) enter(key callerKey) (*ticket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	t := &ticket{key: key, seq: s.seq, ready: make(chan struct{})}
+	if s.running < s.slots {
+		// Slots are handed on as they free up, so a free slot means nobody waits.
+		s.grant(t)
+		return t, nil
+	}
+	if len(s.waiting) >= max(s.maxQueue, 0) {
+		v := s.victim()
+		if v < 0 || !s.displaces(key, s.waiting[v].key) {
+			return nil, s.busy(false)
+		}
+		out := s.waiting[v]
+		s.waiting = append(s.waiting[:v], s.waiting[v+1:]...)
+		out.state = ticketDone
+		out.err = s.busy(true)
+		close(out.ready)
+	}
+	s.waiting = append(s.waiting, t)
+	return t, nil
+}
+
+// release gives a run's slot back (or its place in the queue) and hands
+// freed slots to the fairest waiting runs. Releasing twice does nothing.
+func (s *scheduler) release(t *ticket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch t.state {
+	case ticketWaiting:
+		for i, w := range s.waiting {
+			if w == t {
+				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+				break
+			}
+		}
+	case ticketRunning:
+		s.running--
+		decr(s.bySession, t.key)
+		decr(s.byPrinc, t.key.principal)
+		held := s.now().Sub(t.since)
+		if s.avgHold == 0 {
+			s.avgHold = held
+		} else {
+			s.avgHold += (held - s.avgHold) / 8
+		}
+	}
+	t.state = ticketDone
+	for s.running < s.slots && len(s.waiting) > 0 {
+		i := s.next()
+		w := s.waiting[i]
+		s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+		s.grant(w)
+	}
+}
+
+func decr[K comparable](m map[K]int, k K) {
+	if m[k] <= 1 {
+		delete(m, k)
+		return
+	}
+	m[k]--
+}
+
+func (s *scheduler) grant(t *ticket) {
+	s.running++
+	s.bySession[t.key]++
+	s.byPrinc[t.key.principal]++
+	t.state = ticketRunning
+	t.since = s.now()
+	close(t.ready)
+}
+
+// next is the index of the waiting run that gets the next free slot.
+func (s *scheduler) next() int {
+	best := 0
+	for i := 1; i < len(s.waiting); i++ {
+		if s.fairer(s.waiting[i], s.waiting[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// fairer reports whether waiting run a should get a slot before b.
+func (s *scheduler) fairer(a, b *ticket) bool {
+	if ca, cb := s.capped(a.key), s.capped(b.key); ca != cb {
+		return cb
+	}
+	if pa, pb := s.byPrinc[a.key.principal], s.byPrinc[b.key.principal]; pa != pb {
+		return pa < pb
+	}
+	if sa, sb := s.bySession[a.key], s.bySession[b.key]; sa != sb {
+		return sa < sb
+	}
+	return a.seq < b.seq
+}
+
+func (s *scheduler) capped(k callerKey) bool {
+	return s.perCaller > 0 && s.bySession[k] >= s.perCaller
+}
+
+// demand counts a principal's and a session's runs in the runtime, running
+// and waiting.
+func (s *scheduler) demand(k callerKey) (principal, session int) {
+	principal, session = s.byPrinc[k.principal], s.bySession[k]
+	for _, w := range s.waiting {
+		if w.key.principal == k.principal {
+			principal++
+			if w.key == k {
+				session++
+			}
+		}
+	}
+	return principal, session
+}
+
+// victim is the index of the waiting run to refuse if a newcomer is to take
+// a place in a full queue: the latest run of the principal, then the session,
+// with the most runs in the runtime. -1 when nobody waits.
+func (s *scheduler) victim() int {
+	v, vp, vs := -1, 0, 0
+	for i, w := range s.waiting {
+		p, ss := s.demand(w.key)
+		if v < 0 || p > vp || (p == vp && ss >= vs) {
+			v, vp, vs = i, p, ss
+		}
+	}
+	return v
+}
+
+// displaces reports whether a newcomer of key should take the place of the
+// waiting run of victim: only when, even with the newcomer counted, its
+// principal (or, between equals, its session) has fewer runs in the runtime
+// than the victim's. Equals never displace each other, so there is no churn.
+func (s *scheduler) displaces(key, victim callerKey) bool {
+	np, ns := s.demand(key)
+	vp, vs := s.demand(victim)
+	if key.principal != victim.principal && np+1 != vp {
+		return np+1 < vp
+	}
+	return ns+1 < vs
+}
+
+// busy describes the refusal of a run; s.mu is held.
+func (s *scheduler) busy(displaced bool) *BusyError {
+	waiting := len(s.waiting)
+	return &BusyError{Running: s.running, Waiting: waiting, RetryAfter: s.estimate(waiting), Displaced: displaced}
+}
+
+// estimate is how long until the runs ahead of a run that arrives behind
+// `waiting` others have started: slots free up at about slots/avgHold.
+func (s *scheduler) estimate(waiting int) time.Duration {
+	hold := s.avgHold
+	if hold <= 0 {
+		hold = time.Second // nothing measured yet
+	}
+	d := hold * time.Duration(waiting+1) / time.Duration(s.slots)
+	return max(d.Round(100*time.Millisecond), 100*time.Millisecond)
+}
+
+// queued is how many runs wait, for tests and metrics.
+func (s *scheduler) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting)
+}

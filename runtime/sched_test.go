@@ -1,0 +1,395 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
+)
+
+// The scheduler's decisions, on fake runs: enter and release are
+// synchronous, so every test here is exact, with no goroutines and no timing.
+
+func sess(principal, session string) callerKey {
+	return callerKey{principal: principal, session: auth.SessionID(session)}
+}
+
+// enterOK enters a run that must not be refused.
+func enterOK(t *testing.T, s *scheduler, k callerKey) *ticket {
+	t.Helper()
+	tk, err := s.enter(k)
+	if err != nil {
+		t.Fatalf("enter %v: %v", k, err)
+	}
+	return tk
+}
+
+func running(tk *ticket) bool { return tk.state == ticketRunning }
+
+// only checks that exactly the runs in want hold a slot, among all.
+func only(t *testing.T, all []*ticket, want ...*ticket) {
+	t.Helper()
+	in := map[*ticket]bool{}
+	for _, w := range want {
+		in[w] = true
+	}
+	for i, tk := range all {
+		if running(tk) != in[tk] {
+			t.Fatalf("run %d (%v, arrived %d): running=%v, want %v", i, tk.key, tk.seq, running(tk), in[tk])
+		}
+	}
+}
+
+func TestSchedulerQueuesThenRefuses(t *testing.T) {
+	s := newScheduler(2, 3, 0)
+	a := sess("a", "1")
+	r1, r2 := enterOK(t, s, a), enterOK(t, s, a)
+	w1, w2, w3 := enterOK(t, s, a), enterOK(t, s, a), enterOK(t, s, a)
+	only(t, []*ticket{r1, r2, w1, w2, w3}, r1, r2)
+	_, err := s.enter(a)
+	var be *BusyError
+	if !errors.Is(err, ErrBusy) || !errors.As(err, &be) {
+		t.Fatalf("enter past the queue: err = %v, want a *BusyError", err)
+	}
+	if be.Running != 2 || be.Waiting != 3 || be.RetryAfter <= 0 || be.Displaced {
+		t.Fatalf("busy = %+v, want 2 running, 3 waiting, a retry hint", be)
+	}
+	if s.queued() != 3 {
+		t.Fatalf("a refused run must not wait: %d waiting", s.queued())
+	}
+	// Arrival order within one caller; the refused run left no trace.
+	s.release(r1)
+	only(t, []*ticket{r1, r2, w1, w2, w3}, r2, w1)
+	s.release(w1)
+	s.release(r2)
+	only(t, []*ticket{w2, w3}, w2, w3)
+	s.release(w2)
+	s.release(w3)
+	if s.running != 0 || len(s.bySession) != 0 || len(s.byPrinc) != 0 {
+		t.Fatalf("after every release: running %d, %v, %v", s.running, s.bySession, s.byPrinc)
+	}
+}
+
+func TestSchedulerQueueBounds(t *testing.T) {
+	if s := newScheduler(3, 0, 0); s.maxQueue != 12 {
+		t.Errorf("default queue = %d, want 4×3", s.maxQueue)
+	}
+	s := newScheduler(1, -1, 0) // no waiting at all
+	r := enterOK(t, s, sess("a", "1"))
+	if _, err := s.enter(sess("b", "1")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("MaxQueue < 0 with the worker taken: err = %v, want ErrBusy", err)
+	}
+	s.release(r)
+	enterOK(t, s, sess("b", "1"))
+}
+
+// TestSchedulerFewestHeldFirst: a freed slot goes to the waiting run whose
+// principal holds the fewest slots, then whose session does, then the
+// earliest, whatever the order of arrival.
+func TestSchedulerFewestHeldFirst(t *testing.T) {
+	s := newScheduler(4, 100, 0)
+	// a holds 3 slots (2 in session 1, 1 in session 2), b holds 1.
+	a1, a1b, a2, b1 := enterOK(t, s, sess("a", "1")), enterOK(t, s, sess("a", "1")), enterOK(t, s, sess("a", "2")), enterOK(t, s, sess("b", "1"))
+	wa1 := enterOK(t, s, sess("a", "1")) // first to arrive
+	wa2 := enterOK(t, s, sess("a", "2"))
+	wb2 := enterOK(t, s, sess("b", "2"))
+	wc := enterOK(t, s, sess("c", "")) // no session: its principal alone
+	wb1 := enterOK(t, s, sess("b", "1"))
+	all := []*ticket{a1, a1b, a2, b1, wa1, wa2, wb2, wc, wb1}
+
+	s.release(b1) // a 3, b 0, c 0; b/2, c and b/1 hold none: the earliest, b/2
+	only(t, all, a1, a1b, a2, wb2)
+	s.release(a1) // a 2, b 1, c 0: c
+	only(t, all, a1b, a2, wb2, wc)
+	s.release(wc) // a 2, b 1 (nobody of c waits): b/1
+	only(t, all, a1b, a2, wb2, wb1)
+	s.release(a2) // only a waits; a/1 holds 1, a/2 none: a/2, though it came later
+	only(t, all, a1b, wb2, wb1, wa2)
+	s.release(wb1)
+	only(t, all, a1b, wb2, wa2, wa1)
+}
+
+// TestSchedulerPerCallerCap: a session below its cap goes first, even
+// before a session whose principal holds fewer slots in all; when only
+// capped sessions wait, they still get the slot (no idle worker).
+func TestSchedulerPerCallerCap(t *testing.T) {
+	s := newScheduler(5, 100, 2)
+	p1 := enterOK(t, s, sess("p", "1"))
+	p1b := enterOK(t, s, sess("p", "1")) // p/1 at its cap of 2
+	q1, q2, q3 := enterOK(t, s, sess("q", "1")), enterOK(t, s, sess("q", "2")), enterOK(t, s, sess("q", "3"))
+	wp := enterOK(t, s, sess("p", "1"))
+	wq := enterOK(t, s, sess("q", "1"))
+	all := []*ticket{p1, p1b, q1, q2, q3, wp, wq}
+
+	// Without the cap p (2 held) would go before q (3 held); p/1 is capped.
+	s.release(q2)
+	only(t, all, p1, p1b, q1, q3, wq)
+	// Now q/1 is at its cap too; only capped sessions wait: p/1 gets it.
+	wq2 := enterOK(t, s, sess("q", "1"))
+	all = append(all, wq2)
+	s.release(q3)
+	only(t, all, p1, p1b, q1, wq, wp)
+	if s.bySession[sess("p", "1")] != 3 {
+		t.Fatalf("p/1 holds %d, want 3 (over its cap, as nobody else could use the slot)", s.bySession[sess("p", "1")])
+	}
+}
+
+// TestSchedulerFullQueueDisplacesTheBusiest: a flooding session fills the
+// queue; a newcomer of a caller with fewer runs in the runtime takes the
+// place of the flooder's latest waiting run, which is refused. Equals do not
+// displace each other.
+func TestSchedulerFullQueueDisplacesTheBusiest(t *testing.T) {
+	s := newScheduler(2, 3, 0)
+	a := sess("a", "1")
+	enterOK(t, s, a)
+	enterOK(t, s, a)
+	wa1, wa2, wa3 := enterOK(t, s, a), enterOK(t, s, a), enterOK(t, s, a)
+
+	if _, err := s.enter(a); !errors.Is(err, ErrBusy) {
+		t.Fatalf("the flooder's own next run: err = %v, want ErrBusy", err)
+	}
+	b := enterOK(t, s, sess("b", "1"))
+	select {
+	case <-wa3.ready:
+	default:
+		t.Fatal("the flooder's latest waiting run was not told")
+	}
+	var be *BusyError
+	if !errors.As(wa3.err, &be) || !be.Displaced || wa3.state != ticketDone {
+		t.Fatalf("displaced run: state %v, err %v, want a displaced *BusyError", wa3.state, wa3.err)
+	}
+	if s.queued() != 3 || wa1.state != ticketWaiting || wa2.state != ticketWaiting || b.state != ticketWaiting {
+		t.Fatal("the queue must hold a's two earliest and b's run")
+	}
+	s.release(wa3) // a refused run's ticket is done: nothing happens
+	if s.queued() != 3 || s.running != 2 {
+		t.Fatalf("releasing a displaced ticket changed the counts: %d waiting, %d running", s.queued(), s.running)
+	}
+
+	// Another session of a: its principal is the victim's, and its session
+	// has fewer runs: it displaces a/1's latest.
+	a2 := enterOK(t, s, sess("a", "2"))
+	if wa2.err == nil || a2.state != ticketWaiting {
+		t.Fatalf("a/2 should displace a/1's latest (err %v)", wa2.err)
+	}
+	// a has 4 runs in the runtime (2 running, a/1 and a/2 waiting), c none:
+	// c displaces the run of a's busiest session, a/1.
+	c := enterOK(t, s, sess("c", ""))
+	if wa1.err == nil || a2.err != nil {
+		t.Fatalf("c should displace a/1's waiting run (a/1: %v, a/2: %v)", wa1.err, a2.err)
+	}
+	// a has 3 runs, b and c one each, d none: d displaces a's last waiting run.
+	d := enterOK(t, s, sess("d", "1"))
+	if a2.err == nil {
+		t.Fatal("d should have displaced a's last waiting run")
+	}
+	// Now b, c, d wait, one run each: e is their equal and is refused.
+	if _, err := s.enter(sess("e", "1")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("an equal newcomer: err = %v, want ErrBusy", err)
+	}
+	for _, w := range []*ticket{b, c, d} {
+		if w.state != ticketWaiting {
+			t.Fatalf("%v no longer waits", w.key)
+		}
+	}
+}
+
+func TestSchedulerCancelWhileWaiting(t *testing.T) {
+	s := newScheduler(1, 4, 0)
+	r := enterOK(t, s, sess("a", "1"))
+	w1, w2 := enterOK(t, s, sess("b", "1")), enterOK(t, s, sess("c", "1"))
+	s.release(w1) // cancelled before it got a slot
+	s.release(w1) // twice: nothing
+	if s.queued() != 1 || s.running != 1 {
+		t.Fatalf("after cancelling a waiting run: %d waiting, %d running", s.queued(), s.running)
+	}
+	s.release(r)
+	only(t, []*ticket{r, w1, w2}, w2)
+	s.release(r) // a slot given back twice is given back once
+	if s.running != 1 {
+		t.Fatalf("running = %d after a double release, want 1", s.running)
+	}
+}
+
+func TestSchedulerAcquire(t *testing.T) {
+	s := newScheduler(1, 4, 0)
+	closed := make(chan struct{})
+	tk, err := s.acquire(context.Background(), sess("a", "1"), closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.acquire(ctx, sess("b", "1"), closed); !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire with an ended context: err = %v", err)
+	}
+	if s.queued() != 0 {
+		t.Fatal("a run whose context ended still waits")
+	}
+	got := make(chan error, 1)
+	go func() {
+		tk2, err := s.acquire(context.Background(), sess("b", "1"), closed)
+		if err == nil {
+			s.release(tk2)
+		}
+		got <- err
+	}()
+	waitFor(t, func() bool { return s.queued() == 1 })
+	s.release(tk)
+	if err := <-got; err != nil {
+		t.Fatalf("the waiting run: %v", err)
+	}
+	close(closed)
+	if _, err := s.acquire(context.Background(), sess("a", "1"), closed); !errors.Is(err, ErrClosed) {
+		t.Fatalf("acquire after close: err = %v", err)
+	}
+}
+
+func TestSchedulerRetryEstimate(t *testing.T) {
+	s := newScheduler(2, 2, 0)
+	now := time.Unix(0, 0)
+	s.now = func() time.Time { return now }
+	k := sess("a", "1")
+	r1 := enterOK(t, s, k)
+	now = now.Add(4 * time.Second)
+	s.release(r1) // a run held its slot for 4 s
+	enterOK(t, s, k)
+	enterOK(t, s, k)
+	enterOK(t, s, k)
+	enterOK(t, s, k)
+	_, err := s.enter(k)
+	var be *BusyError
+	if !errors.As(err, &be) {
+		t.Fatalf("err = %v", err)
+	}
+	// Two runs ahead in the queue, and this one: 3 slot hand-overs at 2
+	// slots per 4 s.
+	if be.RetryAfter != 6*time.Second {
+		t.Fatalf("retry after %v, want 6s", be.RetryAfter)
+	}
+	if msg := be.Error(); msg != "runtime: busy: every worker is running a snippet and 2 more runs are waiting (as many as may wait); 4 runs ahead; retry in about 6s" {
+		t.Fatalf("message: %s", msg)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// deadline (the machine may be loaded).
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestFloodingSessionDoesNotStarveAnother runs real snippets: session a
+// takes both workers and queues three more runs; session b's run, arriving
+// after them, gets the first worker that frees up. A run past the queue's
+// bound is refused at once.
+func TestFloodingSessionDoesNotStarveAnother(t *testing.T) {
+	t.Parallel()
+	rt, err := New(Options{Workers: 2, MaxQueue: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	a := auth.Caller{Principal: auth.Principal{ID: "a"}, Session: "1"}
+	b := auth.Caller{Principal: auth.Principal{ID: "b"}, Session: "1"}
+
+	// Each run calls demo.echo({name}); the host reports the run as started
+	// and holds it until its release channel is closed.
+	names := []string{"a1", "a2", "a3", "a4", "a5", "b1"}
+	release := map[string]chan struct{}{}
+	for _, n := range names {
+		release[n] = make(chan struct{})
+	}
+	var once sync.Map
+	free := func(name string) {
+		if _, done := once.LoadOrStore(name, true); !done {
+			close(release[name])
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			free(n)
+		}
+	})
+	started := make(chan string, len(names))
+	host := HostFunc(func(ctx context.Context, call ToolCall) (json.RawMessage, error) {
+		var args struct{ Name string }
+		if err := json.Unmarshal(call.Arguments, &args); err != nil {
+			return nil, err
+		}
+		started <- args.Name
+		select {
+		case <-release[args.Name]:
+			return json.RawMessage(`1`), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	results := make(chan error, len(names))
+	start := func(name string, c auth.Caller) {
+		go func() {
+			res, err := rt.Run(context.Background(), Request{Code: "return await demo.echo({name: '" + name + "'})", Tools: demoTools, Host: host, Caller: c})
+			if err == nil && !res.OK {
+				err = res.Error
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+			results <- err
+		}()
+	}
+	next := func() string {
+		t.Helper()
+		select {
+		case n := <-started:
+			return n
+		case <-time.After(time.Minute):
+			t.Fatal("no run started within a minute")
+			return ""
+		}
+	}
+
+	start("a1", a)
+	start("a2", a)
+	got := map[string]bool{next(): true, next(): true}
+	if !got["a1"] || !got["a2"] {
+		t.Fatalf("started %v, want a1 and a2", got)
+	}
+	for i, n := range []string{"a3", "a4", "a5"} {
+		start(n, a)
+		waitFor(t, func() bool { return rt.sched.queued() == i+1 })
+	}
+	start("b1", b)
+	waitFor(t, func() bool { return rt.sched.queued() == 4 })
+
+	_, err = rt.Run(context.Background(), Request{Code: "return 1", Caller: a})
+	var be *BusyError
+	if !errors.Is(err, ErrBusy) || !errors.As(err, &be) || be.Running != 2 || be.Waiting != 4 {
+		t.Fatalf("a run past the queue: err = %v, want ErrBusy with 2 running and 4 waiting", err)
+	}
+
+	free("b1") // b1 need not wait once it has started
+	free("a1")
+	if n := next(); n != "b1" {
+		t.Fatalf("after a1 ended, %s started; b1 should have got the worker", n)
+	}
+	for _, n := range names {
+		free(n)
+	}
+	for range names {
+		if err := <-results; err != nil {
+			t.Error(err)
+		}
+	}
+}
