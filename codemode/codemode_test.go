@@ -26,6 +26,11 @@ func TestMain(m *testing.M) {
 // newEngine starts a gateway over in-process servers and an engine over it.
 func newEngine(t testing.TB, servers map[string]*server.MCPServer, iso runtime.Isolation) *Engine {
 	t.Helper()
+	return newEngineWith(t, servers, runtime.Options{Isolation: iso, Workers: 2})
+}
+
+func newEngineWith(t testing.TB, servers map[string]*server.MCPServer, rtOpts runtime.Options) *Engine {
+	t.Helper()
 	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
 	var opts []gateway.Option
 	for name, srv := range servers {
@@ -41,7 +46,7 @@ func newEngine(t testing.TB, servers map[string]*server.MCPServer, iso runtime.I
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
-	rt, err := runtime.New(runtime.Options{Isolation: iso, Workers: 2})
+	rt, err := runtime.New(rtOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

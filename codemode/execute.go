@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -53,7 +54,11 @@ type ExecuteResult struct {
 // router as req.Caller.
 //
 // The error is for requests that cannot run at all (an unknown tool id, a
-// closed runtime); a snippet's own failures are in the result.
+// closed runtime, a busy runtime); a snippet's own failures are in the
+// result. When the runtime refuses the run because it is at capacity
+// (runtime.ErrBusy), the error is a *gateway.Error with code CodeBusy whose
+// message says when to retry, and whose data has the figures:
+// {"running", "waiting", "retryAfterMs"}.
 func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResult, error) {
 	if e.rt == nil {
 		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
@@ -110,6 +115,10 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 	})
 	limits, clamped := e.applyLimits(req.Limits)
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller})
+	var busy *runtime.BusyError
+	if errors.As(err, &busy) {
+		return nil, busyError(busy)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -149,4 +158,21 @@ func (st *catalogState) namedIn(code string) []string {
 		}
 	}
 	return ids
+}
+
+// busyError tells the agent that its run was refused for now, and when to
+// try again.
+func busyError(b *runtime.BusyError) *gateway.Error {
+	retry := b.RetryAfter.Round(100 * time.Millisecond)
+	why := fmt.Sprintf("the sandbox is running all the snippets it can at once (%d)", b.Running)
+	if b.Waiting > 0 {
+		why += fmt.Sprintf(" and %d more are waiting, as many as may wait", b.Waiting)
+	}
+	if b.Displaced {
+		why = "the queue was full and this snippet gave its place to one of a caller with fewer snippets in the sandbox; " + why
+	}
+	data, _ := json.Marshal(map[string]int64{"running": int64(b.Running), "waiting": int64(b.Waiting), "retryAfterMs": retry.Milliseconds()})
+	return &gateway.Error{Code: CodeBusy, Tool: ExecuteToolName,
+		Message: fmt.Sprintf("%s. The snippet did not run; run it again in about %s (an agent with fewer snippets running or waiting goes first)", why, retry),
+		Data:    data}
 }

@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -81,6 +82,13 @@ func (e *Engine) Install(front *frontend.Server) error {
 	return front.AddTool(ExecuteToolName, desc, executeSchema, e.handleExecute)
 }
 
+// CodeBusy is execute_code's error code when the sandbox is running all the
+// snippets it may and as many wait as may wait: the run was refused without
+// starting, and the message says when to retry. It is the code-mode tools'
+// own, beside the gateway's codes (gateway.Code); the runtime's error is
+// runtime.ErrBusy.
+const CodeBusy gateway.Code = "BUSY"
+
 // badInput is the error a tool returns for arguments it cannot use.
 func badInput(tool, format string, args ...any) error {
 	return &gateway.Error{Code: gateway.CodeValidationFailed, Tool: tool, Message: fmt.Sprintf(format, args...), Data: json.RawMessage(`{}`)}
@@ -146,6 +154,10 @@ func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*
 	}
 	res, err := e.Execute(ctx, ExecuteRequest{Code: in.Code, Intent: in.Intent, Tools: in.Tools, Limits: limits, Caller: req.Caller})
 	if err != nil {
+		var ge *gateway.Error
+		if errors.As(err, &ge) { // BUSY
+			return nil, ge
+		}
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
 	body, err := json.Marshal(executeReport(res))

@@ -3,15 +3,18 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
+	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runtime"
 )
@@ -181,5 +184,51 @@ func TestAgentLimitsAreHeldToTheCeiling(t *testing.T) {
 	}
 	if l, cl := e.applyLimits(runtime.Limits{OutputBytes: 100 << 10, ToolCalls: 10}); l.OutputBytes != 100<<10 || l.ToolCalls != 10 || len(cl) != 0 {
 		t.Fatalf("within the ceiling: %+v %v", l, cl)
+	}
+}
+
+// TestExecuteCodeWhenBusy: with the one worker taken and no queue, an
+// execute_code call is refused at once with BUSY and a retry hint, and runs
+// again once the worker is free.
+func TestExecuteCodeWhenBusy(t *testing.T) {
+	e := newEngineWith(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.Options{Isolation: runtime.InProcess, Workers: 1, MaxQueue: -1})
+	c := mcpClient(t, e)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := e.Execute(ctx, ExecuteRequest{Code: "await new Promise((r) => setTimeout(r, 600000))"})
+		blocked <- err
+	}()
+	// Until the blocking snippet has the worker, the calls below run.
+	deadline := time.Now().Add(30 * time.Second)
+	var res *mcp.CallToolResult
+	var text string
+	for {
+		res, text = callTool(t, c, ExecuteToolName, map[string]any{"code": "return 1"})
+		if strings.Contains(text, "BUSY") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !res.IsError || !strings.HasPrefix(text, "BUSY: the sandbox is running all the snippets it can at once (1)") ||
+		!strings.Contains(text, "The snippet did not run; run it again in about ") {
+		t.Fatalf("isError=%v %s", res.IsError, text)
+	}
+
+	_, err := e.Execute(context.Background(), ExecuteRequest{Code: "return 1"})
+	var ge *gateway.Error
+	if !errors.As(err, &ge) || ge.Code != CodeBusy || !strings.Contains(string(ge.Data), `"retryAfterMs":`) {
+		t.Fatalf("Execute while busy: err = %v, want a BUSY *gateway.Error with a retry hint", err)
+	}
+
+	cancel()
+	if err := <-blocked; err != nil {
+		t.Fatalf("the blocking snippet: %v", err)
+	}
+	res, text = callTool(t, c, ExecuteToolName, map[string]any{"code": "return 1"})
+	if res.IsError || !strings.Contains(text, `"ok":true`) {
+		t.Fatalf("after the worker freed up: isError=%v %s", res.IsError, text)
 	}
 }

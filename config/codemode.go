@@ -15,7 +15,7 @@ import (
 // their position.
 //
 //	"codeMode": {
-//	  "k": 5, "indexDir": ".sandbox-index", "workers": 4,
+//	  "k": 5, "indexDir": ".sandbox-index", "workers": 4, "maxQueue": 16, "perSessionWorkers": 2,
 //	  "embedder": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434/api"},
 //	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024},
 //	  "maxLimits": {"timeout": "2m", "memoryMB": 512}
@@ -28,17 +28,22 @@ type CodeMode struct {
 	// maxLimits (the most a request may ask for; zero fields: the defaults).
 	// Its Logger is left to the caller.
 	Engine codemode.Options
-	// Runtime is workers: how many snippets run at once (0: CPUs).
+	// Runtime is workers: how many snippets run at once (0: CPUs);
+	// maxQueue: how many execute_code runs may wait for a worker (absent: 4
+	// per worker; 0: none waits, MaxQueue -1), past which a run gets BUSY;
+	// perSessionWorkers: the most workers one session holds while others
+	// wait (absent: no cap).
 	Runtime runtime.Options
 }
 
-var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "embedder", "limits", "maxLimits"}
+var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits"}
 
 func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"codeMode\" must be an object such as {\"k\": 5, \"limits\": {\"timeout\": \"30s\"}}, found %s", n.kind)
 	}
 	var err error
+	var perSession *jsonNode
 	for _, k := range n.keys {
 		v := k.value
 		switch k.name {
@@ -56,6 +61,14 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 			}
 		case "workers":
 			c.Runtime.Workers, err = p.positiveInt(v, "workers")
+		case "maxQueue":
+			c.Runtime.MaxQueue, err = p.nonNegativeInt(v, "maxQueue")
+			if err == nil && c.Runtime.MaxQueue == 0 {
+				c.Runtime.MaxQueue = -1 // what the user means by 0: no run waits
+			}
+		case "perSessionWorkers":
+			c.Runtime.PerCallerWorkers, err = p.positiveInt(v, "perSessionWorkers")
+			perSession = v
 		case "embedder":
 			err = p.parseEmbedder(v, &c.Engine.Embedder)
 		case "limits":
@@ -68,6 +81,9 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 		if err != nil {
 			return err
 		}
+	}
+	if w := c.Runtime.Workers; perSession != nil && w > 0 && c.Runtime.PerCallerWorkers > w {
+		return p.errAt(perSession.offset, "\"perSessionWorkers\" (%d) is more than \"workers\" (%d): a session can never hold more workers than there are", c.Runtime.PerCallerWorkers, w)
 	}
 	return nil
 }

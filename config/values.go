@@ -75,6 +75,17 @@ func (p *parser) positiveInt(n *jsonNode, what string) (int, error) {
 	return i, nil
 }
 
+func (p *parser) nonNegativeInt(n *jsonNode, what string) (int, error) {
+	if n.kind != jsonNumber {
+		return 0, p.errAt(n.offset, "%q must be a whole number, 0 or more, found %s", what, n.kind)
+	}
+	i, err := strconv.Atoi(n.num.String())
+	if err != nil || i < 0 {
+		return 0, p.errAt(n.offset, "%q must be a whole number, 0 or more, got %s", what, n.num)
+	}
+	return i, nil
+}
+
 func (p *parser) duration(n *jsonNode, what string) (time.Duration, error) {
 	d, err := p.durationAllowZero(n, what)
 	if err == nil && d <= 0 {
