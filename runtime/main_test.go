@@ -1,18 +1,48 @@
 package runtime
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// TestMain lets this test binary serve as its own worker subprocess.
+// TestMain lets this test binary serve as its own worker subprocess, or as
+// a worker that dies when a run reaches it (dyingWorker).
 func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" && len(os.Args) > 1 {
+		if mode, ok := strings.CutPrefix(os.Args[len(os.Args)-1], dyingWorker); ok {
+			os.Exit(serveDyingWorker(mode))
+		}
+	}
 	ServeWorkerIfChild()
 	os.Exit(m.Run())
+}
+
+// dyingWorker, then "always" or "once:<path>", as a worker's last argument
+// makes a worker that starts, reads its first run and exits without a word,
+// as a worker that died just before the run reached it would. With "once",
+// only the worker that creates the file at path does so; the others serve
+// as usual.
+const dyingWorker = "sandbox-test-dying-worker:"
+
+func serveDyingWorker(mode string) int {
+	if path, ok := strings.CutPrefix(mode, "once:"); ok {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			return serveWorker(os.Stdin, os.Stdout)
+		}
+		f.Close()
+	}
+	if newFrameWriter(os.Stdout).send(&message{T: msgReady, PID: os.Getpid()}) != nil {
+		return 3
+	}
+	_, _ = readFrame(bufio.NewReader(os.Stdin))
+	return 1
 }
 
 // testQueue is the test runtimes' MaxQueue: more runs than the tests ever

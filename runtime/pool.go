@@ -97,6 +97,13 @@ func (p *pool) get() (*worker, error) {
 		if n := len(p.idle); n > 0 {
 			w := p.idle[n-1]
 			p.idle = p.idle[:n-1]
+			if w.dead() {
+				// It died while idle (killed from outside, the OOM killer):
+				// replace it and look again. p.live keeps counting the slot.
+				delete(p.all, w)
+				go p.replenish()
+				continue
+			}
 			p.mu.Unlock()
 			return w, nil
 		}
@@ -228,23 +235,61 @@ func (w *worker) kill() {
 
 // run executes one snippet in a worker: it takes a worker, sends it the
 // snippet, relays the run's frames until it ends, and returns the worker to
-// the pool (or replaces it) before assembling the result.
+// the pool (or replaces it) before assembling the result. A worker that
+// turns out to have died before the run reached it (the run frame could not
+// be written, or its stdout ended before it acknowledged the run) is
+// replaced and the run is tried once more on another: nothing of the
+// snippet ran, and the agent should not pay for a worker it never had.
 func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []Tool) (*Result, error) {
-	w, err := p.get()
-	if err != nil {
-		if errors.Is(err, ErrClosed) {
-			return nil, err
+	msg := &runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools}
+	for attempt := 1; ; attempt++ {
+		w, err := p.get()
+		if err != nil {
+			if errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			return hs.finish(internalFailure(err.Error())), nil
 		}
-		return hs.finish(internalFailure(err.Error())), nil
+		out, reusable, lost := p.attempt(ctx, hs, w, msg, limits)
+		p.put(w, reusable)
+		if lost && attempt == 1 && ctx.Err() == nil {
+			continue
+		}
+		if lost {
+			out = internalFailure(workerLost)
+		}
+		return hs.finish(out), nil
 	}
-	runID, err := w.start(&runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools})
+}
+
+// workerLost is the message of a run whose worker died before the run
+// reached it, twice. Never the Go error (a write to a closed pipe, an EOF):
+// the agent can do nothing with that.
+const workerLost = "the sandbox worker stopped unexpectedly before the snippet started; run the snippet again"
+
+// attempt runs the snippet on w. lost reports that w was dead before the
+// run reached it: nothing of the snippet ran, and out is meaningless.
+func (p *pool) attempt(ctx context.Context, hs *hostSide, w *worker, msg *runMessage, limits Limits) (out execOutcome, reusable, lost bool) {
+	runID, err := w.start(msg)
 	if err != nil {
-		p.put(w, false)
-		return hs.finish(internalFailure("sending the snippet to a worker failed: " + err.Error())), nil
+		var big *frameTooLargeError
+		if errors.As(err, &big) {
+			// Nothing was written: the worker is fine, the run is not.
+			return internalFailure("the snippet and its tools are too large to send to a worker (" + formatBytes(int64(big.size)) + ")"), true, false
+		}
+		return execOutcome{}, false, true
 	}
-	out, reusable := w.await(ctx, hs, runID, limits)
-	p.put(w, reusable)
-	return hs.finish(out), nil
+	return w.await(ctx, hs, runID, limits)
+}
+
+// dead reports whether the worker's process has exited (and been reaped).
+func (w *worker) dead() bool {
+	select {
+	case <-w.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // start sends a worker its next run and returns the run's id.
@@ -257,36 +302,42 @@ func (w *worker) start(run *runMessage) (uint64, error) {
 // await relays one run's frames to its hostSide until the run ends: with the
 // worker's result, a crash, a protocol error, the caller's cancellation or
 // the deadline. It returns how the run ended and whether the worker may run
-// another snippet.
-func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits Limits) (out execOutcome, reusable bool) {
+// another snippet; lost reports a worker whose stdout ended before it
+// acknowledged the run (it died before the run reached it).
+func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits Limits) (out execOutcome, reusable, lost bool) {
 	deadline := time.NewTimer(limits.Timeout + killGrace)
 	defer deadline.Stop()
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
+	started := false
 	for {
 		select {
 		case m, ok := <-w.frames:
 			if !ok {
-				return w.crashOutcome(limits), false
+				if !started {
+					return execOutcome{}, false, true
+				}
+				return w.crashOutcome(limits), false, false
 			}
 			if m.RunID != runID {
 				continue // a frame of an earlier run, already given up
 			}
+			started = true
 			if out, ended, reusable := w.handle(hs, runID, m); ended {
-				return out, reusable
+				return out, reusable, false
 			}
 		case <-cancelled:
 			cancelled = nil
 			_ = w.fw.send(&message{T: msgCancel, RunID: runID})
 			grace = time.After(killGrace)
 		case <-grace:
-			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false
+			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false, false
 		case <-deadline.C:
 			// The VM did not stop at its deadline: a native built-in (a huge
 			// sort, a regexp, a giant string operation) does not see interrupts.
 			return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
 				"the snippet ran past its %v time limit inside a built-in operation (a huge sort, regular expression or string operation) and its worker was stopped; work on smaller inputs or raise the limit",
-				limits.Timeout)}}, false
+				limits.Timeout)}}, false, false
 		}
 	}
 }
@@ -295,6 +346,7 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 // over, with out and whether the worker may be reused.
 func (w *worker) handle(hs *hostSide, runID uint64, m *message) (out execOutcome, ended, reusable bool) {
 	switch m.T {
+	case msgStarted:
 	case msgCall:
 		w.relayCall(hs, runID, m)
 	case msgLog:
@@ -318,7 +370,8 @@ func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
 	id := m.ID
 	hs.call(id, m.Tool, m.Args, func(res json.RawMessage, terr *ToolError) {
 		err := w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Result: res, Err: terr})
-		if err != nil && terr == nil {
+		var big *frameTooLargeError
+		if errors.As(err, &big) {
 			// The answer does not fit in a frame: say so rather
 			// than leave the call hanging until the deadline.
 			_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: CodeResultTooLarge,
@@ -347,23 +400,21 @@ func (w *worker) crashOutcome(limits Limits) execOutcome {
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
 		return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitStackDepth, Message: "the snippet is recursive or nested too deeply for the worker's stack (deep recursion, or code nested thousands of levels deep); rewrite deep recursion as a loop and flatten deeply nested expressions"}}
 	}
-	how := "exited"
+	how := "it exited"
 	if state != nil {
 		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			how = "was killed by " + ws.Signal().String()
+			how = "it was killed: " + ws.Signal().String()
 			if ws.Signal() == syscall.SIGKILL && !w.killed.Load() {
 				// The kernel's OOM killer sends SIGKILL.
 				return execOutcome{Error: memoryLimitError(limits.MemoryBytes, "the worker was killed by the system")}
 			}
 		} else {
-			how = fmt.Sprintf("exited with status %d", state.ExitCode())
+			how = fmt.Sprintf("it exited with status %d", state.ExitCode())
 		}
 	}
-	msg := "the worker running the snippet " + how + " without a result"
-	if line := firstLine(stderr); line != "" {
-		msg += ": " + line
-	}
-	return internalFailure(msg)
+	// Not the worker's stderr: a Go panic or runtime error says nothing the
+	// agent can act on, and the host's internals are not the agent's.
+	return internalFailure("the sandbox worker stopped unexpectedly while running the snippet (" + how + "); run the snippet again")
 }
 
 // headBuffer keeps the first max bytes written to it.

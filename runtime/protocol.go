@@ -13,7 +13,12 @@ import (
 // a 4-byte big-endian length, then one JSON message. Nothing else is shared.
 //
 //	parent -> worker: run, reply (a tool call's answer), cancel
-//	worker -> parent: ready (once, at start), call, log, done
+//	worker -> parent: ready (once, at start), started (a run was received,
+//	before anything of it ran), call, log, done
+//
+// started tells a worker that was dead before a run reached it (the parent
+// retries the run on another worker) from one that died running it (the
+// run's own outcome).
 //
 // The parent trusts nothing a worker says beyond its own run: calls are
 // checked against the run's bound tools and limits, frames are size-capped,
@@ -60,13 +65,14 @@ type runMessage struct {
 }
 
 const (
-	msgRun    = "run"
-	msgReply  = "reply"
-	msgCancel = "cancel"
-	msgReady  = "ready"
-	msgCall   = "call"
-	msgLog    = "log"
-	msgDone   = "done"
+	msgRun     = "run"
+	msgReply   = "reply"
+	msgCancel  = "cancel"
+	msgReady   = "ready"
+	msgStarted = "started"
+	msgCall    = "call"
+	msgLog     = "log"
+	msgDone    = "done"
 )
 
 // frameWriter writes frames; safe for concurrent use (tool answers arrive on
@@ -86,7 +92,7 @@ func (fw *frameWriter) send(m *message) error {
 		return err
 	}
 	if len(data) > maxFrameBytes {
-		return fmt.Errorf("runtime: a %s message of %s is over the %s frame limit", m.T, formatBytes(int64(len(data))), formatBytes(maxFrameBytes))
+		return &frameTooLargeError{msg: m.T, size: len(data)}
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
@@ -99,6 +105,17 @@ func (fw *frameWriter) send(m *message) error {
 		return err
 	}
 	return fw.w.Flush()
+}
+
+// frameTooLargeError is a message that was not sent because it is over
+// maxFrameBytes; any other error of send means the other side is gone.
+type frameTooLargeError struct {
+	msg  string
+	size int
+}
+
+func (e *frameTooLargeError) Error() string {
+	return fmt.Sprintf("runtime: a %s message of %s is over the %s frame limit", e.msg, formatBytes(int64(e.size)), formatBytes(maxFrameBytes))
 }
 
 func readFrame(r *bufio.Reader) (*message, error) {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -77,6 +78,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			mu.Lock()
 			cur = wr
 			mu.Unlock()
+			if err := fw.send(&message{T: msgStarted, RunID: m.RunID}); err != nil {
+				return 3
+			}
 			go func() {
 				outcome, retire := wr.execute(m.Run)
 				outcome.Error = capError(outcome.Error)
@@ -123,7 +127,12 @@ func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 
 func (w *workerRun) startCall(id uint64, tool string, args json.RawMessage) {
 	if err := w.fw.send(&message{T: msgCall, RunID: w.id, ID: id, Tool: tool, Args: args}); err != nil {
-		w.ex.deliver(id, nil, &ToolError{Code: CodeHostError, Message: "the call could not be sent: " + err.Error()})
+		msg := "the call could not be sent: the sandbox worker lost its connection to the host"
+		var big *frameTooLargeError
+		if errors.As(err, &big) {
+			msg = "the call could not be sent: its arguments are too large (" + formatBytes(int64(big.size)) + ")"
+		}
+		w.ex.deliver(id, nil, &ToolError{Code: CodeHostError, Message: msg})
 	}
 }
 

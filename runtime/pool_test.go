@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// idleWorker is the pool's one idle worker, after a run.
+func idleWorker(t *testing.T, rt *Runtime) *worker {
+	t.Helper()
+	mustOK(t, run(t, rt, Request{Code: "return 1"}))
+	rt.pool.mu.Lock()
+	defer rt.pool.mu.Unlock()
+	if len(rt.pool.idle) != 1 {
+		t.Fatalf("%d idle workers, want 1", len(rt.pool.idle))
+	}
+	return rt.pool.idle[0]
+}
+
+// killAndReap kills a worker from outside, as the OOM killer or an operator
+// would, and waits until its process is gone.
+func killAndReap(t *testing.T, w *worker) {
+	t.Helper()
+	if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the killed worker was not reaped in 30s")
+	}
+}
+
+// TestAWorkerThatDiedIdleIsReplaced: a worker killed while idle is not
+// handed to the next run; the run succeeds on its replacement.
+func TestAWorkerThatDiedIdleIsReplaced(t *testing.T) {
+	t.Parallel()
+	rt := workerRuntime(t, 1)
+	w := idleWorker(t, rt)
+	killAndReap(t, w)
+	res := run(t, rt, Request{Code: "return 2"})
+	mustOK(t, res)
+	jsonEqual(t, res.Value, `2`)
+	if now := idleWorker(t, rt); now.pid == w.pid {
+		t.Fatal("the dead worker is still in the pool")
+	}
+}
+
+// TestARunOnADeadWorkerIsLost: a run handed a worker that is already dead
+// (the write of the run fails) is reported as lost, so that it is run again,
+// and the Go error never shows.
+func TestARunOnADeadWorkerIsLost(t *testing.T) {
+	t.Parallel()
+	rt := workerRuntime(t, 1)
+	w := idleWorker(t, rt)
+	got, err := rt.pool.get()
+	if err != nil || got != w {
+		t.Fatalf("get: %v", err)
+	}
+	// Dead after the pool handed it out: what get cannot see.
+	killAndReap(t, w)
+	req := &Request{Code: "return 1"}
+	hs := newHostSide(context.Background(), req, DefaultLimits)
+	out, reusable, lost := rt.pool.attempt(context.Background(), hs, w, &runMessage{Code: req.Code, Filename: "snippet.ts", Limits: DefaultLimits}, DefaultLimits)
+	rt.pool.put(w, reusable)
+	if !lost || reusable || out.Error != nil {
+		t.Fatalf("attempt on a dead worker: lost=%v reusable=%v out=%+v", lost, reusable, out.Error)
+	}
+	mustOK(t, run(t, rt, Request{Code: "return 1"}))
+}
+
+// TestAWorkerThatDiesBeforeTheRunStartsIsRetried: the worker reads the run
+// and exits without acknowledging it (it died as the run reached it); the
+// run goes to a new worker and succeeds, with nothing of the first attempt.
+func TestAWorkerThatDiesBeforeTheRunStartsIsRetried(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "died")
+	rt, err := New(Options{Workers: 1, WorkerCommand: []string{exe, dyingWorker + "once:" + marker}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res := run(t, rt, Request{Code: "console.log('once'); return 3"})
+	mustOK(t, res)
+	jsonEqual(t, res.Value, `3`)
+	if len(res.Logs) != 1 || res.Logs[0].Message != "once" {
+		t.Fatalf("logs = %+v", res.Logs)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("no worker died on the run, the test proves nothing: %v", err)
+	}
+}
+
+// TestWorkersThatKeepDyingSayRunAgain: the retry is once; when the second
+// worker dies too, the run fails with a message for the agent, not a Go
+// error about pipes.
+func TestWorkersThatKeepDyingSayRunAgain(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := New(Options{Workers: 1, WorkerCommand: []string{exe, dyingWorker + "always"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res := run(t, rt, Request{Code: "return 1"})
+	if res.OK || res.Error.Kind != KindInternal || res.Error.Message != workerLost {
+		t.Fatalf("error = %+v, want %q", res.Error, workerLost)
+	}
+	for _, internal := range []string{"EOF", "closed", "pipe", "|1", "write"} {
+		if strings.Contains(res.Error.Error(), internal) {
+			t.Fatalf("the error shows %q: %s", internal, res.Error)
+		}
+	}
+}
