@@ -33,7 +33,10 @@ func (e *execution) compileFailure(t *transpiled, err error) *Error {
 	var single *parser.Error
 	var cse *goja.CompilerSyntaxError
 	var loc *located
+	var wrapper *wrapperError
 	switch {
+	case errors.As(err, &wrapper):
+		pos, msg = wrapper.pos, wrapper.msg
 	case errors.As(err, &loc):
 		pos, msg = loc.pos, loc.msg
 	case errors.As(err, &list) && len(list) > 0:
@@ -58,9 +61,11 @@ func (e *execution) compileFailure(t *transpiled, err error) *Error {
 			out.Column = max(out.Column-len(wrapPrefix), 1)
 		}
 	}
-	if strings.Contains(t.JS, "import(") && strings.Contains(msg, "reserved word") {
+	switch {
+	case wrapper != nil: // written for the agent already
+	case strings.Contains(t.JS, "import(") && strings.Contains(msg, "reserved word"):
 		msg = "import() is not available: a snippet cannot load modules. The tools bound to this run are globals (e.g. `await github.listCommits({...})`)"
-	} else if !strings.Contains(msg, "regular expression") {
+	case !strings.Contains(msg, "regular expression"):
 		msg = "the snippet uses syntax this runtime cannot run: " + msg
 	}
 	out.Message = msg

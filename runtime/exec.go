@@ -106,6 +106,9 @@ func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkWrapper(ast); err != nil {
+		return nil, err
+	}
 	if err := rewriteRegExpLiterals(ast, t.JS); err != nil {
 		return nil, err
 	}

@@ -122,6 +122,61 @@ func TestCompileErrors(t *testing.T) {
 	})
 }
 
+// TestCodeCannotLeaveItsWrapper: the snippet is the body of an async
+// function (transpile.go). Text that closes that function early, or leaves
+// something open that swallows its tail, is a compile error at the
+// snippet's own line, and nothing of it runs.
+func TestCodeCannotLeaveItsWrapper(t *testing.T) {
+	t.Parallel()
+	const closes = "closes the function the snippet runs in"
+	cases := []struct {
+		name, code string
+		line, col  int
+		msg        string
+	}{
+		{"closed and reopened", "return 1\n})(); 5; (() => {", 2, 1, closes},
+		{"closed at the end", "return 1\n})()", 2, 1, closes},
+		{"a statement between", "return 1\n}; globalThis.x = 1; {", 2, 1, closes},
+		{"a sequence on line 1", "})(), globalThis.x = 1, (async () => {", 1, 1, closes},
+		{"after code on line 1", "return 1;})(); 5; (() => {", 1, 10, closes},
+		{"a call outside", "const a = 1;\n})(); demo.echo({}); (async () => {", 2, 1, closes},
+		{"one brace too many", "const o = {a: 1};\nreturn o }", 2, 10, closes},
+		{"two braces too many", "return 1\n}}", 2, 1, closes},
+		{"a brace never closed", "if (globalThis) {\nreturn 1", 2, 9, "never closed"},
+		{"a comment never closed", "return 1 /* and the rest", 1, 10, `Expected "*/" to terminate multi-line comment`},
+		{"a comment never closed, later", "const a = 1;\n/* x", 2, 1, `Expected "*/" to terminate multi-line comment`},
+		{"a template never closed", "return `abc", 1, 0, "Unterminated"},
+	}
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				host := &recordingHost{}
+				res := run(t, rt, Request{Code: c.code, Filename: "agent.ts", Tools: demoTools, Host: host})
+				e := res.Error
+				if e == nil || e.Kind != KindCompile {
+					t.Fatalf("error = %+v, want a compile error", e)
+				}
+				if !strings.Contains(e.Message, c.msg) || e.File != "agent.ts" || e.Line != c.line || (c.col > 0 && e.Column != c.col) {
+					t.Fatalf("error = %s, want %q at agent.ts:%d:%d", e, c.msg, c.line, c.col)
+				}
+				host.mu.Lock()
+				called := len(host.calls)
+				host.mu.Unlock()
+				if len(res.Calls) != 0 || called != 0 {
+					t.Fatalf("code outside the wrapper ran: %+v", res.Calls)
+				}
+			})
+		}
+		// What esbuild puts before the wrapper (its helpers) is not the
+		// snippet's: code that needs them still runs.
+		res := run(t, rt, Request{Code: "const d = (c: any, ctx: any) => c;\n@d class A { x = 1 }\n" +
+			"async function* g() { yield 1 }\nconst out: number[] = [];\nfor await (const v of g()) out.push(v);\n" +
+			"{ await using r = { async [Symbol.asyncDispose]() { out.push(2) } } }\nreturn [new A().x, ...out]"})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `[1,1,2]`)
+	})
+}
+
 func TestRuntimeErrorsPointAtTheSnippet(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

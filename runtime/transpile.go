@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dop251/goja/ast"
 	"github.com/evanw/esbuild/pkg/api"
 )
 
@@ -74,9 +75,8 @@ func transpileCached(filename, code string) (*transpiled, *Error) {
 	return t, nil
 }
 
-// transpile turns a snippet's TypeScript into JavaScript goja can run.
-func transpile(filename, code string) (*transpiled, *Error) {
-	res := api.Transform(wrapPrefix+code+wrapSuffix, api.TransformOptions{
+func transformOptions(filename string) api.TransformOptions {
+	return api.TransformOptions{
 		Loader:         api.LoaderTS,
 		Target:         api.ES2022,
 		Supported:      unsupportedFeatures,
@@ -84,27 +84,98 @@ func transpile(filename, code string) (*transpiled, *Error) {
 		SourcesContent: api.SourcesContentExclude,
 		Sourcefile:     filename,
 		LogLevel:       api.LogLevelSilent,
-	})
+	}
+}
+
+// transpile turns a snippet's TypeScript into JavaScript goja can run.
+//
+// Text can close the wrapper: `return 1\n})(); evil(); (() => {` is valid
+// once wrapped, and would run outside the snippet's function. Such code
+// that still transpiles is refused where the program is compiled (see
+// checkWrapper: the parse is there anyway); code that does not transpile
+// is explained here, at the snippet's own line.
+func transpile(filename, code string) (*transpiled, *Error) {
+	res := api.Transform(wrapPrefix+code+wrapSuffix, transformOptions(filename))
 	if len(res.Errors) > 0 {
-		return nil, compileError(filename, code, res.Errors[0], len(res.Errors))
+		return nil, explainCompileErrors(filename, code, res.Errors)
 	}
 	js := string(res.Code)
 	return &transpiled{JS: js, Hash: sha256.Sum256([]byte(js)), Lines: strings.Count(code, "\n") + 1}, nil
 }
 
-func compileError(filename, code string, m api.Message, count int) *Error {
+// closesWrapper is the error for a snippet that closes the function it runs
+// in.
+const closesWrapper = "this `}` closes the function the snippet runs in: a snippet is the body of an async function, " +
+	"so every `}` must close a `{` of the snippet's own; remove the extra `}` (or add the `{` it should close)"
+
+// explainCompileErrors turns esbuild's errors on the wrapped snippet into
+// one error at the snippet's own line. The wrapper hides two kinds of
+// mistakes: an extra `}` closes the wrapper's function (esbuild then
+// complains about whatever follows, or about the wrapper's own tail), and a
+// `{`, comment or template left open swallows the tail (esbuild points past
+// the end of the snippet). For those, the snippet is transformed again on
+// its own, unwrapped, where an extra `}` is an error exactly where it is and
+// an unclosed one ends at the snippet's end.
+func explainCompileErrors(filename, code string, errs []api.Message) *Error {
+	lines := strings.Count(code, "\n") + 1
+	first := errs[0]
+	if m, ok := unwrappedError(filename, code); ok {
+		switch {
+		case m.Text == `Unexpected "}"`:
+			e := compileError(filename, code, m, 0, 1)
+			e.Message = closesWrapper
+			return e
+		case first.Location == nil || first.Location.Line > lines:
+			e := compileError(filename, code, m, 0, 1)
+			if m.Text == "Unexpected end of file" {
+				e.Message = "the snippet ends with a `{`, `(` or `[` that is never closed"
+			}
+			return e
+		}
+	}
+	return compileError(filename, code, first, len(wrapPrefix), len(errs))
+}
+
+// unwrappedError is the first syntax error esbuild finds in the snippet on
+// its own, ignoring what only the missing wrapper causes (top-level await
+// and return).
+func unwrappedError(filename, code string) (api.Message, bool) {
+	opts := transformOptions(filename)
+	opts.Sourcemap = api.SourceMapNone
+	for _, m := range api.Transform(code, opts).Errors {
+		if m.Location != nil && !strings.HasPrefix(m.Text, "Top-level") {
+			return m, true
+		}
+	}
+	return api.Message{}, false
+}
+
+// compileError locates an esbuild error in the snippet. shift is how many
+// columns the text had in front of the snippet's first line (the wrapper's
+// prefix, or none). An error past the snippet's end (in the wrapper's tail)
+// is put at its end. A note that says where the offending construct starts
+// (an unterminated comment) gives the location instead.
+func compileError(filename, code string, m api.Message, shift, count int) *Error {
 	e := &Error{Kind: KindCompile, File: filename, Message: m.Text}
-	if loc := m.Location; loc != nil {
-		e.Line = loc.Line
-		col := loc.Column
-		if loc.Line == 1 {
-			col -= len(wrapPrefix)
+	loc := m.Location
+	for _, n := range m.Notes {
+		if n.Location != nil && strings.Contains(n.Text, "starts here") {
+			loc = n.Location
+			e.Message += " (" + strings.TrimSuffix(strings.ToLower(n.Text[:1])+n.Text[1:], ":") + ")"
+			break
 		}
-		if col < 0 {
-			col = 0
+	}
+	if loc != nil {
+		line, col := loc.Line, loc.Column
+		if line == 1 {
+			col -= shift
 		}
-		e.Column = col + 1
-		if hint := snippetHint(sourceLine(code, loc.Line)); hint != "" {
+		if lines := strings.Count(code, "\n") + 1; line > lines {
+			line, col = lines, len(strings.TrimRight(sourceLine(code, lines), "\r"))
+		}
+		e.Line = line
+		e.Column = max(col, 0) + 1
+		if hint := snippetHint(sourceLine(code, line)); hint != "" {
 			e.Message = hint
 		}
 		e.Stack = codeFrame(code, e.Line, e.Column)
@@ -215,4 +286,102 @@ func sanitizeFilename(name string) string {
 		s = s[:64]
 	}
 	return s
+}
+
+// checkWrapper makes sure the snippet stayed inside its wrapper: the program
+// must be esbuild's helpers (var __name = ...) and then exactly one
+// statement, the call of the wrapper's async function with no arguments.
+// Text that closes the wrapper and opens something new before its tail
+// (`})(); evil(); (() => {`) always breaks that shape: after the wrapper's
+// `}` only `)()` and the end may follow, and the end of the text is the
+// wrapper's own `})()`. The error points at the `}` that closed the
+// wrapper, through the source map.
+func checkWrapper(prog *ast.Program) error {
+	i := 0
+	for i < len(prog.Body) && isHelper(prog.Body[i]) {
+		i++
+	}
+	if i == len(prog.Body)-1 && isWrapperCall(prog.Body[i]) {
+		return nil
+	}
+	err := &located{msg: closesWrapper}
+	if i < len(prog.Body) {
+		if arrow := leftmostArrow(prog.Body[i]); arrow != nil {
+			if b, ok := arrow.Body.(*ast.BlockStatement); ok {
+				err.pos = prog.File.Position(int(b.RightBrace) - prog.File.Base())
+			}
+		}
+	}
+	return &wrapperError{err}
+}
+
+// wrapperError is checkWrapper's error: compileFailure reports it as it is.
+type wrapperError struct{ *located }
+
+func isHelper(st ast.Statement) bool {
+	v, ok := st.(*ast.VariableStatement)
+	if !ok {
+		return false
+	}
+	for _, b := range v.List {
+		id, ok := b.Target.(*ast.Identifier)
+		if !ok || !strings.HasPrefix(string(id.Name), "__") {
+			return false
+		}
+	}
+	return true
+}
+
+func isWrapperCall(st ast.Statement) bool {
+	es, ok := st.(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	call, ok := es.Expression.(*ast.CallExpression)
+	if !ok || len(call.ArgumentList) != 0 {
+		return false
+	}
+	arrow, ok := call.Callee.(*ast.ArrowFunctionLiteral)
+	if !ok || !arrow.Async {
+		return false
+	}
+	_, block := arrow.Body.(*ast.BlockStatement)
+	return block
+}
+
+// leftmostArrow finds the function an expression statement starts with:
+// the wrapper's, in a program whose wrapper was closed early.
+func leftmostArrow(st ast.Statement) *ast.ArrowFunctionLiteral {
+	es, ok := st.(*ast.ExpressionStatement)
+	if !ok {
+		return nil
+	}
+	e := es.Expression
+	for {
+		switch x := e.(type) {
+		case *ast.ArrowFunctionLiteral:
+			return x
+		case *ast.CallExpression:
+			e = x.Callee
+		case *ast.SequenceExpression:
+			if len(x.Sequence) == 0 {
+				return nil
+			}
+			e = x.Sequence[0]
+		case *ast.BinaryExpression:
+			e = x.Left
+		case *ast.AssignExpression:
+			e = x.Left
+		case *ast.ConditionalExpression:
+			e = x.Test
+		case *ast.DotExpression:
+			e = x.Left
+		case *ast.BracketExpression:
+			e = x.Left
+		case *ast.TemplateLiteral:
+			e = x.Tag
+		default:
+			return nil
+		}
+	}
 }
