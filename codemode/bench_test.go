@@ -1,0 +1,49 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// logMiB logs 1 MiB of console output: 256 entries of 4 KiB of JSON text
+// (quotes to escape, as console.log(JSON.stringify(x)) writes), and returns
+// a small value.
+const logMiB = `const line = JSON.stringify(Array.from({ length: 80 }, (_, i) => ({ id: i, name: "item" })));
+const entry = line.repeat(Math.ceil(4096 / line.length)).slice(0, 4096);
+for (let i = 0; i < 256; i++) console.log(entry);
+return { logged: 256 };`
+
+// BenchmarkExecuteCodeLogs: what the parent allocates (B/op; the worker is
+// another process) to run a snippet that logs 1 MiB and build execute_code's
+// result, as the MCP front end gets it.
+func BenchmarkExecuteCodeLogs(b *testing.B) {
+	e := newEngineWith(b, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.Options{Workers: 1})
+	e.opts.Limits.OutputBytes = 2 << 20
+	e.opts.MaxLimits.OutputBytes = 2 << 20
+	args, _ := json.Marshal(map[string]any{"code": logMiB})
+	req := frontend.ToolRequest{Arguments: args}
+	ctx := context.Background()
+	check := func() int {
+		res, err := e.handleExecute(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatalf("%v %s", err, res.Content)
+		}
+		return len(res.Content[0]) + len(res.StructuredContent)
+	}
+	size := check()
+	if size < 2<<20 {
+		b.Fatalf("the result is %d bytes; the snippet did not log 1 MiB", size)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		check()
+	}
+	b.ReportMetric(float64(size)/(1<<20), "result-MiB")
+}
