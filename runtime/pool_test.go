@@ -1,7 +1,12 @@
 package runtime
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +127,55 @@ func TestWorkersThatKeepDyingSayRunAgain(t *testing.T) {
 		if strings.Contains(res.Error.Error(), internal) {
 			t.Fatalf("the error shows %q: %s", internal, res.Error)
 		}
+	}
+}
+
+// TestLogTextFollowsItsFrame: a log's message travels raw after its frame
+// and is read back as it was; what a misbehaving worker could send instead
+// is refused or made valid.
+func TestLogTextFollowsItsFrame(t *testing.T) {
+	var buf bytes.Buffer
+	fw := newFrameWriter(&buf)
+	texts := []string{"plain", "", `"quoted" \ and {"json": 1}`, "é 😀\n\x00", strings.Repeat("x", 200<<10)}
+	for _, text := range texts {
+		if err := fw.sendText(&message{T: msgLog, RunID: 7, Log: &LogEntry{Level: LevelWarn}}, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = fw.send(&message{T: msgDone, RunID: 7, Outcome: &execOutcome{Value: json.RawMessage(`1`)}})
+	r := bufio.NewReaderSize(&buf, 64<<10)
+	for _, text := range texts {
+		m, err := readFrame(r)
+		if err != nil || m.T != msgLog || m.RunID != 7 || m.Log.Level != LevelWarn || m.Log.Message != text || m.Tail != 0 {
+			t.Fatalf("read %+v, %v; want the log %.40q", m, err, text)
+		}
+	}
+	if m, err := readFrame(r); err != nil || m.T != msgDone || string(m.Outcome.Value) != "1" {
+		t.Fatalf("the frame after the logs: %+v, %v", m, err)
+	}
+
+	frame := func(envelope, tail string) *bufio.Reader {
+		var b bytes.Buffer
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], uint32(len(envelope)))
+		b.Write(hdr[:])
+		b.WriteString(envelope + tail)
+		return bufio.NewReader(&b)
+	}
+	if m, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":4}`, "a\xffb\xfe")); err != nil || m.Log.Message != "a\uFFFDb\uFFFD" {
+		t.Fatalf("invalid UTF-8: %+v, %v", m, err)
+	}
+	for _, bad := range []string{
+		`{"t":"done","run":1,"tail":4}`,
+		`{"t":"log","run":1,"tail":4}`,
+		`{"t":"log","run":1,"log":{"level":"log","message":"x"},"tail":4}`,
+		`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":-4}`,
+	} {
+		if _, err := readFrame(frame(bad, "abcd")); err == nil || !strings.Contains(err.Error(), "malformed frame") {
+			t.Errorf("%s: err = %v, want a malformed frame", bad, err)
+		}
+	}
+	if _, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":9}`, "abcd")); err != io.ErrUnexpectedEOF {
+		t.Errorf("a cut tail: err = %v, want unexpected EOF", err)
 	}
 }

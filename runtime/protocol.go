@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // The parent and a worker exchange frames over the worker's stdin and stdout:
-// a 4-byte big-endian length, then one JSON message. Nothing else is shared.
+// a 4-byte big-endian length, then one JSON message, then, when the message
+// says so (Tail), that many bytes of raw text. Nothing else is shared.
 //
 //	parent -> worker: run, reply (a tool call's answer), cancel
 //	worker -> parent: ready (once, at start), started (a run was received,
@@ -47,6 +50,11 @@ type message struct {
 
 	// log
 	Log *LogEntry `json:"log,omitempty"`
+	// Tail is the size of the raw text that follows the frame: a log's
+	// message, sent as it is rather than escaped in the JSON, so that the
+	// parent reads a run's console output into one string per entry instead
+	// of unescaping it through two more copies.
+	Tail int `json:"tail,omitempty"`
 
 	// done
 	Outcome *execOutcome `json:"outcome,omitempty"`
@@ -86,13 +94,17 @@ func newFrameWriter(w io.Writer) *frameWriter {
 	return &frameWriter{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-func (fw *frameWriter) send(m *message) error {
+func (fw *frameWriter) send(m *message) error { return fw.sendText(m, "") }
+
+// sendText sends m followed by text, raw (m.Tail says how long it is).
+func (fw *frameWriter) sendText(m *message, text string) error {
+	m.Tail = len(text)
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	if len(data) > maxFrameBytes {
-		return &frameTooLargeError{msg: m.T, size: len(data)}
+	if len(data) > maxFrameBytes || len(text) > maxFrameBytes {
+		return &frameTooLargeError{msg: m.T, size: len(data) + len(text)}
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
@@ -102,6 +114,9 @@ func (fw *frameWriter) send(m *message) error {
 		return err
 	}
 	if _, err := fw.w.Write(data); err != nil {
+		return err
+	}
+	if _, err := fw.w.WriteString(text); err != nil {
 		return err
 	}
 	return fw.w.Flush()
@@ -135,5 +150,40 @@ func readFrame(r *bufio.Reader) (*message, error) {
 	if err := json.Unmarshal(buf, m); err != nil {
 		return nil, fmt.Errorf("runtime: malformed frame: %w", err)
 	}
+	if m.Tail != 0 {
+		if m.T != msgLog || m.Log == nil || m.Log.Message != "" || m.Tail < 0 || m.Tail > maxFrameBytes {
+			return nil, fmt.Errorf("runtime: malformed frame: %d bytes of text after a %q message", m.Tail, m.T)
+		}
+		text, err := readText(r, m.Tail)
+		if err != nil {
+			return nil, err
+		}
+		m.Log.Message, m.Tail = text, 0
+	}
 	return m, nil
+}
+
+// readText reads n bytes of text into a string, copying them once, from
+// the reader's buffer into the string's. Invalid UTF-8 (a worker that
+// misbehaves) becomes U+FFFD, as JSON would have it.
+func readText(r *bufio.Reader, n int) (string, error) {
+	var b strings.Builder
+	b.Grow(n)
+	for n > 0 {
+		p, err := r.Peek(min(n, r.Size()))
+		b.Write(p)
+		_, _ = r.Discard(len(p))
+		n -= len(p)
+		if err != nil && n > 0 {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return "", err
+		}
+	}
+	s := b.String()
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s, nil
 }

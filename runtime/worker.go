@@ -136,7 +136,9 @@ func (w *workerRun) startCall(id uint64, tool string, args json.RawMessage) {
 	}
 }
 
-func (w *workerRun) log(e LogEntry) { _ = w.fw.send(&message{T: msgLog, RunID: w.id, Log: &e}) }
+func (w *workerRun) log(e LogEntry) {
+	_ = w.fw.sendText(&message{T: msgLog, RunID: w.id, Log: &LogEntry{Level: e.Level}}, e.Message)
+}
 
 func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
 	limits := w.limits
