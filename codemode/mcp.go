@@ -119,7 +119,7 @@ func (e *Engine) handleSearch(ctx context.Context, req frontend.ToolRequest) (*g
 		Total int         `json:"total"`
 		Note  string      `json:"note"`
 	}{res.Tools, res.Shown, res.Total, res.Note})
-	return &gateway.CallResult{Content: []json.RawMessage{textBlock(text)}, StructuredContent: structured}, nil
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(text)}, StructuredContent: structured}, nil
 }
 
 func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
@@ -160,11 +160,11 @@ func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*
 		}
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
-	body, err := json.Marshal(executeReport(res))
+	body, err := reportJSON(res)
 	if err != nil {
 		return nil, err
 	}
-	return &gateway.CallResult{Content: []json.RawMessage{textBlock(string(body))}, StructuredContent: body, IsError: !res.OK}, nil
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(body)}, StructuredContent: body, IsError: !res.OK}, nil
 }
 
 // report is execute_code's result as the agent reads it: compact, durations
@@ -189,16 +189,19 @@ type callReport struct {
 	Code       string  `json:"code,omitempty"`
 }
 
+// executeReport is the report of a run. handleExecute writes its JSON with
+// reportJSON, which does not build Logs (see report.go).
 func executeReport(res *ExecuteResult) report {
+	r := reportWithoutLogs(res)
+	for _, l := range res.Logs {
+		r.Logs = append(r.Logs, levelPrefix(l.Level)+l.Message)
+	}
+	return r
+}
+
+func reportWithoutLogs(res *ExecuteResult) report {
 	r := report{OK: res.OK, Value: res.Value, Error: res.Error, LogsTruncated: res.LogsTruncated,
 		DurationMs: ms(res.Duration), Bound: res.Bound}
-	for _, l := range res.Logs {
-		msg := l.Message
-		if l.Level != runtime.LevelLog && l.Level != runtime.LevelInfo {
-			msg = "[" + string(l.Level) + "] " + msg
-		}
-		r.Logs = append(r.Logs, msg)
-	}
 	for _, c := range res.Calls {
 		r.Calls = append(r.Calls, callReport{Tool: c.Tool, DurationMs: ms(c.Duration), OK: c.OK, Code: c.Code})
 	}
@@ -214,11 +217,6 @@ func executeReport(res *ExecuteResult) report {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func textBlock(text string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"type": "text", "text": text})
-	return b
-}
 
 // strictDecode rejects unknown fields, so a misspelled argument ("inent")
 // is an error the agent sees rather than silently ignored.

@@ -1,0 +1,234 @@
+package codemode
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// execute_code's result carries a run's console output (up to the output
+// limit, megabytes) twice: in the report's JSON (structuredContent) and in
+// the text block that holds that JSON as a string. Built with json.Marshal,
+// the logs were copied some nine times on the way (the report's growing
+// buffer and its copy, string(body), the text block's growing buffer and its
+// copy, each entry's level prefix). reportJSON and textBlockJSON write each
+// of the two into one buffer of the exact size, the bytes json.Marshal would
+// produce (TestReportJSONIsMarshalsOutput holds them to it).
+
+// reportJSON is json.Marshal(executeReport(res)), with the logs written
+// straight from the run's entries.
+func reportJSON(res *ExecuteResult) ([]byte, error) {
+	r := reportWithoutLogs(res)
+	var errJSON []byte
+	if r.Error != nil {
+		var err error
+		if errJSON, err = json.Marshal(r.Error); err != nil {
+			return nil, err
+		}
+	}
+	tail, err := json.Marshal(reportTail{LogsTruncated: r.LogsTruncated, Calls: r.Calls, DurationMs: r.DurationMs, Bound: r.Bound, Limits: r.Limits})
+	if err != nil {
+		return nil, err
+	}
+	var value []byte
+	if len(r.Value) > 0 {
+		// What json.Marshal does to a RawMessage: the runtime's values are
+		// compact already (Compact is a check then, and no copy).
+		if value, err = compactJSON(r.Value); err != nil {
+			return nil, err
+		}
+	}
+
+	size := len(`{"ok":`) + len(strconv.FormatBool(r.OK)) + len(tail) // tail's { is the , before it
+	if value != nil {
+		size += len(`,"value":`) + len(value)
+	}
+	if errJSON != nil {
+		size += len(`,"error":`) + len(errJSON)
+	}
+	if len(res.Logs) > 0 {
+		size += len(`,"logs":[]`) + len(res.Logs) - 1
+		for _, l := range res.Logs {
+			size += len(levelPrefix(l.Level)) + jsonStringLen(l.Message)
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"ok":`...)
+	b = strconv.AppendBool(b, r.OK)
+	if value != nil {
+		b = append(b, `,"value":`...)
+		b = append(b, value...)
+	}
+	if errJSON != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, errJSON...)
+	}
+	if len(res.Logs) > 0 {
+		b = append(b, `,"logs":[`...)
+		for i, l := range res.Logs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, levelPrefix(l.Level), l.Message)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, ',')
+	b = append(b, tail[1:]...) // its members, and the closing brace
+	return b, nil
+}
+
+// reportTail is the report's fields after the logs, in order.
+type reportTail struct {
+	LogsTruncated bool           `json:"logsTruncated,omitempty"`
+	Calls         []callReport   `json:"calls,omitempty"`
+	DurationMs    float64        `json:"durationMs"`
+	Bound         []string       `json:"bound,omitempty"`
+	Limits        *AppliedLimits `json:"limits,omitempty"`
+}
+
+// levelPrefix marks the console entries that are not plain output.
+func levelPrefix(l runtime.LogLevel) string {
+	if l == runtime.LevelLog || l == runtime.LevelInfo {
+		return ""
+	}
+	return "[" + string(l) + "] "
+}
+
+// compactJSON is what json.Marshal makes of a RawMessage: compacted, with
+// <, >, &, U+2028 and U+2029 escaped. The runtime's values are mostly that
+// already: then they are used as they are, without a copy.
+func compactJSON(v json.RawMessage) ([]byte, error) {
+	if json.Valid(v) && isCompact(v) && !bytes.ContainsAny(v, "<>&\u2028\u2029") {
+		return v, nil
+	}
+	return json.Marshal(v)
+}
+
+// isCompact reports whether JSON text has no whitespace outside strings.
+func isCompact(v []byte) bool {
+	inString, escaped := false, false
+	for _, c := range v {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// textBlockJSON is the MCP text content block holding text, as
+// json.Marshal(map[string]string{"type": "text", "text": text}) writes it.
+func textBlockJSON[T []byte | string](text T) json.RawMessage {
+	b := make([]byte, 0, len(`{"text":,"type":"text"}`)+jsonStringLen(text))
+	b = append(b, `{"text":`...)
+	b = appendJSONString(b, "", text)
+	return append(b, `,"type":"text"}`...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// jsonEscape is what encoding/json writes for the ASCII bytes it escapes
+// (control characters, quote, backslash, and <, >, & for HTML safety); ""
+// for the ones it writes as they are.
+var jsonEscape = func() (t [utf8.RuneSelf]string) {
+	for c := range utf8.RuneSelf {
+		switch {
+		case c == '"' || c == '\\':
+			t[c] = `\` + string(rune(c))
+		case c == '\b':
+			t[c] = `\b`
+		case c == '\f':
+			t[c] = `\f`
+		case c == '\n':
+			t[c] = `\n`
+		case c == '\r':
+			t[c] = `\r`
+		case c == '\t':
+			t[c] = `\t`
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = `\u00` + string(hexDigits[c>>4]) + string(hexDigits[c&0xF])
+		}
+	}
+	return t
+}()
+
+// appendJSONString appends prefix+s as a JSON string, escaped exactly as
+// encoding/json escapes strings (HTML characters, U+2028 and U+2029
+// escaped; invalid UTF-8 as U+FFFD). The prefix is plain ASCII.
+func appendJSONString[T []byte | string](dst []byte, prefix string, s T) []byte {
+	dst = append(dst, '"')
+	dst = append(dst, prefix...)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if esc := jsonEscape[c]; esc != "" {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, esc...)
+				start = i + 1
+			}
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hexDigits[r&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsonStringLen is the length of appendJSONString's output for s, without
+// a prefix.
+func jsonStringLen[T []byte | string](s T) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if esc := jsonEscape[c]; esc != "" {
+				n += len(esc)
+			} else {
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += len(`\ufffd`)
+		case r == '\u2028' || r == '\u2029':
+			n += len(`\u2028`)
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// decodeRune decodes the rune at the start of s; the conversion of at most
+// four bytes stays on the stack (as in encoding/json).
+func decodeRune[T []byte | string](s T) (rune, int) {
+	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+}
