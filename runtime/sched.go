@@ -164,8 +164,12 @@ func (s *scheduler) enter(key callerKey) (*ticket, error) {
 		return t, nil
 	}
 	if len(s.waiting) >= max(s.maxQueue, 0) {
-		v := s.victim()
-		if v < 0 || !s.displaces(key, s.waiting[v].key) {
+		if len(s.waiting) == 0 {
+			return nil, s.busy(false)
+		}
+		d := s.demand()
+		v := s.victim(d)
+		if v < 0 || !d.displaces(key, s.waiting[v].key) {
 			return nil, s.busy(false)
 		}
 		out := s.waiting[v]
@@ -257,28 +261,39 @@ func (s *scheduler) capped(k callerKey) bool {
 	return s.perCaller > 0 && s.bySession[k] >= s.perCaller
 }
 
-// demand counts a principal's and a session's runs in the runtime, running
-// and waiting.
-func (s *scheduler) demand(k callerKey) (principal, session int) {
-	principal, session = s.byPrinc[k.principal], s.bySession[k]
-	for _, w := range s.waiting {
-		if w.key.principal == k.principal {
-			principal++
-			if w.key == k {
-				session++
-			}
-		}
+// demand counts the runs of each principal and session in the runtime,
+// running and waiting.
+type demand struct {
+	principal map[string]int
+	session   map[callerKey]int
+}
+
+func (s *scheduler) demand() demand {
+	d := demand{principal: make(map[string]int, len(s.byPrinc)), session: make(map[callerKey]int, len(s.bySession))}
+	for p, n := range s.byPrinc {
+		d.principal[p] = n
 	}
-	return principal, session
+	for k, n := range s.bySession {
+		d.session[k] = n
+	}
+	for _, w := range s.waiting {
+		d.principal[w.key.principal]++
+		d.session[w.key]++
+	}
+	return d
+}
+
+func (d demand) of(k callerKey) (principal, session int) {
+	return d.principal[k.principal], d.session[k]
 }
 
 // victim is the index of the waiting run to refuse if a newcomer is to take
 // a place in a full queue: the latest run of the principal, then the session,
 // with the most runs in the runtime. -1 when nobody waits.
-func (s *scheduler) victim() int {
+func (s *scheduler) victim(d demand) int {
 	v, vp, vs := -1, 0, 0
 	for i, w := range s.waiting {
-		p, ss := s.demand(w.key)
+		p, ss := d.of(w.key)
 		if v < 0 || p > vp || (p == vp && ss >= vs) {
 			v, vp, vs = i, p, ss
 		}
@@ -290,9 +305,9 @@ func (s *scheduler) victim() int {
 // waiting run of victim: only when, even with the newcomer counted, its
 // principal (or, between equals, its session) has fewer runs in the runtime
 // than the victim's. Equals never displace each other, so there is no churn.
-func (s *scheduler) displaces(key, victim callerKey) bool {
-	np, ns := s.demand(key)
-	vp, vs := s.demand(victim)
+func (d demand) displaces(key, victim callerKey) bool {
+	np, ns := d.of(key)
+	vp, vs := d.of(victim)
 	if key.principal != victim.principal && np+1 != vp {
 		return np+1 < vp
 	}
