@@ -904,3 +904,34 @@ func rawPost(t *testing.T, url, body string, header ...string) (int, http.Header
 	b, _ := readAll(resp.Body)
 	return resp.StatusCode, resp.Header, b
 }
+
+// TestDetachedStreamsAreKeptPerPrincipal: a principal abandoning many calls
+// evicts only its own resumable streams, never another principal's.
+func TestDetachedStreamsAreKeptPerPrincipal(t *testing.T) {
+	t.Parallel()
+	h := &httpHandler{}
+	stream := func(owner string) *callStream {
+		cs := newCallStream(nil, "s-"+owner, true)
+		cs.owner = owner
+		return cs
+	}
+	victim := stream("alice")
+	h.keep(victim)
+	for range 3 * maxDetachedPerPrincipal {
+		h.keep(stream("mallory"))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.streams[victim.id] != victim {
+		t.Fatal("another principal's abandoned calls evicted alice's stream")
+	}
+	n := 0
+	for _, s := range h.streams {
+		if s.owner == "mallory" {
+			n++
+		}
+	}
+	if n != maxDetachedPerPrincipal {
+		t.Fatalf("mallory keeps %d detached streams, want %d", n, maxDetachedPerPrincipal)
+	}
+}

@@ -139,8 +139,13 @@ type httpHandler struct {
 // away without anyone resuming its stream.
 const detachedLimit = 2 * time.Minute
 
-// maxDetached bounds how many detached streams are kept for resumption.
-const maxDetached = 64
+// Detached streams kept for resumption: at most maxDetached in all, and
+// at most maxDetachedPerPrincipal of one principal, so that one principal
+// abandoning calls evicts only its own streams.
+const (
+	maxDetached             = 256
+	maxDetachedPerPrincipal = 16
+)
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := h.rebinding(r); msg != "" {
@@ -212,6 +217,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	cs := newCallStream(w, sid, sid != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)))
+	cs.owner = auth.PrincipalFrom(r.Context()).Key()
 	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), notifierKey{}, notifier(cs)))
 	finished := make(chan struct{})
 	go func() {
@@ -250,10 +256,27 @@ func (h *httpHandler) keep(cs *callStream) {
 		h.streams = map[string]*callStream{}
 	}
 	h.streams[cs.id] = cs
-	for len(h.streams) > maxDetached {
+	for {
+		counts := map[string]int{}
+		for _, s := range h.streams {
+			counts[s.owner]++
+		}
+		// Evict from the principal over its share, else (all full) from the
+		// principal holding the most.
+		owner := cs.owner
+		if counts[owner] <= maxDetachedPerPrincipal {
+			if len(h.streams) <= maxDetached {
+				break
+			}
+			for o, n := range counts {
+				if n > counts[owner] {
+					owner = o
+				}
+			}
+		}
 		var oldest *callStream
 		for _, s := range h.streams {
-			if oldest == nil || s.created.Before(oldest.created) {
+			if s.owner == owner && (oldest == nil || s.created.Before(oldest.created)) {
 				oldest = s
 			}
 		}
@@ -280,7 +303,7 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 	h.mu.Lock()
 	cs := h.streams[lastEventID[:i]]
 	h.mu.Unlock()
-	if cs == nil || cs.session != r.Header.Get(server.HeaderKeySessionID) {
+	if cs == nil || cs.session != r.Header.Get(server.HeaderKeySessionID) || cs.owner != auth.PrincipalFrom(r.Context()).Key() {
 		http.Error(w, "unknown Last-Event-ID: the stream finished long ago, belongs to another session, or never existed; send the request again", http.StatusNotFound)
 		return
 	}
@@ -430,6 +453,7 @@ const retryMillis = 500
 // event each, with ids on resumable streams.
 type callStream struct {
 	id        string
+	owner     string // the principal whose call it is (auth.Principal.Key)
 	session   string
 	resumable bool
 	created   time.Time
