@@ -117,26 +117,27 @@ func (g *Gateway) lookupStep(_ context.Context, c *call) *Error {
 // scopeStep refuses servers the caller's principal may not use, and those
 // its session narrowed itself away from (gateway__disconnect_servers).
 func (g *Gateway) scopeStep(_ context.Context, c *call) *Error {
-	if err := forbidden(c.req.Caller.Principal, c.u.name, c.toolID); err != nil {
-		return err
-	}
-	if g.Sees(c.req.Caller, c.u.name) {
-		return nil
-	}
-	connected, _ := g.SessionServers(c.req.Caller)
-	return newError(CodeServiceNotFound, c.toolID, nil, map[string]any{"server": c.u.name, "connected": connected},
-		"this session is not connected to server %q (it is connected to: %s); connect it with gateway__connect_servers and call again",
-		c.u.name, strings.Join(connected, ", "))
+	return g.scope(c.req.Caller, c.u.name, c.toolID)
 }
 
-// forbidden is FORBIDDEN when the principal may not use the server.
-func forbidden(p auth.Principal, server, toolID string) *Error {
-	if p.MaySee(server) {
+// scope is the one scope check of everything a caller asks of a server
+// (calls, pass-through requests, subscriptions): FORBIDDEN when its
+// principal may not use the server, SERVICE_NOT_FOUND when its session
+// narrowed itself away from it.
+func (g *Gateway) scope(caller auth.Caller, server, toolID string) *Error {
+	p := caller.Principal
+	if !p.MaySee(server) {
+		allowed, _ := p.AllowedServers()
+		return newError(CodeForbidden, toolID, nil, map[string]any{"server": server, "allowed": allowed},
+			"your credentials do not allow server %q; you may use: %s (ask the operator for access to more)", server, strings.Join(allowed, ", "))
+	}
+	if g.Sees(caller, server) {
 		return nil
 	}
-	allowed, _ := p.AllowedServers()
-	return newError(CodeForbidden, toolID, nil, map[string]any{"server": server, "allowed": allowed},
-		"your credentials do not allow server %q; you may use: %s (ask the operator for access to more)", server, strings.Join(allowed, ", "))
+	connected, _ := g.SessionServers(caller)
+	return newError(CodeServiceNotFound, toolID, nil, map[string]any{"server": server, "connected": connected},
+		"this session is not connected to server %q (it is connected to: %s); connect it with gateway__connect_servers and call again",
+		server, strings.Join(connected, ", "))
 }
 
 // validateStep checks the arguments against the tool's input schema.
@@ -171,16 +172,23 @@ func (g *Gateway) tokenStep(ctx context.Context, c *call) *Error {
 	if !c.u.sc.SessionToken {
 		return nil
 	}
-	tok, ok, err := g.tokenFor(ctx, c.req.Caller, c.u.name)
+	tok, err := g.callerToken(ctx, c.req.Caller, c.u.name, c.toolID)
+	c.token = tok
+	return err
+}
+
+// callerToken is the bearer token a caller's request to a "sessionToken"
+// server carries, or AUTH_REQUIRED.
+func (g *Gateway) callerToken(ctx context.Context, caller auth.Caller, server, toolID string) (string, *Error) {
+	tok, ok, err := g.tokenFor(ctx, caller, server)
 	if err != nil {
-		return newError(CodeInternal, c.toolID, err, map[string]any{"server": c.u.name},
+		return "", newError(CodeInternal, toolID, err, map[string]any{"server": server},
 			"the gateway could not read the token store (%v); call again, and tell the operator if it persists", err)
 	}
 	if !ok {
-		return authRequired(c.toolID, c.u.name)
+		return "", authRequired(toolID, server)
 	}
-	c.token = tok
-	return nil
+	return tok, nil
 }
 
 func authRequired(id, server string) *Error {

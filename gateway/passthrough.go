@@ -61,20 +61,13 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 	if c == nil {
 		return nil, g.unavailable(u, "", nil)
 	}
-	if err := forbidden(caller.Principal, u.name, ""); err != nil {
+	if err := g.scope(caller, u.name, ""); err != nil {
 		return nil, err
 	}
-	if !g.Sees(caller, u.name) {
-		return nil, newError(CodeServiceNotFound, "", nil, map[string]any{"server": u.name},
-			"this session is not connected to server %q; connect it with gateway__connect_servers first", u.name)
-	}
 	if u.sc.SessionToken {
-		tok, ok, err := g.tokenFor(ctx, caller, u.name)
+		tok, err := g.callerToken(ctx, caller, u.name, "")
 		if err != nil {
-			return nil, newError(CodeInternal, "", err, map[string]any{"server": u.name}, "the gateway could not read the token store (%v); try again", err)
-		}
-		if !ok {
-			return nil, authRequired("", u.name)
+			return nil, err
 		}
 		ctx = context.WithValue(ctx, tokenKey{}, tok)
 	}

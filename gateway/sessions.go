@@ -195,7 +195,12 @@ func (g *Gateway) Sees(c auth.Caller, server string) bool {
 	g.sessions.mu.Lock()
 	defer g.sessions.mu.Unlock()
 	st := g.sessions.open[c.Session]
-	return !c.HasSession() || st == nil || st.servers == nil || st.servers[server]
+	return !c.HasSession() || st == nil || st.sees(server)
+}
+
+// sees is Sees for an open session (sessions.mu held).
+func (st *sessionState) sees(server string) bool {
+	return st.caller.Principal.MaySee(server) && (st.servers == nil || st.servers[server])
 }
 
 // peer returns the client of a session (nil when none).

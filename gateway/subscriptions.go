@@ -25,11 +25,8 @@ func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri
 	if err != nil {
 		return err
 	}
-	if err := forbidden(caller.Principal, u.name, ""); err != nil {
+	if err := g.scope(caller, u.name, ""); err != nil {
 		return err
-	}
-	if !g.Sees(caller, u.name) {
-		return newError(CodeServiceNotFound, "", nil, map[string]any{"server": u.name}, "this session is not connected to server %q; connect it with gateway__connect_servers first", u.name)
 	}
 	g.sessions.mu.Lock()
 	st := g.sessions.open[caller.Session]
@@ -142,7 +139,7 @@ func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
 	for _, st := range g.sessions.open {
 		// The scope is checked again at delivery: a subscription made before a
 		// session narrowed itself must not keep delivering.
-		if st.subs[uri] && st.peer != nil && st.caller.Principal.MaySee(server) && (st.servers == nil || st.servers[server]) {
+		if st.subs[uri] && st.peer != nil && st.sees(server) {
 			peers = append(peers, st.peer)
 		}
 	}
