@@ -197,11 +197,16 @@ func TestExecuteCodeWhenBusy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	blocked := make(chan error, 1)
-	go func() {
-		_, err := e.Execute(ctx, ExecuteRequest{Code: "await new Promise((r) => setTimeout(r, 600000))"})
-		blocked <- err
-	}()
-	// Until the blocking snippet has the worker, the calls below run.
+	block := func() {
+		go func() {
+			_, err := e.Execute(ctx, ExecuteRequest{Code: "await new Promise((r) => setTimeout(r, 600000))"})
+			blocked <- err
+		}()
+	}
+	block()
+	// Until the blocking snippet has the worker, the calls below run. With
+	// no queue, the blocker itself is refused when one of them holds the
+	// worker as it arrives: then it is started again.
 	deadline := time.Now().Add(30 * time.Second)
 	var res *mcp.CallToolResult
 	var text string
@@ -209,6 +214,11 @@ func TestExecuteCodeWhenBusy(t *testing.T) {
 		res, text = callTool(t, c, ExecuteToolName, map[string]any{"code": "return 1"})
 		if strings.Contains(text, "BUSY") || time.Now().After(deadline) {
 			break
+		}
+		select {
+		case <-blocked:
+			block()
+		default:
 		}
 		time.Sleep(time.Millisecond)
 	}
