@@ -196,12 +196,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if r.Header.Get(server.HeaderKeySessionID) == "" && isInitialize(body) && h.s.sessionsOf(auth.PrincipalFrom(r.Context())) >= h.maxSessions {
+	method, isRequest := envelope(body)
+	if r.Header.Get(server.HeaderKeySessionID) == "" && method == string(mcp.MethodInitialize) && h.s.sessionsOf(auth.PrincipalFrom(r.Context())) >= h.maxSessions {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("Too Many Requests: you hold %d open sessions, the most one principal may; close some (DELETE /mcp with their Mcp-Session-Id) or let them expire", h.maxSessions), http.StatusTooManyRequests)
 		return
 	}
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || !isToolCall(body) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || method != string(mcp.MethodToolsCall) || !isRequest {
 		h.inner.ServeHTTP(w, r)
 		return
 	}
@@ -337,19 +338,17 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 	}
 }
 
-func isInitialize(body []byte) bool {
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodInitialize)
-}
-
-func isToolCall(body []byte) bool {
+// envelope reads a JSON-RPC message's method and whether it is a request
+// (has an id), once per body: "" for a batch or anything unreadable.
+func envelope(body []byte) (method string, isRequest bool) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodToolsCall) && len(m.ID) > 0
+	if json.Unmarshal(body, &m) != nil {
+		return "", false
+	}
+	return m.Method, len(m.ID) > 0
 }
 
 // rebinding returns why a request looks like a DNS-rebinding attempt, or "".
