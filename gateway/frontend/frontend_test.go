@@ -844,6 +844,51 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 	}
 }
 
+// TestRequestBodiesHeldArePerPrincipal: one principal holding its share of
+// the body budget (a body it is slow to send) is refused more, while another
+// principal's requests still go through.
+func TestRequestBodiesHeldArePerPrincipal(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	h := fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 16 << 10, MaxInFlightBytesPerPrincipal: 4 << 10})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := auth.Principal{ID: r.Header.Get("X-Test-Principal")}
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	}))
+	t.Cleanup(srv.Close)
+
+	// alice announces a 4 KiB body and sends only its first bytes.
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", pr)
+	req.ContentLength = 4 << 10
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Test-Principal", "alice")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if _, err := pw.Write([]byte(`{"jsonrpc":"2.0",`)); err != nil {
+		t.Fatal(err)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	testwait.Until(t, 10*time.Second, "alice's held body to count against her share", func() bool {
+		status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice")
+		return status == http.StatusServiceUnavailable
+	})
+	if status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "bob"); status == http.StatusServiceUnavailable {
+		t.Fatal("bob was refused while only alice held bytes")
+	}
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
+	testwait.Until(t, 10*time.Second, "alice's share to be given back", func() bool {
+		status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice")
+		return status != http.StatusServiceUnavailable
+	})
+}
+
 // TestScopedPrincipalListsOnlyItsServers: tools/list and gateway__list_servers
 // show a principal scoped to servers only those servers.
 func TestScopedPrincipalListsOnlyItsServers(t *testing.T) {

@@ -48,6 +48,10 @@ type HTTPOptions struct {
 	// MaxInFlightBytes bounds the request bodies held at once, whoever sent
 	// them (default 64 MiB); past it a request gets 503 with Retry-After.
 	MaxInFlightBytes int64
+	// MaxInFlightBytesPerPrincipal bounds what one principal's bodies may
+	// hold of MaxInFlightBytes (default half of it), so one tenant sending
+	// large bodies cannot take the whole budget from the others.
+	MaxInFlightBytesPerPrincipal int64
 	// MaxSessionsPerPrincipal bounds the sessions one principal may hold
 	// open (default 64); past it initialize gets 429.
 	MaxSessionsPerPrincipal int
@@ -89,7 +93,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if budget <= 0 {
 		budget = defaultMaxInFlightBytes
 	}
-	h := &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget},
+	share := opts.MaxInFlightBytesPerPrincipal
+	if share <= 0 || share > budget {
+		share = budget / 2
+	}
+	h := &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget, share: share},
 		maxSessions: opts.MaxSessionsPerPrincipal, bodyTimeout: opts.BodyReadTimeout}
 	if h.maxSessions <= 0 {
 		h.maxSessions = 64
@@ -100,25 +108,35 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	return h
 }
 
-// byteBudget counts bytes held at once and refuses what would pass its max.
+// byteBudget counts bytes held at once and refuses what would pass its max,
+// or what would take one principal past its share of it.
 type byteBudget struct {
-	mu        sync.Mutex
-	max, used int64
+	mu         sync.Mutex
+	max, share int64
+	used       int64
+	by         map[string]int64 // bytes held, by principal id; no zero entries
 }
 
-func (b *byteBudget) tryTake(n int64) bool {
+func (b *byteBudget) tryTake(principal string, n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.used+n > b.max {
+	if b.used+n > b.max || b.by[principal]+n > b.share {
 		return false
 	}
+	if b.by == nil {
+		b.by = map[string]int64{}
+	}
 	b.used += n
+	b.by[principal] += n
 	return true
 }
 
-func (b *byteBudget) give(n int64) {
+func (b *byteBudget) give(principal string, n int64) {
 	b.mu.Lock()
 	b.used -= n
+	if b.by[principal] -= n; b.by[principal] <= 0 {
+		delete(b.by, principal) // the map holds only principals holding bytes
+	}
 	b.mu.Unlock()
 }
 
@@ -181,12 +199,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength >= 0 && r.ContentLength < reserve {
 		reserve = r.ContentLength
 	}
-	if !h.bodies.tryTake(reserve) {
+	principal := auth.PrincipalFrom(r.Context()).ID
+	if !h.bodies.tryTake(principal, reserve) {
 		w.Header().Set("Retry-After", "1")
-		http.Error(w, "Service Unavailable: the server holds as many request bytes as it may; send the request again in a moment", http.StatusServiceUnavailable)
+		http.Error(w, "Service Unavailable: the server holds as many request bytes as it may for you; send the request again in a moment (a body that says its Content-Length reserves only that much)", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.bodies.give(reserve)
+	defer h.bodies.give(principal, reserve)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, reserve))
