@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -68,14 +69,20 @@ func keyOf(c auth.Caller) callerKey {
 //  1. one whose caller holds fewer than perCaller slots (when capped),
 //  2. then the one whose principal holds the fewest slots, then whose
 //     session holds the fewest,
-//  3. then the one that came first.
+//  3. then the one whose principal, then session, used the least worker
+//     time lately (decayed with a half-life of usageHalfLife), so that
+//     callers whose snippets run to their time limit do not take turns as
+//     often as those that run for milliseconds,
+//  4. then the one that came first.
 //
 // It is work-conserving: a slot is never left idle while a run waits, even
 // when every waiting caller is at its cap. When the queue is full, a run of a
 // caller with fewer runs in the runtime (running and waiting) than the
 // busiest waiting caller takes the place of that caller's latest waiting
 // run, which is refused: one session flooding the queue cannot lock the
-// others out of it.
+// others out of it. Between callers with as many runs, a newcomer whose
+// recent worker time is lower by more than a typical run's hold takes the
+// place of the waiting run that used the most.
 //
 // The scheduler itself never blocks; acquire waits on a ticket's channel.
 type scheduler struct {
@@ -91,6 +98,47 @@ type scheduler struct {
 	seq       uint64
 	now       func() time.Time
 	avgHold   time.Duration // moving average of how long runs hold a slot
+
+	// Recent worker time (seconds, decayed) by session and by principal;
+	// entries that decay to nothing are dropped, so the maps hold only
+	// callers that ran lately.
+	usage      map[callerKey]float64
+	usageP     map[string]float64
+	usageSince time.Time // when the usage maps were last decayed
+}
+
+// usageHalfLife is how fast past worker time stops counting against a
+// caller: long enough to span a burst of runs at the time limit, short
+// enough that a caller that went quiet is soon treated as new.
+const usageHalfLife = 10 * time.Second
+
+// decayUsage brings the usage maps to now; s.mu is held.
+func (s *scheduler) decayUsage() {
+	now := s.now()
+	if s.usageSince.IsZero() {
+		s.usageSince = now
+		return
+	}
+	dt := now.Sub(s.usageSince)
+	if dt <= 0 {
+		return
+	}
+	s.usageSince = now
+	f := math.Exp2(-dt.Seconds() / usageHalfLife.Seconds())
+	for k, v := range s.usage {
+		if v *= f; v < 1e-3 {
+			delete(s.usage, k)
+		} else {
+			s.usage[k] = v
+		}
+	}
+	for k, v := range s.usageP {
+		if v *= f; v < 1e-3 {
+			delete(s.usageP, k)
+		} else {
+			s.usageP[k] = v
+		}
+	}
 }
 
 type ticketState int
@@ -122,7 +170,8 @@ func newScheduler(slots, maxQueue, perCaller int) *scheduler {
 		maxQueue = defaultQueuePerWorker * slots
 	}
 	return &scheduler{slots: slots, maxQueue: maxQueue, perCaller: max(perCaller, 0),
-		bySession: map[callerKey]int{}, byPrinc: map[string]int{}, now: time.Now}
+		bySession: map[callerKey]int{}, byPrinc: map[string]int{}, now: time.Now,
+		usage: map[callerKey]float64{}, usageP: map[string]float64{}}
 }
 
 // acquire waits for a slot for a run of key. The returned ticket must be
@@ -167,9 +216,10 @@ func (s *scheduler) enter(key callerKey) (*ticket, error) {
 		if len(s.waiting) == 0 {
 			return nil, s.busy(false)
 		}
+		s.decayUsage()
 		d := s.demand()
 		v := s.victim(d)
-		if v < 0 || !d.displaces(key, s.waiting[v].key) {
+		if v < 0 || !s.displaces(d, key, s.waiting[v].key) {
 			return nil, s.busy(false)
 		}
 		out := s.waiting[v]
@@ -200,6 +250,11 @@ func (s *scheduler) release(t *ticket) {
 		decr(s.bySession, t.key)
 		decr(s.byPrinc, t.key.principal)
 		held := s.now().Sub(t.since)
+		s.decayUsage()
+		if held > 0 {
+			s.usage[t.key] += held.Seconds()
+			s.usageP[t.key.principal] += held.Seconds()
+		}
 		if s.avgHold == 0 {
 			s.avgHold = held
 		} else {
@@ -254,8 +309,21 @@ func (s *scheduler) fairer(a, b *ticket) bool {
 	if sa, sb := s.bySession[a.key], s.bySession[b.key]; sa != sb {
 		return sa < sb
 	}
+	if a.key.principal != b.key.principal {
+		if ua, ub := s.usageP[a.key.principal], s.usageP[b.key.principal]; math.Abs(ua-ub) > usageResolution {
+			return ua < ub
+		}
+	}
+	if ua, ub := s.usage[a.key], s.usage[b.key]; math.Abs(ua-ub) > usageResolution {
+		return ua < ub
+	}
 	return a.seq < b.seq
 }
+
+// usageResolution is the least difference in recent worker time (seconds)
+// that orders two waiting runs; below it, arrival order decides, so that the
+// microseconds of bookkeeping do not reorder runs of equal callers.
+const usageResolution = 0.01
 
 func (s *scheduler) capped(k callerKey) bool {
 	return s.perCaller > 0 && s.bySession[k] >= s.perCaller
@@ -289,29 +357,36 @@ func (d demand) of(k callerKey) (principal, session int) {
 
 // victim is the index of the waiting run to refuse if a newcomer is to take
 // a place in a full queue: the latest run of the principal, then the session,
-// with the most runs in the runtime. -1 when nobody waits.
+// with the most runs in the runtime, and between those with as many, of the
+// session that used the most worker time lately. -1 when nobody waits.
 func (s *scheduler) victim(d demand) int {
-	v, vp, vs := -1, 0, 0
+	v, vp, vs, vu := -1, 0, 0, 0.0
 	for i, w := range s.waiting {
 		p, ss := d.of(w.key)
-		if v < 0 || p > vp || (p == vp && ss >= vs) {
-			v, vp, vs = i, p, ss
+		u := s.usage[w.key]
+		if v < 0 || p > vp || (p == vp && (ss > vs || (ss == vs && u >= vu))) {
+			v, vp, vs, vu = i, p, ss, u
 		}
 	}
 	return v
 }
 
 // displaces reports whether a newcomer of key should take the place of the
-// waiting run of victim: only when, even with the newcomer counted, its
-// principal (or, between equals, its session) has fewer runs in the runtime
-// than the victim's. Equals never displace each other, so there is no churn.
-func (d demand) displaces(key, victim callerKey) bool {
+// waiting run of victim: when, even with the newcomer counted, its principal
+// (or, between equals, its session) has fewer runs in the runtime than the
+// victim's; or, with as many, when the victim's session used more worker
+// time lately than the newcomer's by more than a typical run's hold. Equals
+// never displace each other, so there is no churn.
+func (s *scheduler) displaces(d demand, key, victim callerKey) bool {
 	np, ns := d.of(key)
 	vp, vs := d.of(victim)
 	if key.principal != victim.principal && np+1 != vp {
 		return np+1 < vp
 	}
-	return ns+1 < vs
+	if ns+1 != vs {
+		return ns+1 < vs
+	}
+	return s.usage[victim]-s.usage[key] > max(s.avgHold, 100*time.Millisecond).Seconds()
 }
 
 // busy describes the refusal of a run; s.mu is held.

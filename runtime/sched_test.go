@@ -393,3 +393,67 @@ func TestFloodingSessionDoesNotStarveAnother(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulerRecentWorkTimeFirst: between callers holding as many slots,
+// the one that used less worker time lately gets the freed slot first, even
+// when it came later; a full queue gives a light newcomer the place of a
+// heavy caller's waiting run; and past usage decays, so arrival order rules
+// again once the heavy caller has been quiet.
+func TestSchedulerRecentWorkTimeFirst(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := newScheduler(1, 2, 0)
+	s.now = func() time.Time { return clock }
+	heavy, light, late := sess("p", "heavy"), sess("p", "light"), sess("p", "late")
+
+	// heavy runs to a 2 s time limit twice; light runs for 10 ms.
+	for range 2 {
+		r := enterOK(t, s, heavy)
+		clock = clock.Add(2 * time.Second)
+		s.release(r)
+	}
+	r := enterOK(t, s, light)
+	clock = clock.Add(10 * time.Millisecond)
+	s.release(r)
+
+	blocker := enterOK(t, s, late)
+	wh := enterOK(t, s, heavy) // arrives first
+	wl := enterOK(t, s, light)
+	// The queue (2) is full, heavy and light wait with one run each: a
+	// newcomer with no recent work takes the place of heavy's run.
+	newcomer := enterOK(t, s, sess("p", "new"))
+	if wh.state != ticketDone || !errors.Is(wh.err, ErrBusy) || wl.state != ticketWaiting {
+		t.Fatalf("heavy's waiting run was not displaced: heavy %v %v, light %v", wh.state, wh.err, wl.state)
+	}
+	s.release(blocker)
+	only(t, []*ticket{wl, newcomer}, wl)
+	// Between equals in recent work, nobody is displaced.
+	n2 := enterOK(t, s, sess("p", "new2"))
+	if _, err := s.enter(sess("p", "new3")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a third newcomer: %v, want BUSY", err)
+	}
+	s.release(wl)
+	only(t, []*ticket{newcomer, n2}, newcomer)
+	s.release(newcomer)
+	s.release(n2)
+
+	// Heavy came first but used the most: light, arriving later, goes first.
+	blocker = enterOK(t, s, late)
+	wh = enterOK(t, s, heavy)
+	wl = enterOK(t, s, light)
+	s.release(blocker)
+	only(t, []*ticket{wh, wl}, wl)
+	s.release(wl)
+	s.release(wh)
+
+	// Three quiet minutes later heavy's past work has decayed away: arrival
+	// order again, and nothing is kept for the callers.
+	clock = clock.Add(3 * time.Minute)
+	blocker = enterOK(t, s, late)
+	wh = enterOK(t, s, heavy)
+	wl = enterOK(t, s, light)
+	s.release(blocker)
+	only(t, []*ticket{wh, wl}, wh)
+	if len(s.usage) != 0 {
+		t.Fatalf("usage still kept after a quiet minute: %v", s.usage)
+	}
+}
