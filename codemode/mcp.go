@@ -79,8 +79,22 @@ func (e *Engine) Install(front *frontend.Server) error {
 		return err
 	}
 	desc := strings.Replace(executeDescription, "{{limits}}", limitsText(e.opts.Limits.WithDefaults(), e.ceiling()), 1)
-	return front.AddTool(ExecuteToolName, desc, executeSchema, e.handleExecute)
+	if err := front.AddTool(ExecuteToolName, desc, executeSchema, e.handleExecute); err != nil {
+		return err
+	}
+	front.LimitArguments(SearchToolName, MaxSearchArgumentBytes)
+	front.LimitArguments(ExecuteToolName, MaxExecuteArgumentBytes)
+	return nil
 }
+
+// MaxExecuteArgumentBytes and MaxSearchArgumentBytes cap the JSON arguments
+// of execute_code and search_tools. A snippet a model writes is a few KiB;
+// data belongs in tool calls. Without the caps a client could make the server
+// decode bodies of up to 16 MiB for them, several copies each.
+const (
+	MaxExecuteArgumentBytes = 1 << 20
+	MaxSearchArgumentBytes  = 64 << 10
+)
 
 // CodeBusy is execute_code's error code when the sandbox is running all the
 // snippets it may and as many wait as may wait: the run was refused without

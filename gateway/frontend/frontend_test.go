@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -887,6 +888,47 @@ func TestRequestBodiesHeldArePerPrincipal(t *testing.T) {
 		status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice")
 		return status != http.StatusServiceUnavailable
 	})
+}
+
+// TestBuiltinArgumentLimit: arguments over a built-in tool's limit are
+// answered with VALIDATION_FAILED before the handler runs: over HTTP before
+// mcp-go decodes the body, in process after; under the limit the tool runs.
+func TestBuiltinArgumentLimit(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	var ran atomic.Int32
+	if err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object"}`),
+		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+			ran.Add(1)
+			text, _ := json.Marshal(map[string]any{"type": "text", "text": "ran"})
+			return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	fx.f.LimitArguments("execute_code", 64<<10)
+	c := legacyClient(t, fx.url+"/mcp")
+	call := func(n int) *mcp.CallToolResult {
+		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code",
+			Arguments: map[string]any{"code": strings.Repeat("x", n)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := call(1 << 20); !res.IsError || !strings.HasPrefix(resultText(res), "VALIDATION_FAILED: the arguments of execute_code are 1.0 MiB, over the 64.0 KiB it takes") {
+		t.Fatalf("1 MiB over HTTP: %+v", res)
+	}
+	// Just over the limit but under the HTTP check's slack: the handler
+	// path refuses it (as it does on stdio).
+	if res := call(64<<10 + 100); !res.IsError || !strings.Contains(resultText(res), "over the 64.0 KiB") {
+		t.Fatalf("just over: %+v", res)
+	}
+	if ran.Load() != 0 {
+		t.Fatal("the handler ran for arguments over the limit")
+	}
+	if res := call(1000); res.IsError || resultText(res) != "ran" {
+		t.Fatalf("under the limit: %+v", res)
+	}
 }
 
 // TestScopedPrincipalListsOnlyItsServers: tools/list and gateway__list_servers

@@ -35,6 +35,11 @@ func notifierFrom(ctx context.Context) notifier {
 	return n
 }
 
+// envelopeSlack is what a tools/call body may hold besides its arguments
+// (jsonrpc, id, method, name, _meta) before the argument limit is judged on
+// the body's size.
+const envelopeSlack = 4 << 10
+
 // maxRequestBody caps one POST body.
 const maxRequestBody = 16 << 20
 
@@ -215,7 +220,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	method, isRequest := envelope(body)
+	env, _ := parseEnvelope(body)
+	method, isRequest := env.Method, len(env.ID) > 0
+	// A built-in tool's arguments over its limit are answered here (with
+	// room for the envelope around them), before mcp-go decodes the body.
+	if method == string(mcp.MethodToolsCall) && isRequest {
+		if err := h.s.argumentsTooLarge(env.Params.Name, len(body), envelopeSlack); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			res, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": env.ID, "result": errorResult(err)})
+			_, _ = w.Write(res)
+			return
+		}
+	}
 	if r.Header.Get(server.HeaderKeySessionID) == "" && method == string(mcp.MethodInitialize) && h.s.sessionsOf(auth.PrincipalFrom(r.Context())) >= h.maxSessions {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("Too Many Requests: you hold %d open sessions, the most one principal may; close some (DELETE /mcp with their Mcp-Session-Id) or let them expire", h.maxSessions), http.StatusTooManyRequests)
@@ -359,15 +375,22 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 
 // envelope reads a JSON-RPC message's method and whether it is a request
 // (has an id), once per body: "" for a batch or anything unreadable.
-func envelope(body []byte) (method string, isRequest bool) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
+// rpcEnvelope is what the front end reads of a POST before mcp-go does:
+// decoding skips the rest without copying it.
+type rpcEnvelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+func parseEnvelope(body []byte) (rpcEnvelope, bool) {
+	var m rpcEnvelope
 	if json.Unmarshal(body, &m) != nil {
-		return "", false
+		return rpcEnvelope{}, false
 	}
-	return m.Method, len(m.ID) > 0
+	return m, true
 }
 
 // rebinding returns why a request looks like a DNS-rebinding attempt, or "".

@@ -40,6 +40,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	builtins map[string]bool     // wire names of built-in and hub tools
+	argLimit map[string]int      // the most bytes of arguments a built-in tool takes
 	upstream map[string]string   // wire name -> raw definition, as registered
 	sessions map[string]*session // by mcp-go session id
 	resReg   map[string]string   // resource URI -> raw, as registered
@@ -77,6 +78,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		g:        g,
 		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		builtins: map[string]bool{},
+		argLimit: map[string]int{},
 		upstream: map[string]string{},
 		sessions: map[string]*session{},
 		resReg:   map[string]string{},
@@ -174,8 +176,44 @@ func (s *Server) AddTool(name, description string, inputSchema json.RawMessage, 
 	s.builtins[name] = true
 	s.mu.Unlock()
 	s.g.ReserveWireNames(name)
-	s.mcp.AddTool(mcp.NewToolWithRawSchema(name, description, inputSchema), s.builtinHandler(h))
+	s.mcp.AddTool(mcp.NewToolWithRawSchema(name, description, inputSchema), s.builtinHandler(name, h))
 	return nil
+}
+
+// LimitArguments caps the arguments a built-in tool takes at maxBytes of
+// JSON. Over HTTP a larger call is answered before mcp-go decodes it, so a
+// client cannot make the server hold the several copies of a request body
+// that decoding makes (about 7 times its size at the peak, measured with
+// 16 MiB bodies) for a tool that has no use for them.
+func (s *Server) LimitArguments(tool string, maxBytes int) {
+	s.mu.Lock()
+	s.argLimit[tool] = maxBytes
+	s.mu.Unlock()
+}
+
+// argumentsTooLarge returns the error for arguments of n bytes to tool, or
+// nil when the tool takes them; slack is what n may hold besides the
+// arguments (the JSON-RPC envelope around them, when n is a body's size).
+func (s *Server) argumentsTooLarge(tool string, n, slack int) error {
+	s.mu.Lock()
+	limit := s.argLimit[tool]
+	s.mu.Unlock()
+	if limit <= 0 || n <= limit+slack {
+		return nil
+	}
+	return &gateway.Error{Code: gateway.CodeValidationFailed, Message: fmt.Sprintf(
+		"the arguments of %s are %s, over the %s it takes; send less (pass data through tool calls, not in the arguments)",
+		tool, byteSize(n), byteSize(limit))}
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func validWire(name string) bool {
@@ -190,8 +228,12 @@ func validWire(name string) bool {
 	return true
 }
 
-func (s *Server) builtinHandler(h ToolHandler) server.ToolHandlerFunc {
+func (s *Server) builtinHandler(name string, h ToolHandler) server.ToolHandlerFunc {
 	return func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := rawArguments(r)
+		if err := s.argumentsTooLarge(name, len(args), 0); err != nil {
+			return errorResult(err), nil // stdio, or a body under the HTTP check's slack
+		}
 		sess := s.sessionFor(ctx)
 		n := notifierFrom(ctx)
 		if sess != nil {
@@ -200,7 +242,7 @@ func (s *Server) builtinHandler(h ToolHandler) server.ToolHandlerFunc {
 		token := progressToken(r)
 		req := ToolRequest{
 			Caller:    callerOf(ctx),
-			Arguments: rawArguments(r),
+			Arguments: args,
 			Progress: func(p, total float64, msg string) {
 				if token != nil {
 					s.sendProgress(ctx, n, token, gateway.Progress{Progress: p, Total: total, Message: msg})
