@@ -7,7 +7,7 @@ PKGS     := ./...
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -38,6 +38,12 @@ test-race: peers
 # the same snippet; direct calls for the gateway).
 bench: peers build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m $(PKGS)
+
+# loadtest runs the 32-client mixed-load test of sandbox serve and prints
+# the well-behaved clients' p50/p99 with and without bomb clients, and
+# serve's peak RSS against its budget (docs/serve.md).
+loadtest: peers
+	$(GO) test -count=1 -run 'TestServeMixedLoad$$' -v ./cmd/sandbox/
 
 # eval prints retrieval quality (recall@1, recall@5, MRR) on the tool corpus,
 # beside a plain BM25 computed in the same run.

@@ -115,6 +115,8 @@ type serveFlags struct {
 	// "gateway.auth" (behind a proxy that authenticates, say).
 	allowUnauthenticated bool
 	maxLimits            limitFlags
+	// requestBudgetMB bounds the request bodies held at once (MiB).
+	requestBudgetMB int
 }
 
 // limitFlags are --max-* flags: the most an execute_code request may ask
@@ -177,6 +179,7 @@ Logs are JSON on stderr, one record per routed call.`,
 	fl.IntVar(&f.maxLimits.toolCalls, "max-tool-calls", 0, "the most tool calls an execute_code request may ask for")
 	fl.IntVar(&f.maxLimits.outputKB, "max-output-kb", 0, "the most console output (KiB) an execute_code request may ask for")
 	fl.IntVar(&f.maxLimits.resultKB, "max-result-kb", 0, "the largest result (KiB) an execute_code request may ask for")
+	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory peaks near 100 MiB + 4 × this (see docs/serve.md)")
 	return cmd
 }
 
@@ -246,7 +249,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	mux.Handle("/mcp", protect(front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts})))
+	if f.requestBudgetMB < 16 {
+		return fmt.Errorf("--request-budget-mb %d: at least 16 (one request body may be 16 MiB)", f.requestBudgetMB)
+	}
+	mux.Handle("/mcp", protect(front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts, MaxInFlightBytes: int64(f.requestBudgetMB) << 20})))
 	// Metrics name every server and tool: with authentication on, only a
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))

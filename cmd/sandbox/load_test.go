@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// loadRequestBudgetMB is serve's --request-budget-mb in the load test.
+const loadRequestBudgetMB = 32
+
+// loadRSSBudget is what the serve process (not its workers, which have their
+// own memory limit each) may reach at its peak under the mixed load below:
+// 100 MiB for the code (the binary with esbuild, goja and the search index),
+// sessions and runs, plus 4 bytes for each byte of the request-body budget:
+// a body is held while mcp-go decodes it and the gateway re-encodes its
+// arguments, and the collector lets garbage reach the live heap's size
+// before it runs (measured: 16 MiB bodies to an upstream tool, at most 2 at
+// once for one principal, add ~115 MiB each at the peak).
+const loadRSSBudget = 100<<20 + 4*loadRequestBudgetMB<<20
+
+// TestServeMixedLoad is the bounded mixed-load test of sandbox serve: 32
+// clients, each its own session, for at most 2 minutes, loopback only.
+// Phase A: 24 well-behaved clients (4 tenants, API keys) run small
+// snippets that call a tool. Phase B, same run: the same 24 plus 8 bomb
+// clients of a fifth tenant (memory bomb, endless
+// loop, log flood, limits far over the ceilings, 16 MiB bodies, a flood past
+// the queue, a slow-loris body, a result bomb). Asserted: every well-behaved
+// run succeeds (BUSY is retried after the hint, as an agent would), every
+// bomb hits its limit, the serve process's peak RSS stays under
+// loadRSSBudget, and no worker process outlives serve. Reported: p50/p99 of
+// the well-behaved runs in both phases (not asserted: the machine is noisy;
+// run `make loadtest` to see them).
+func TestServeMixedLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 32-client load test against sandbox serve")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	_, upstream := startRecorder(t)
+	// Four tenants of well-behaved agents (6 sessions each) and one tenant,
+	// mallory, whose 8 clients throw every bomb.
+	keys := []string{"tenant-0-key-0123456789abcdef", "tenant-1-key-0123456789abcdef", "tenant-2-key-0123456789abcdef", "tenant-3-key-0123456789abcdef"}
+	const mallory = "mallory-key-0123456789abcdef00"
+	config := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"files": {"url": %q, "pathRoots": ["/srv/data"]}},
+ "gateway": {"auth": {"apiKeys": [{"name": "t0", "key": %q}, {"name": "t1", "key": %q}, {"name": "t2", "key": %q}, {"name": "t3", "key": %q}, {"name": "mallory", "key": %q}]}},
+ "codeMode": {"workers": 2, "maxQueue": 8, "perSessionWorkers": 1,
+   "limits": {"timeout": "2s", "memoryMB": 64, "toolCalls": 50, "outputKB": 256, "resultKB": 256}}}`, upstream, keys[0], keys[1], keys[2], keys[3], mallory))
+	cmd := exec.Command(sandboxBinary(t), "serve", "-c", config, "--http", "127.0.0.1:0", "--log-level", "error",
+		"--request-budget-mb", strconv.Itoa(loadRequestBudgetMB))
+	url := startLogged(t, cmd, listening)
+	pid := cmd.Process.Pid
+	workers := map[int]bool{}
+	var workersMu sync.Mutex
+	sampleWorkers := func() {
+		workersMu.Lock()
+		defer workersMu.Unlock()
+		for _, p := range childrenOf(pid) {
+			workers[p] = true
+		}
+	}
+
+	const wellBehaved, rounds = 24, 6
+	good := map[string]any{"code": `const r = await files.whoami({}); return [r, [1, 2, 3].map(x => x * 2)]`}
+	runGood := func(key, sid string) (time.Duration, error) {
+		start := time.Now()
+		for ctx.Err() == nil {
+			text, isErr := callTool(t, url, key, sid, "execute_code", good)
+			if strings.HasPrefix(text, "BUSY") {
+				time.Sleep(retryAfter(text))
+				continue
+			}
+			if isErr || !strings.Contains(text, `"ok":true`) {
+				return 0, fmt.Errorf("a well-behaved run failed: %.300s", text)
+			}
+			return time.Since(start), nil
+		}
+		return 0, ctx.Err()
+	}
+	type client struct{ key, sid string }
+	clients := make([]client, wellBehaved)
+	for i := range clients {
+		key := keys[i%len(keys)]
+		clients[i] = client{key, session(t, url, key)}
+	}
+	phase := func(name string, bombs func(stop <-chan struct{})) []time.Duration {
+		var mu sync.Mutex
+		var lat []time.Duration
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		var bombsDone sync.WaitGroup
+		if bombs != nil {
+			bombsDone.Add(1)
+			go func() { defer bombsDone.Done(); bombs(stop) }()
+		}
+		for _, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range rounds {
+					d, err := runGood(c.key, c.sid)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+					sampleWorkers()
+				}
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		bombsDone.Wait()
+		slices.Sort(lat)
+		if len(lat) > 0 {
+			t.Logf("%s: %d well-behaved runs, p50 %v, p99 %v", name, len(lat), lat[len(lat)/2], lat[len(lat)*99/100])
+		}
+		return lat
+	}
+
+	phase("phase A (24 well-behaved clients)", nil)
+	t.Logf("serve peak RSS after phase A: %d MiB", statusKB(t, pid, "VmHWM")>>10)
+	var bombErrs sync.Map
+	phase("phase B (24 well-behaved + 8 bomb clients)", func(stop <-chan struct{}) {
+		bombs := map[string]struct {
+			args any
+			want []string // any of these in the answer
+		}{
+			"memory bomb":   {map[string]any{"code": `const a = []; for (;;) a.push(new Array(1e5).fill("x".repeat(16)))`}, []string{`"limit":"memory"`, `"limit":"time"`}},
+			"endless loop":  {map[string]any{"code": `for (;;) {}`}, []string{`"limit":"time"`}},
+			"log flood":     {map[string]any{"code": `const s = "y".repeat(1 << 16); for (let i = 0; i < 1e6; i++) console.log(s); return 1`}, []string{`"logsTruncated":true`, `"limit":"time"`}},
+			"over ceilings": {map[string]any{"code": `return 1`, "limits": map[string]any{"timeoutMs": 600000, "memoryMB": 100000, "outputKB": 100000000, "toolCalls": 20000}}, []string{`"clamped":["timeoutMs","memoryMB","toolCalls","outputKB"]`}},
+			"result bomb":   {map[string]any{"code": `return "z".repeat(8 << 20)`}, []string{`"limit":"result_size"`}},
+		}
+		var wg sync.WaitGroup
+		for name, b := range bombs {
+			sid := session(t, url, mallory)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					text, _ := callTool(t, url, mallory, sid, "execute_code", b.args)
+					if strings.HasPrefix(text, "BUSY") {
+						time.Sleep(retryAfter(text))
+						continue
+					}
+					if !slices.ContainsFunc(b.want, func(w string) bool { return strings.Contains(text, w) }) {
+						bombErrs.Store(name, fmt.Sprintf("%.300s", text))
+					}
+					sampleWorkers()
+				}
+			}()
+		}
+		// 16 MiB bodies, over and over, to execute_code (refused before they
+		// are decoded) and to an upstream tool (forwarded, or 503 past the
+		// body budget): each is refused or read, never kept.
+		pad := strings.Repeat("p", 16<<20-200)
+		for _, tool := range []string{"execute_code", "files__read_file"} {
+			sid := session(t, url, mallory)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					r := rpc(t, url, mallory, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"path":"/srv/data/a","code":"return 1","pad":"`+pad+`"}}}`, "Mcp-Session-Id", sid)
+					switch {
+					case r.Status == http.StatusServiceUnavailable && r.Header.Get("Retry-After") != "":
+					case r.Status == http.StatusOK && tool == "execute_code" && strings.Contains(r.Body, "VALIDATION_FAILED"):
+					case r.Status == http.StatusOK && tool != "execute_code" && strings.Contains(r.Body, "read /srv/data/a"):
+					default:
+						bombErrs.Store("16 MiB bodies to "+tool, fmt.Sprintf("HTTP %d %.200s", r.Status, r.Body))
+					}
+				}
+			}()
+		}
+		// A flood past the queue from one session: BUSY at once, never a
+		// queue that grows.
+		flood := session(t, url, mallory)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					callTool(t, url, mallory, flood, "execute_code", map[string]any{"code": `await new Promise(r => setTimeout(r, 500)); return 1`})
+				}
+			}()
+		}
+		// Slow-loris: announce a body, send a few bytes, hold the connection.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			host := strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://")
+			for {
+				conn, err := net.Dial("tcp", host)
+				if err != nil {
+					return
+				}
+				fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 16000000\r\n\r\n{\"jsonrpc\":", host)
+				select {
+				case <-stop:
+					conn.Close()
+					return
+				case <-time.After(3 * time.Second):
+					conn.Close()
+				}
+			}
+		}()
+		wg.Wait()
+	})
+	bombErrs.Range(func(k, v any) bool {
+		t.Errorf("bomb %q did not hit its limit: %s", k, v)
+		return true
+	})
+
+	peak := statusKB(t, pid, "VmHWM") << 10
+	t.Logf("serve peak RSS %d MiB (budget %d MiB), %d worker processes seen", peak>>20, loadRSSBudget>>20, len(workers))
+	if peak > loadRSSBudget {
+		t.Errorf("serve's peak RSS %d MiB is over the budget of %d MiB", peak>>20, loadRSSBudget>>20)
+	}
+
+	// SIGTERM: serve reaps its workers before it exits.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Fatal("serve did not exit within 30 s of SIGTERM")
+	}
+	var leaked []int
+	for w := range workers {
+		if alive(w) {
+			leaked = append(leaked, w)
+		}
+	}
+	if len(leaked) > 0 {
+		t.Fatalf("worker processes outlived serve: %v", leaked)
+	}
+	if len(workers) == 0 {
+		t.Fatal("no worker process was seen: the test did not observe what it checks")
+	}
+}
+
+// retryAfter reads "again in about Nms" off a BUSY answer (default 100 ms).
+func retryAfter(text string) time.Duration {
+	_, rest, ok := strings.Cut(text, "again in about ")
+	if !ok {
+		return 100 * time.Millisecond
+	}
+	if d, err := time.ParseDuration(strings.Fields(rest)[0]); err == nil && d > 0 {
+		return min(d, 2*time.Second)
+	}
+	return 100 * time.Millisecond
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid runs (a zombie has exited).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// statusKB reads a "Key: N kB" line of /proc/pid/status.
+func statusKB(t *testing.T, pid int, key string) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", key, pid)
+	return 0
+}
