@@ -931,6 +931,44 @@ func TestBuiltinArgumentLimit(t *testing.T) {
 	}
 }
 
+// TestScopedPrincipalListsOnlyItsResources: resources/list and
+// resources/templates/list show a principal scoped to servers only their
+// resources (the test servers both list test://static; "a" serves it).
+func TestScopedPrincipalListsOnlyItsResources(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	h := fx.f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := auth.Principal{ID: "agent-" + r.Header.Get("X-Test-Scope")}
+		if sc := r.Header.Get("X-Test-Scope"); sc != "" {
+			p.Scopes = []string{auth.ServerScope(sc)}
+		}
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	}))
+	t.Cleanup(srv.Close)
+	list := func(scope string) (resources, templates int) {
+		c := legacyClient(t, srv.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"X-Test-Scope": scope}))
+		rs, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := c.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs.Resources), len(ts.ResourceTemplates)
+	}
+	if r, tm := list(""); r == 0 || tm == 0 {
+		t.Fatalf("unscoped: %d resources, %d templates", r, tm)
+	}
+	if r, tm := list("a"); r == 0 || tm == 0 {
+		t.Fatalf("scoped to a: %d resources, %d templates", r, tm)
+	}
+	if r, tm := list("b"); r != 0 || tm != 0 {
+		t.Fatalf("scoped to b: %d resources, %d templates of a's", r, tm)
+	}
+}
+
 // TestScopedPrincipalListsOnlyItsServers: tools/list and gateway__list_servers
 // show a principal scoped to servers only those servers.
 func TestScopedPrincipalListsOnlyItsServers(t *testing.T) {

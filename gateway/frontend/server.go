@@ -100,6 +100,14 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 			s.log.Warn("subscribe", "uri", r.Params.URI, "error", err)
 		}
 	})
+	// mcp-go has no resource filter; its after-hooks get the result before
+	// it is sent, so the lists are narrowed to what the caller may see there.
+	hooks.AddAfterListResources(func(ctx context.Context, id any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		res.Resources = s.filterResources(ctx, res.Resources)
+	})
+	hooks.AddAfterListResourceTemplates(func(ctx context.Context, id any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+		res.ResourceTemplates = s.filterResourceTemplates(ctx, res.ResourceTemplates)
+	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, id any, r *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
 		_ = s.g.UnsubscribeResource(ctx, callerOf(ctx), r.Params.URI)
 	})
