@@ -39,7 +39,8 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 }
 
 var serverKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type",
-	"timeout", "toolTimeouts", "rateLimit", "maxConcurrent", "maxWait", "pathRoots", "checkPaths",
+	"timeout", "toolTimeouts", "rateLimit", "maxConcurrent", "maxConcurrentPerSession", "maxInFlightBytesPerSession",
+	"maxWait", "pathRoots", "checkPaths",
 	"sessionToken", "protocolVersion", "disabled"}
 
 // parseServer reads one entry of "mcpServers". Its keys say either how to
@@ -135,6 +136,12 @@ func (p *parser) routingField(sc *gateway.ServerConfig, k jsonKey) (known bool, 
 		sc.RateLimit, err = p.rateLimit(v)
 	case "maxConcurrent":
 		sc.MaxConcurrent, err = p.positiveInt(v, "maxConcurrent")
+	case "maxConcurrentPerSession":
+		sc.MaxConcurrentPerSession, err = p.positiveInt(v, "maxConcurrentPerSession")
+	case "maxInFlightBytesPerSession":
+		var n int
+		n, err = p.positiveInt(v, "maxInFlightBytesPerSession")
+		sc.MaxInFlightBytesPerSession = int64(n)
 	case "maxWait":
 		var d time.Duration
 		if d, err = p.durationAllowZero(v, "maxWait"); err == nil {

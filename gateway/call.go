@@ -47,7 +47,8 @@ type CallResult struct {
 //	validate -> the arguments match the schema       VALIDATION_FAILED
 //	paths    -> no path escapes the server's roots   PATH_TRAVERSAL
 //	token    -> the caller's bearer token            AUTH_REQUIRED
-//	limits   -> rate limit and concurrency cap       RATE_LIMITED
+//	limits   -> the session's share of the server,    RATE_LIMITED
+//	            rate limit and concurrency cap
 //	forward  -> the upstream call                    TIMEOUT, CANCELLED, UPSTREAM_*, PROTOCOL_ERROR, RESULT_TOO_LARGE
 //
 // Every failure is a *Error naming the tool. The observer records each call
@@ -196,20 +197,33 @@ func authRequired(id, server string) *Error {
 		"server %q needs a token for this session and none is set; give the session a token for %q (for `sandbox serve` over HTTP, send the header \"Sandbox-Token-%s: <token>\") and call again", server, server, server)
 }
 
-// limitsStep waits (boundedly) for the server's rate limit and concurrency
-// cap. On success the caller must call release.
+// limitsStep waits (boundedly) for the caller's share of the server (its
+// session's calls and request bytes in flight: a session over it waits for
+// its own calls, up to the call's timeout, and holds nobody else back), then
+// for the server's rate limit and concurrency cap (at most the server's
+// maxWait). On success the caller must call release.
 func (g *Gateway) limitsStep(ctx context.Context, c *call) (release func(), _ *Error) {
-	release, kind, retryAfter, err := c.u.limiter.acquire(ctx, g.rates, c.req.Caller.Principal.Key(), c.u.maxWait)
-	if err == nil {
-		return release, nil
+	releaseShare, kind, err := c.u.shares.acquire(ctx, c.req.Caller, int64(len(c.args)), g.cfg.timeoutFor(c.u.sc, c.tool.Name))
+	if err != nil {
+		return nil, g.limitError(ctx, c, kind, 0, err)
 	}
+	releaseSlot, kind, retryAfter, err := c.u.limiter.acquire(ctx, g.rates, c.req.Caller.Principal.Key(), c.u.maxWait)
+	if err == nil {
+		return func() { releaseSlot(); releaseShare() }, nil
+	}
+	releaseShare()
+	return nil, g.limitError(ctx, c, kind, retryAfter, err)
+}
+
+// limitError is the *Error of a call the limits step stopped.
+func (g *Gateway) limitError(ctx context.Context, c *call, kind limitKind, retryAfter time.Duration, err error) *Error {
 	var storeErr *rateStoreError
 	if errors.As(err, &storeErr) {
-		return nil, newError(CodeInternal, c.toolID, err, map[string]any{"server": c.u.name},
+		return newError(CodeInternal, c.toolID, err, map[string]any{"server": c.u.name},
 			"the gateway could not reach its rate limiter (%v); call again, and tell the operator if it persists", storeErr.err)
 	}
 	if !errors.Is(err, errLimited) {
-		return nil, g.contextError(ctx, c.toolID, err, 0)
+		return g.contextError(ctx, c.toolID, err, 0)
 	}
 	data := map[string]any{"server": c.u.name, "limit": string(kind)}
 	hint := "wait a moment and call again"
@@ -217,7 +231,7 @@ func (g *Gateway) limitsStep(ctx context.Context, c *call) (release func(), _ *E
 		data["retryAfterMs"] = retryAfter.Milliseconds()
 		hint = fmt.Sprintf("call again in %s or later", retryAfter.Round(time.Millisecond))
 	}
-	return nil, newError(CodeRateLimited, c.toolID, nil, data, "server %q is at its %s; %s, and make fewer calls at once", c.u.name, kind, hint)
+	return newError(CodeRateLimited, c.toolID, nil, data, "server %q is at its %s; %s, and make fewer calls at once", c.u.name, kind, hint)
 }
 
 // forwardStep sends the call upstream under the tool's deadline, with the

@@ -48,6 +48,13 @@ type ServerConfig struct {
 	RateLimit *RateLimit
 	// MaxConcurrent caps calls in flight (0: unlimited).
 	MaxConcurrent int
+	// MaxConcurrentPerSession caps one session's calls in flight to this
+	// server (a stateless request counts as its principal's), and
+	// MaxInFlightBytesPerSession their request bytes; past either a call
+	// waits for one of the session's own calls to end, up to the call's
+	// timeout (0: DefaultMaxConcurrentPerSession, DefaultMaxInFlightBytesPerSession).
+	MaxConcurrentPerSession    int
+	MaxInFlightBytesPerSession int64
 	// MaxWait bounds how long a call waits for the rate limit or a
 	// concurrency slot before failing with RATE_LIMITED (nil: Settings.MaxWait).
 	MaxWait *time.Duration

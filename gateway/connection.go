@@ -37,6 +37,7 @@ type connection struct {
 
 	nextID   atomic.Uint64
 	lastOK   atomic.Int64 // unix nanos of the last successful request
+	activity atomic.Int64 // unix nanos of the last bytes that arrived from the server
 	progMu   sync.Mutex
 	progress map[string]*progressWatch // by progress token
 
@@ -384,6 +385,20 @@ func (c *connection) listAll(ctx context.Context, method, field string) ([]json.
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// aliveWithin reports whether the server answered a request or sent bytes
+// within d.
+func (c *connection) aliveWithin(d time.Duration) bool {
+	since := func(v *atomic.Int64) time.Duration { return time.Since(time.Unix(0, v.Load())) }
+	return since(&c.lastOK) < d || since(&c.activity) < d
+}
+
+// busySince reports whether a server whose health check started at checked
+// and timed out is busy rather than hung: calls are in flight and bytes of
+// answers arrived since the check started.
+func (c *connection) busySince(checked time.Time, inFlight int) bool {
+	return inFlight > 0 && time.Unix(0, c.activity.Load()).After(checked)
 }
 
 // healthCheck sends one real request.

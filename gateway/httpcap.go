@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // errResultTooLarge is returned by a capped HTTP body once a single JSON body
@@ -27,8 +28,9 @@ func withTooLargeFlag(ctx context.Context, flag *atomic.Bool) context.Context {
 // reads: a JSON body as a whole, an event stream per event (a long-lived
 // stream is fine; one huge event is not).
 type cappedTransport struct {
-	base http.RoundTripper
-	max  int64
+	base     http.RoundTripper
+	max      int64
+	activity *atomic.Int64 // set when response bytes arrive (nil: not recorded)
 }
 
 func (t *cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -38,7 +40,7 @@ func (t *cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	flag, _ := req.Context().Value(tooLargeFlagKey{}).(*atomic.Bool)
-	resp.Body = &cappedBody{rc: resp.Body, max: t.max, perEvent: mt == "text/event-stream", flag: flag}
+	resp.Body = &cappedBody{rc: resp.Body, max: t.max, perEvent: mt == "text/event-stream", flag: flag, activity: t.activity}
 	return resp, nil
 }
 
@@ -49,10 +51,14 @@ type cappedBody struct {
 	n        int64 // bytes in the current body or event
 	lastNL   bool  // previous byte was '\n' (a blank line ends an SSE event)
 	flag     *atomic.Bool
+	activity *atomic.Int64
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	if n > 0 && b.activity != nil {
+		b.activity.Store(time.Now().UnixNano())
+	}
 	if b.perEvent {
 		for _, c := range p[:n] {
 			if c == '\r' {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,8 +29,12 @@ type process struct {
 	err    error         // exit error; valid after exited is closed
 }
 
-// startProcess starts a stdio server in its own process group.
-func startProcess(sc *ServerConfig, maxLine int64) (*process, error) {
+// startProcess starts a stdio server in its own process group. activity is
+// set to the time of each read from the server's stdout that moved bytes: a
+// server that writes is alive, however long its answers take (see
+// upstream.startHealth). Bytes it reads prove nothing: a hung server may
+// still drain its input.
+func startProcess(sc *ServerConfig, maxLine int64, activity *atomic.Int64) (*process, error) {
 	cmd := exec.Command(sc.Command, sc.Args...)
 	cmd.Env = childEnv(sc.Env)
 	cmd.Dir = sc.Cwd
@@ -47,7 +52,7 @@ func startProcess(sc *ServerConfig, maxLine int64) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %q: %w", sc.Command, err)
 	}
-	p.stdout = newCappedLineReader(stdout, maxLine)
+	p.stdout = newCappedLineReader(activityReader{stdout, activity}, maxLine)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -147,6 +152,20 @@ func (t *tailBuffer) String() string {
 // tooLargeRPCCode marks the synthesized response that replaces an oversized
 // line; the router turns it into RESULT_TOO_LARGE.
 const tooLargeRPCCode = -32099
+
+// activityReader records when bytes last arrived.
+type activityReader struct {
+	r  io.Reader
+	at *atomic.Int64
+}
+
+func (a activityReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.at.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
 
 // cappedLineReader passes newline-delimited JSON-RPC messages through
 // unchanged while they are at most max bytes. A longer line is never held in

@@ -81,7 +81,7 @@ func (u *upstream) connect(ctx context.Context) (*connection, error) {
 // newTransport builds the mcp-go transport for the server's configuration.
 func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Interface, error) {
 	max := u.g.cfg.Settings.MaxResultBytes
-	httpClient := &http.Client{Transport: &cappedTransport{base: http.DefaultTransport, max: max}}
+	httpClient := &http.Client{Transport: &cappedTransport{base: http.DefaultTransport, max: max, activity: &c.activity}}
 	headerFunc := func(ctx context.Context) map[string]string {
 		if tok, ok := ctx.Value(tokenKey{}).(string); ok && tok != "" {
 			return map[string]string{"Authorization": "Bearer " + tok}
@@ -90,7 +90,7 @@ func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Int
 	}
 	switch u.sc.Transport {
 	case TransportStdio:
-		p, err := startProcess(u.sc, max)
+		p, err := startProcess(u.sc, max, &c.activity)
 		if err != nil {
 			return nil, err
 		}

@@ -61,6 +61,7 @@ type upstream struct {
 	inproc *server.MCPServer
 
 	limiter    *limiter
+	shares     *callerShares // each session's share of this server
 	roots      []string
 	maxWait    time.Duration
 	checkPaths bool
@@ -84,6 +85,7 @@ func newUpstream(g *Gateway, sc *ServerConfig, inproc *server.MCPServer) *upstre
 		sc:         sc,
 		inproc:     inproc,
 		limiter:    newLimiter(sc.Name, sc.RateLimit, sc.MaxConcurrent),
+		shares:     newCallerShares(sc.MaxConcurrentPerSession, sc.MaxInFlightBytesPerSession),
 		roots:      g.cfg.rootsFor(sc),
 		maxWait:    g.cfg.maxWaitFor(sc),
 		checkPaths: sc.CheckPaths,
@@ -195,6 +197,15 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 
 // startHealth checks an idle connection with a real request (ping is a no-op
 // on the current protocol): a server that stops answering is restarted.
+//
+// Busy is not hung. A server that answered a request, or sent bytes (part
+// of an answer), within the interval is alive and not checked. A check that
+// times out while calls are in flight and bytes arrived during the check
+// means the server is working through a backlog (on a stdio pipe, the
+// check's answer waits behind every large answer ahead of it): it is
+// logged, not restarted. Only a server that sent nothing for the whole check
+// is restarted under its callers (one that still drains its input counts as
+// hung: reading proves nothing).
 func (u *upstream) startHealth(ctx context.Context, c *connection) (stop func()) {
 	interval := u.g.cfg.Settings.HealthInterval
 	if interval <= 0 {
@@ -211,18 +222,25 @@ func (u *upstream) startHealth(ctx context.Context, c *connection) (stop func())
 			case <-c.dead:
 				return
 			case <-t.C:
-				if time.Since(time.Unix(0, c.lastOK.Load())) < interval {
+				if c.aliveWithin(interval) {
 					continue // traffic proved it alive
 				}
 				// A healthy server answers a list at once; one that takes longer
 				// than the interval (at least 1 s, at most 10 s) is hung.
+				checked := time.Now()
 				hctx, cancel := context.WithTimeout(ctx, min(max(interval, time.Second), 10*time.Second))
 				err := c.healthCheck(hctx)
 				cancel()
-				if err != nil && ctx.Err() == nil {
-					c.markDead("health check failed", err.Error())
-					return
+				if err == nil || ctx.Err() != nil {
+					continue
 				}
+				if c.busySince(checked, u.g.sessions.inFlight(u.name)) {
+					u.g.log.Warn("health check timed out while the server is busy (calls in flight, answers arriving); not restarting it",
+						"server", u.name, "inFlight", u.g.sessions.inFlight(u.name))
+					continue
+				}
+				c.markDead("health check failed", err.Error())
+				return
 			}
 		}
 	}()
