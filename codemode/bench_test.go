@@ -3,8 +3,10 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
@@ -46,4 +48,39 @@ func BenchmarkExecuteCodeLogs(b *testing.B) {
 		check()
 	}
 	b.ReportMetric(float64(size)/(1<<20), "result-MiB")
+}
+
+// BenchmarkBindCatalog: what a run costs in the parent as the catalog grows
+// (100 vs 10,000 tools on 100 servers), for a snippet that names one tool
+// and misspells a namespace: every server is opened as a namespace, but
+// tools are bound only as the code names them, so the cost grows with the
+// servers, not the tools. In-process, so the worker's start is not measured.
+func BenchmarkBindCatalog(b *testing.B) {
+	for _, perServer := range []int{1, 100} {
+		b.Run(fmt.Sprintf("tools=%d", 100*perServer), func(b *testing.B) {
+			servers := map[string]*server.MCPServer{}
+			for i := range 100 {
+				s := server.NewMCPServer(fmt.Sprintf("s%d", i), "1")
+				for j := range perServer {
+					s.AddTool(mcp.NewTool(fmt.Sprintf("tool_%d", j), mcp.WithDescription("A tool.")),
+						func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+							return mcp.NewToolResultText("ok"), nil
+						})
+				}
+				servers[fmt.Sprintf("srv%d", i)] = s
+			}
+			e := newEngineWith(b, servers, runtime.Options{Isolation: runtime.InProcess, Workers: 1})
+			if n := e.ToolCount(); n != 100*perServer {
+				b.Fatalf("%d tools in the catalog", n)
+			}
+			req := ExecuteRequest{Code: `const r = await srv7.tool0({}); try { await srv7x.tool0({}) } catch (e) { return [r, e.code] }`}
+			ctx := context.Background()
+			for b.Loop() {
+				res, err := e.Execute(ctx, req)
+				if err != nil || !res.OK || string(res.Value) != `["ok","UNKNOWN_TOOL"]` {
+					b.Fatalf("%v %+v %s", err, res.Error, res.Value)
+				}
+			}
+		})
+	}
 }

@@ -70,6 +70,12 @@ type catalogState struct {
 	tools []typegen.Tool
 	byID  map[string]int // id -> index in tools
 	names *typegen.Names
+	// namespaces maps the namespace of each server with tools to its name,
+	// built once per catalog so that a run's binding costs per server, not
+	// per tool.
+	namespaces map[string]string
+	// members lists each namespace's tools, for suggestions within it.
+	members map[string][]typegen.Binding
 }
 
 // New builds an engine over a started gateway and indexes its catalog. rt
@@ -137,6 +143,12 @@ func (e *Engine) sync(ctx context.Context) error {
 		ixTools = append(ixTools, IndexTool(t))
 	}
 	st.names = typegen.AssignNames(st.tools)
+	st.namespaces = map[string]string{}
+	st.members = map[string][]typegen.Binding{}
+	for _, b := range st.names.Bindings() {
+		st.namespaces[b.Namespace] = b.Server
+		st.members[b.Namespace] = append(st.members[b.Namespace], b)
+	}
 	if _, err := e.ix.Sync(ctx, ixTools); err != nil {
 		return fmt.Errorf("codemode: indexing %d tools: %w", len(ixTools), err)
 	}

@@ -3,7 +3,9 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,38 +170,53 @@ func contains(list []string, s string) bool {
 func TestIntentBindsToolsTheCodeDoesNotName(t *testing.T) {
 	t.Parallel()
 	e := demoEngine(t)
-	// The namespace is reached dynamically, so only the intent can bind it.
+	// The namespace is reached dynamically: every server is a namespace all
+	// the same, and its tools resolve when called, with or without an
+	// intent; the intent puts them in the bound list up front.
 	code := `const ns = (globalThis as any)["de" + "mo"]; return (await ns.listProjects({})).length > 0`
 	res := execute(t, e, ExecuteRequest{Code: code})
-	if res.OK || res.Error.Name != "TypeError" && res.Error.Code != "NOT_BOUND" {
-		t.Fatalf("without an intent: %+v", res.Error)
+	if !res.OK || string(res.Value) != "true" || contains(res.Bound, "demo.listProjects") {
+		t.Fatalf("without an intent: ok=%v value=%s error=%v bound=%v", res.OK, res.Value, res.Error, res.Bound)
 	}
 	res = execute(t, e, ExecuteRequest{Code: code, Intent: "list all projects"})
-	if !res.OK || string(res.Value) != "true" {
+	if !res.OK || string(res.Value) != "true" || !contains(res.Bound, "demo.listProjects") {
 		t.Fatalf("with an intent: ok=%v value=%s error=%v bound=%v", res.OK, res.Value, res.Error, res.Bound)
 	}
 }
 
-func TestNotBoundToolPointsToSearch(t *testing.T) {
+// TestMisspeltToolsAreUnknownTools: a misspelt tool, a misspelt namespace
+// and a member reached dynamically that is no tool all fail with a catchable
+// UNKNOWN_TOOL naming the closest tools, never a ReferenceError.
+func TestMisspeltToolsAreUnknownTools(t *testing.T) {
 	t.Parallel()
 	e := demoEngine(t)
-	code := `try { await (demo as any)["delete" + "Task"]({ task_id: "T-1" }) } catch (e) { return [e.code, e.message] }`
-	res := execute(t, e, ExecuteRequest{Code: code, Tools: []string{"demo:get_project"}})
-	if !res.OK {
-		t.Fatal(res.Error)
-	}
-	var got []string
-	_ = json.Unmarshal(res.Value, &got)
-	if len(got) != 2 || got[0] != "NOT_BOUND" || !strings.Contains(got[1], "demo.getProject") || !strings.Contains(got[1], "search_tools") {
-		t.Fatalf("got %s", res.Value)
+	for code, want := range map[string]string{
+		`return await demo.listProjectz({})`:                      "did you mean demo.listProjects",
+		`return await demoo.listProjects({})`:                     "did you mean demo.listProjects",
+		`return await (demo as any)["delete" + "Tsk"]({})`:        "did you mean demo.deleteTask",
+		`return await nothingLikeIt.atAll({})`:                    "search_tools",
+		`try { await demo.nope({}) } catch (e) { return e.code }`: "",
+	} {
+		res := execute(t, e, ExecuteRequest{Code: code})
+		if want == "" {
+			if !res.OK || string(res.Value) != `"UNKNOWN_TOOL"` {
+				t.Errorf("%s: caught %s %+v", code, res.Value, res.Error)
+			}
+			continue
+		}
+		if res.OK || res.Error.Code != "UNKNOWN_TOOL" || !strings.Contains(res.Error.Message, want) {
+			t.Errorf("%s: %+v", code, res.Error)
+		}
 	}
 }
 
 func TestExecuteRejectsUnknownToolNames(t *testing.T) {
 	t.Parallel()
 	e := demoEngine(t)
-	for _, name := range []string{"demo:nope", "nope.listProjects", "plain"} {
-		if _, err := e.Execute(context.Background(), ExecuteRequest{Code: "return 1", Tools: []string{name}}); err == nil || !strings.Contains(err.Error(), "search_tools") {
+	for name, want := range map[string]string{"demo:list_projectz": "demo.listProjects", "nope.listProjects": "demo.listProjects", "plain": ""} {
+		_, err := e.Execute(context.Background(), ExecuteRequest{Code: "return 1", Tools: []string{name}})
+		var ge *gateway.Error
+		if !errors.As(err, &ge) || ge.Code != gateway.CodeUnknownTool || !strings.Contains(ge.Message, want) || strings.Contains(ge.Message, "codemode:") {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
@@ -321,11 +338,51 @@ func TestScopedPrincipalSeesOnlyItsServers(t *testing.T) {
 	}
 	res := execute(t, e, ExecuteRequest{Caller: caller,
 		Code: `try { await demo.listProjects({}); return "called" } catch (e) { return e.code + ": " + e.message }`})
-	if !res.OK || !strings.Contains(string(res.Value), "FORBIDDEN") || !strings.Contains(string(res.Value), "you may use: other") {
+	// A forbidden server is exactly an unknown namespace: the answer does
+	// not say it exists, and suggests only what the principal may use.
+	if !res.OK || !strings.Contains(string(res.Value), "UNKNOWN_TOOL: there is no tool demo.listProjects; did you mean other.listProjects") || strings.Contains(string(res.Value), "mean demo.") {
 		t.Fatalf("calling a forbidden server's tool: %+v %s", res.Error, res.Value)
+	}
+	unscoped := execute(t, e, ExecuteRequest{Code: `try { await nosuch.listProjects({}); return "called" } catch (e) { return e.code + ": " + e.message }`})
+	if !strings.HasPrefix(string(unscoped.Value), `"UNKNOWN_TOOL: there is no tool nosuch.listProjects; did you mean `) {
+		t.Fatalf("an unknown namespace reads differently from a forbidden one: %s vs %s", unscoped.Value, res.Value)
 	}
 	res = execute(t, e, ExecuteRequest{Caller: caller, Code: `return (await other.listProjects({})) !== undefined`})
 	if !res.OK || string(res.Value) != "true" {
 		t.Fatalf("calling an allowed server's tool: %+v %s", res.Error, res.Value)
+	}
+}
+
+// TestDownServerIsANamespace: a server that never started has no tools in
+// the catalog, yet its namespace exists, and calling any of its tools fails
+// with UPSTREAM_UNAVAILABLE naming its state, not a ReferenceError.
+func TestDownServerIsANamespace(t *testing.T) {
+	t.Parallel()
+	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{
+		"broken": {Name: "broken", Transport: gateway.TransportStdio, Command: filepath.Join(t.TempDir(), "no-such-server"), CheckPaths: true},
+	}, Settings: gateway.DefaultSettings()}
+	gw, err := gateway.New(cfg, gateway.WithInProcessServer("demo", mcpserver.New(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = gw.Start(ctx) // broken does not start; demo does
+	rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	e, err := New(gw, rt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res := execute(t, e, ExecuteRequest{Code: `try { await broken.anyTool({}) } catch (e) { return [e.code, e.message] }`})
+	var got []string
+	_ = json.Unmarshal(res.Value, &got)
+	if !res.OK || len(got) != 2 || got[0] != "UPSTREAM_UNAVAILABLE" || !strings.Contains(got[1], `server "broken" is`) {
+		t.Fatalf("%+v %s", res.Error, res.Value)
 	}
 }

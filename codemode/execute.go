@@ -32,9 +32,10 @@ type ExecuteRequest struct {
 	// Caller is who runs the snippet. Each tool call goes through the gateway
 	// as this caller: its tokens, and its session's narrowing (a call to a
 	// server the session disconnected from fails with SERVICE_NOT_FOUND).
-	// An intent binds only tools the caller may see; a tool named in the code
-	// is bound anyway, so that calling it gives that clear error rather
-	// than "ReferenceError".
+	// Only servers the caller's principal may use are namespaces in the VM;
+	// any other name fails as an unknown tool would (UNKNOWN_TOOL), so a
+	// scoped agent never learns what else exists. A server its session
+	// disconnected from stays a namespace whose calls say how to reconnect.
 	Caller auth.Caller
 }
 
@@ -66,9 +67,9 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 	st := e.state.Load()
 	ids := map[string]bool{}
 	for _, name := range req.Tools {
-		id, err := st.resolve(name)
-		if err != nil {
-			return nil, err
+		id, ok := st.resolve(name)
+		if !ok || !req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) {
+			return nil, e.unknownToolError(st, req.Caller, name)
 		}
 		ids[id] = true
 	}
@@ -82,7 +83,9 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		}
 	}
 	for _, id := range st.namedIn(req.Code) {
-		ids[id] = true
+		if req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) {
+			ids[id] = true
+		}
 	}
 
 	tools := make([]runtime.Tool, 0, len(ids))
@@ -97,9 +100,17 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 	}
 	sort.Strings(bound)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].ID < tools[j].ID })
+	tools = append(tools, e.openNamespaces(st, req.Caller, req.Code)...)
 
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
-		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: call.Tool, Arguments: call.Arguments, Caller: call.Caller})
+		id := call.Tool
+		if !strings.Contains(id, ":") { // "namespace.function" of an open namespace
+			var terr *runtime.ToolError
+			if id, terr = e.resolveMember(st, call.Caller, call.Tool); terr != nil {
+				return nil, terr
+			}
+		}
+		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller})
 		if err != nil {
 			var ge *gateway.Error
 			if errors.As(err, &ge) {
@@ -126,16 +137,18 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 }
 
 // resolve turns a tool reference into its id: "server:tool" or "ns.fn".
-func (st *catalogState) resolve(name string) (string, error) {
+func (st *catalogState) resolve(name string) (string, bool) {
 	if _, ok := st.byID[name]; ok {
-		return name, nil
+		return name, true
 	}
 	if ns, fn, ok := strings.Cut(name, "."); ok {
 		if b, ok := st.names.Resolve(ns, fn); ok {
-			return b.ID, nil
+			if _, ok := st.byID[b.ID]; ok {
+				return b.ID, true
+			}
 		}
 	}
-	return "", fmt.Errorf("codemode: no tool %q in the catalog; name tools by id (\"server:tool\") or as the declarations call them (\"server.toolName\"); search_tools lists them", name)
+	return "", false
 }
 
 // memberAccess finds `a.b` (and `a?.b`) in source text.

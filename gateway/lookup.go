@@ -1,8 +1,9 @@
 package gateway
 
 import (
-	"sort"
 	"strings"
+
+	"github.com/sandboxrt/sandbox/internal/fuzzy"
 )
 
 // lookup resolves "server:tool", a tool's upstream name after "server:", or
@@ -51,56 +52,12 @@ func suggest(names []string) string {
 // closestTools returns up to 3 tool ids nearest to name (edit distance on
 // the tool part; substring matches first), from one server or all.
 func closestTools(snap *catalogSnapshot, server, name string) []string {
-	want := NormalizeName(name)
-	type cand struct {
-		id   string
-		dist int
-	}
-	var cands []cand
+	var keys, ids []string
 	for _, t := range snap.tools {
-		if server != "" && t.Server != server {
-			continue
-		}
-		d := editDistance(want, t.Name)
-		if strings.Contains(t.Name, want) || strings.Contains(want, t.Name) {
-			d = min(d, 1)
-		}
-		if d <= max(3, len(want)/2) {
-			cands = append(cands, cand{t.ID, d})
+		if server == "" || t.Server == server {
+			keys = append(keys, t.Name)
+			ids = append(ids, t.ID)
 		}
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].dist != cands[j].dist {
-			return cands[i].dist < cands[j].dist
-		}
-		return cands[i].id < cands[j].id
-	})
-	out := []string{}
-	for i := 0; i < len(cands) && i < 3; i++ {
-		out = append(out, cands[i].id)
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 128 || len(b) > 128 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return fuzzy.Closest(NormalizeName(name), keys, ids, 3)
 }

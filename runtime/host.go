@@ -36,7 +36,9 @@ func (f HostFunc) CallTool(ctx context.Context, call ToolCall) (json.RawMessage,
 
 // ToolCall is one call from the VM.
 type ToolCall struct {
-	// Tool is the tool id, "server:tool".
+	// Tool is the tool id, "server:tool"; or "namespace.function", as the
+	// code wrote it, for a member of an open namespace (see Tool) that has
+	// no bound tool.
 	Tool string
 	// Arguments is the JSON object the snippet passed (always an object).
 	Arguments json.RawMessage

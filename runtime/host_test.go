@@ -287,3 +287,31 @@ func TestToolCallLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenNamespaces: an open namespace exists with no tool bound; its
+// members reach the Host as "namespace.function"; it is frozen, its stubs
+// reach no code generation, an open name the VM already has (Math) stays the
+// VM's, and a worker cannot name members of a namespace the run did not
+// open.
+func TestOpenNamespaces(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		var mu sync.Mutex
+		var got []string
+		host := HostFunc(func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			mu.Lock()
+			got = append(got, c.Tool)
+			mu.Unlock()
+			return json.RawMessage(`"from ` + c.Tool + `"`), nil
+		})
+		tools := []Tool{{Namespace: "files"}, {Namespace: "Math"}, {ID: "demo:echo", Namespace: "demo", Function: "echo"}}
+		res := run(t, rt, Request{Host: host, Tools: tools, Code: `
+			const out: any[] = [await (files as any).readAnything({}), await demo.echo({}), Math.max(1, 2), Object.isFrozen(files)];
+			try { (files as any).x = 1; out.push("mutated") } catch (e) { out.push(e.name) }
+			try { (files as any).readAnything.constructor("return 1")(); out.push("codegen") } catch (e) { out.push(e.name) }
+			try { await (demo as any).other({}) } catch (e) { out.push(e.code) }
+			return out`})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `["from files.readAnything","from demo:echo",2,true,"TypeError","TypeError","NOT_BOUND"]`)
+	})
+}

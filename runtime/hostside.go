@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ type hostSide struct {
 	host   Host
 	caller auth.Caller
 	bound  map[string]bool
+	open   map[string]bool // namespaces whose unbound members go to the Host
 	limits Limits
 	start  time.Time
 
@@ -42,9 +44,28 @@ func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
 	}
 	for _, t := range req.Tools {
+		if t.ID == "" && t.Function == "" {
+			if h.open == nil {
+				h.open = map[string]bool{}
+			}
+			h.open[t.Namespace] = true
+			continue
+		}
 		h.bound[t.ID] = true
 	}
 	return h
+}
+
+// mayCall reports whether the VM may call tool: a bound tool's id, or
+// "namespace.function" in an open namespace (the Host resolves it for the
+// run's caller, so a worker naming any member reaches only what the caller
+// may use).
+func (h *hostSide) mayCall(tool string) bool {
+	if h.bound[tool] {
+		return true
+	}
+	ns, fn, ok := strings.Cut(tool, ".")
+	return ok && h.open[ns] && fn != "" && !strings.ContainsAny(fn, ".:")
 }
 
 // call answers one tool call from the VM; reply is called exactly once, from
@@ -61,7 +82,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 	switch {
 	case dup:
 		refuse = &ToolError{Code: CodeHostError, Message: "duplicate call id from the VM"}
-	case !h.bound[tool]:
+	case !h.mayCall(tool):
 		refuse = &ToolError{Code: CodeNotBound, Message: fmt.Sprintf("tool %q is not bound to this run", tool)}
 	case started >= h.limits.ToolCalls:
 		refuse = &ToolError{Code: CodeToolCallLimit, Message: fmt.Sprintf("more than %d tool calls", h.limits.ToolCalls)}

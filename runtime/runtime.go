@@ -93,6 +93,13 @@ type Request struct {
 
 // Tool is one tool bound to a run, callable in the snippet as
 // Namespace.Function(args). A call reaches the Host as a ToolCall for ID.
+//
+// A Tool with only a Namespace (no ID, no Function) opens that namespace: it
+// is installed even when no tool of it is bound, and a member the run has no
+// bound tool for is not a NOT_BOUND failure in the VM but a call the Host
+// gets as ToolCall{Tool: "namespace.function"}, to resolve or to fail (with
+// UNKNOWN_TOOL and suggestions, say). Binding cost then does not grow with
+// the catalog: only the tools the code names, plus one object per namespace.
 type Tool struct {
 	// ID is the gateway's tool id, "server:tool".
 	ID string `json:"id"`

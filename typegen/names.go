@@ -163,6 +163,28 @@ func (n *Names) lookupPair(server, tool string) (Binding, bool) {
 	return Binding{}, false
 }
 
+// NamespaceOf is the namespace a server would have on its own (a server
+// whose name collides with another's gets a suffix in AssignNames; use
+// Names where the catalog is known).
+func NamespaceOf(server string) string {
+	return assignUnique([]string{server}, namespaceBase)[server]
+}
+
+// ValidNamespace reports whether name could be a namespace: an identifier
+// that is not a reserved word, a global of the agent's environment (console,
+// fetch, process, ...) or a member that would break a namespace object.
+func ValidNamespace(name string) bool {
+	if name == "" || len(name) > maxIdentLen || reservedWords[name] || reservedGlobals[name] || reservedMembers[name] {
+		return false
+	}
+	for i, c := range []byte(name) {
+		if !(c == '_' || c == '$' || isLower(c) || isUpper(c) || (i > 0 && isDigit(c))) {
+			return false
+		}
+	}
+	return true
+}
+
 // maxIdentLen bounds generated identifiers; MCP names are at most 128 bytes,
 // but hostile servers are not bound by the spec.
 const maxIdentLen = 64

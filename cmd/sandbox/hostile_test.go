@@ -381,9 +381,17 @@ func TestHostileClients(t *testing.T) {
 		if text, isErr := callTool(t, url, aliceKey, alice, "gateway__connect_servers", map[string]any{"servers": []string{"other"}}); !isErr || !strings.Contains(text, "[files]") {
 			t.Fatalf("connecting a server outside the scope: %s", text)
 		}
+		// In code mode a server outside the scope is no namespace at all:
+		// the same UNKNOWN_TOOL as for a server that does not exist.
 		text, _ := callTool(t, url, aliceKey, alice, "execute_code", map[string]any{"code": `return await other.readFile({path: "/srv/data/a"})`})
-		if !strings.Contains(text, "FORBIDDEN") && !strings.Contains(text, "UNKNOWN_TOOL") {
-			t.Fatalf("execute_code: %.300s", text)
+		unknown, _ := callTool(t, url, aliceKey, alice, "execute_code", map[string]any{"code": `return await nosuch.readFile({path: "/srv/data/a"})`})
+		message := func(text string) string {
+			var r struct{ Error struct{ Code, Message string } }
+			_ = json.Unmarshal([]byte(text), &r)
+			return r.Error.Code + ": " + r.Error.Message
+		}
+		if got, want := message(text), strings.ReplaceAll(message(unknown), "nosuch", "other"); !strings.HasPrefix(got, "UNKNOWN_TOOL") || got != want {
+			t.Fatalf("execute_code on a forbidden server: %q\nvs an unknown one: %q", got, want)
 		}
 		text, _ = callTool(t, url, aliceKey, alice, "search_tools", map[string]any{"intent": "read a file", "k": 50})
 		if strings.Contains(text, "other.") || strings.Contains(text, "other:") {

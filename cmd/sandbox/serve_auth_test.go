@@ -96,7 +96,7 @@ func TestServeAuthenticatesAndScopesPrincipals(t *testing.T) {
 	}
 	res, err := agent.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code",
 		Arguments: map[string]any{"code": `try { await other.listProjects({}); return "called" } catch (e) { return e.code }`}}})
-	if err != nil || !strings.Contains(toolText(res), `"value":"FORBIDDEN"`) {
+	if err != nil || !strings.Contains(toolText(res), `"value":"UNKNOWN_TOOL"`) {
 		t.Fatalf("execute_code reaching a forbidden server: %v %s", err, toolText(res))
 	}
 	res, err = agent.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"intent": "list projects", "k": 50}}})

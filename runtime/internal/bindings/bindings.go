@@ -25,6 +25,9 @@ import (
 
 // Tool is one tool bound into the VM, callable as Namespace.Function(args):
 // runtime.Tool, which the runtime converts to this type.
+//
+// A Tool with only a Namespace opens it (runtime.Tool says what that means):
+// its unbound members call Invoke with Tool{ID: "namespace.function"}.
 type Tool struct {
 	// ID is the gateway's tool id, "server:tool".
 	ID string
@@ -90,7 +93,9 @@ var reservedGlobals = map[string]bool{
 //
 // Reading a function that is not bound from a namespace object gives a function
 // that rejects with a NOT_BOUND MCPToolError listing the bound tools, so a
-// snippet calling a tool the search did not pick learns what to do.
+// snippet calling a tool the search did not pick learns what to do; in an
+// open namespace, one that calls invoke with Tool{ID: "namespace.function"}
+// for the host to resolve.
 func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) {
 	in := &Installed{vm: vm}
 	if err := in.defineErrorClass(); err != nil {
@@ -98,8 +103,22 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 	}
 
 	byNS := map[string][]Tool{}
+	open := map[string]bool{}
 	seen := map[string]string{}
 	for _, t := range tools {
+		if t.ID == "" && t.Function == "" {
+			// A name the VM already has (a built-in, console, a global the
+			// runtime installed) stays what it is: opening is a fallback for
+			// names that would otherwise be a ReferenceError.
+			if !isIdentifier(t.Namespace) || reservedGlobals[t.Namespace] || vm.GlobalObject().Get(t.Namespace) != nil {
+				continue
+			}
+			open[t.Namespace] = true
+			if _, ok := byNS[t.Namespace]; !ok {
+				byNS[t.Namespace] = nil
+			}
+			continue
+		}
 		if !isIdentifier(t.Namespace) || !isIdentifier(t.Function) {
 			return nil, fmt.Errorf("bindings: tool %q has names %q.%q that are not JavaScript identifiers; names must come from typegen.AssignNames", t.ID, t.Namespace, t.Function)
 		}
@@ -149,6 +168,9 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 				}
 				if !mayBeToolName(property) {
 					return goja.Undefined()
+				}
+				if open[ns] {
+					return in.stub(Tool{ID: ns + "." + property, Namespace: ns, Function: property}, invoke)
 				}
 				return in.notBoundStub(ns, property)
 			},
