@@ -29,13 +29,13 @@ again with other words; the note says how many of all tools were shown.`
 const executeDescription = `Run a TypeScript snippet that calls tools; only what it returns comes back to you.
 
 The snippet runs in a sandbox (no network, files, modules or eval) and may use top-level await.
-Call tools exactly as search_tools declares them, e.g.
-  const commits = await github.listCommits({ owner: "acme", repo: "webapp" });
+Each server is a global namespace; call its tools exactly as search_tools declares them:
+  const items = await server.toolName({ ...arguments });
 Run independent calls together with Promise.all, filter and aggregate in code, and return only the
-JSON value you need: return { count: commits.length, latest: commits[0]?.sha };
+JSON value you need: return { count: items.length, first: items[0] };
 A failed call throws MCPToolError with name, tool, code, message and data; catch it to recover. For
-code VALIDATION_FAILED the message lists what is wrong and a valid example call.
-Tools your code names (server.toolName) are bound automatically; pass intent or tools to bind others.
+code VALIDATION_FAILED the message lists what is wrong and a valid example call; for UNKNOWN_TOOL, the
+closest tools that exist.
 {{limits}}
 You get back: ok; value (your return) or error (with the line and column in your snippet); logs
 (console output); calls (every tool call with its duration and outcome).`
@@ -43,7 +43,7 @@ You get back: ok; value (your return) or error (with the line and column in your
 var searchSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "intent": {"type": "string", "description": "The task, in plain words, e.g. \"list open pull requests and their authors\"."},
+    "intent": {"type": "string", "description": "The task, in plain words, e.g. \"find the open items and who owns them\"."},
     "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many tools to show (default 5)."}
   },
   "required": ["intent"],

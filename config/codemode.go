@@ -28,6 +28,9 @@ type CodeMode struct {
 	// maxLimits (the most a request may ask for; zero fields: the defaults).
 	// Its Logger is left to the caller.
 	Engine codemode.Options
+	// Expose is which tools `sandbox serve` lists: "code" (the code-mode and
+	// hub tools only; the default) or "all" (every upstream tool too).
+	Expose string
 	// Runtime is workers: how many snippets run at once (0: CPUs);
 	// maxQueue: how many execute_code runs may wait for a worker (absent: 4
 	// per worker; 0: none waits, MaxQueue -1), past which a run gets BUSY;
@@ -36,7 +39,13 @@ type CodeMode struct {
 	Runtime runtime.Options
 }
 
-var codeModeKeys = []string{"disabled", "k", "indexDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits"}
+// The values of "codeMode.expose" (and `sandbox serve --expose`).
+const (
+	ExposeCode = "code"
+	ExposeAll  = "all"
+)
+
+var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits"}
 
 func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
@@ -49,6 +58,11 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 		switch k.name {
 		case "disabled":
 			c.Disabled, err = p.boolean(v, "disabled")
+		case "expose":
+			c.Expose, err = p.expandedString(v, "expose")
+			if err == nil && c.Expose != ExposeCode && c.Expose != ExposeAll {
+				err = p.errAt(v.offset, "\"expose\" is %q or %q, got %q", ExposeCode, ExposeAll, c.Expose)
+			}
 		case "k":
 			c.Engine.K, err = p.positiveInt(v, "k")
 			if err == nil && c.Engine.K > 50 {

@@ -43,6 +43,10 @@ func TestCodeModeBlock(t *testing.T) {
 		t.Fatalf("maxQueue 0: %v %+v", err, file.CodeMode.Runtime)
 	}
 
+	file, err = Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"expose": "all"}}`))
+	if err != nil || file.CodeMode.Expose != ExposeAll {
+		t.Fatalf("expose: %v %+v", err, file.CodeMode)
+	}
 	file, err = Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"disabled": true}}`))
 	if err != nil || !file.CodeMode.Disabled {
 		t.Fatalf("disabled: %v %+v", err, file)
@@ -53,6 +57,7 @@ func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 	cases := map[string]string{
 		`{"mcpServers": {}, "codeMode": {"kk": 1}}`:                                        `gw.json:1:33: unknown key "kk" in "codeMode"`,
 		`{"mcpServers": {}, "codeMode": {"k": 99}}`:                                        `"k" is at most 50`,
+		`{"mcpServers": {}, "codeMode": {"expose": "tools"}}`:                              `"expose" is "code" or "all", got "tools"`,
 		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "word2vec"}}}`:           `"provider" must be "builtin", "ollama" or "openai"`,
 		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "ollama"}}}`:             `needs a "model"`,
 		`{"mcpServers": {}, "codeMode": {"limits": {"timeout": 30}}}`:                      `timeout`,

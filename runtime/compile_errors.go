@@ -64,7 +64,7 @@ func (e *execution) compileFailure(t *transpiled, err error) *Error {
 	switch {
 	case wrapper != nil: // written for the agent already
 	case strings.Contains(t.JS, "import(") && strings.Contains(msg, "reserved word"):
-		msg = "import() is not available: a snippet cannot load modules. The tools bound to this run are globals (e.g. `await github.listCommits({...})`)"
+		msg = "import() is not available: a snippet cannot load modules. The tools bound to this run are globals (e.g. `await server.toolName({...})`)"
 	case !strings.Contains(msg, "regular expression"):
 		msg = "the snippet uses syntax this runtime cannot run: " + msg
 	}

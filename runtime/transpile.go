@@ -198,7 +198,7 @@ func snippetHint(line string) string {
 	switch {
 	case importExportRE.MatchString(line):
 		return "import and export are not available: a snippet is not a module and cannot load any. " +
-			"The tools bound to this run are globals (e.g. `await github.listCommits({...})`); " +
+			"The tools bound to this run are globals (e.g. `await server.toolName({...})`); " +
 			"return the result with `return value` instead of exporting it"
 	case namespaceRE.MatchString(line):
 		return "TypeScript namespaces and module declarations cannot be written in a snippet; " +

@@ -135,7 +135,7 @@ func hostileServe(t *testing.T) (url string, files, other *recorder) {
  "codeMode": {"workers": 2, "maxQueue": 1, "perSessionWorkers": 1,
    "limits": {"timeout": "5s", "memoryMB": 64, "toolCalls": 20, "outputKB": 64, "resultKB": 64}}}`,
 		filesURL, otherURL, aliceKey, bobKey)
-	url = serveHTTP(t, config, "--token-env", "files=SANDBOX_TEST_OPERATOR_TOKEN")
+	url = serveHTTP(t, config, "--token-env", "files=SANDBOX_TEST_OPERATOR_TOKEN", "--expose", "all")
 	return url, files, other
 }
 
@@ -386,7 +386,9 @@ func TestHostileClients(t *testing.T) {
 		text, _ := callTool(t, url, aliceKey, alice, "execute_code", map[string]any{"code": `return await other.readFile({path: "/srv/data/a"})`})
 		unknown, _ := callTool(t, url, aliceKey, alice, "execute_code", map[string]any{"code": `return await nosuch.readFile({path: "/srv/data/a"})`})
 		message := func(text string) string {
-			var r struct{ Error struct{ Code, Message string } }
+			var r struct {
+				Error struct{ Code, Message string }
+			}
 			_ = json.Unmarshal([]byte(text), &r)
 			return r.Error.Code + ": " + r.Error.Message
 		}

@@ -59,7 +59,7 @@ func TestServeMixedLoad(t *testing.T) {
  "gateway": {"auth": {"apiKeys": [{"name": "t0", "key": %q}, {"name": "t1", "key": %q}, {"name": "t2", "key": %q}, {"name": "t3", "key": %q}, {"name": "mallory", "key": %q}]}},
  "codeMode": {"workers": 2, "maxQueue": 8, "perSessionWorkers": 1,
    "limits": {"timeout": "2s", "memoryMB": 64, "toolCalls": 50, "outputKB": 256, "resultKB": 256}}}`, upstream, keys[0], keys[1], keys[2], keys[3], mallory))
-	cmd := exec.Command(sandboxBinary(t), "serve", "-c", config, "--http", "127.0.0.1:0", "--log-level", "error",
+	cmd := exec.Command(sandboxBinary(t), "serve", "-c", config, "--http", "127.0.0.1:0", "--log-level", "error", "--expose", "all",
 		"--request-budget-mb", strconv.Itoa(loadRequestBudgetMB))
 	url := startLogged(t, cmd, listening)
 	pid := cmd.Process.Pid

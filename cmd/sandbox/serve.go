@@ -117,6 +117,8 @@ type serveFlags struct {
 	maxLimits            limitFlags
 	// requestBudgetMB bounds the request bodies held at once (MiB).
 	requestBudgetMB int
+	// expose is "code" or "all" ("": the config's, else code).
+	expose string
 }
 
 // limitFlags are --max-* flags: the most an execute_code request may ask
@@ -179,8 +181,30 @@ Logs are JSON on stderr, one record per routed call.`,
 	fl.IntVar(&f.maxLimits.toolCalls, "max-tool-calls", 0, "the most tool calls an execute_code request may ask for")
 	fl.IntVar(&f.maxLimits.outputKB, "max-output-kb", 0, "the most console output (KiB) an execute_code request may ask for")
 	fl.IntVar(&f.maxLimits.resultKB, "max-result-kb", 0, "the largest result (KiB) an execute_code request may ask for")
+	fl.StringVar(&f.expose, "expose", "", `which tools tools/list holds: "code" (search_tools, execute_code and the hub tools; the default with code mode) or "all" (every upstream tool too); overrides "codeMode.expose"`)
 	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory peaks near 100 MiB + 4 × this (see docs/serve.md)")
 	return cmd
+}
+
+// exposure is which tools serve lists: the flag, else the config, else
+// "code" when code mode is on; "all" when it is off.
+func exposure(f serveFlags, cm config.CodeMode) (string, error) {
+	on := f.codeMode && !cm.Disabled
+	e := f.expose
+	if e == "" {
+		e = cm.Expose
+	}
+	switch {
+	case e == "" && on:
+		return config.ExposeCode, nil
+	case e == "" || e == config.ExposeAll:
+		return config.ExposeAll, nil
+	case e == config.ExposeCode && !on:
+		return "", &exitError{code: 2, msg: "--expose code lists only the code-mode tools, and code mode is off (--code-mode=false or \"codeMode\": {\"disabled\": true}); use --expose all, or turn code mode on"}
+	case e == config.ExposeCode:
+		return e, nil
+	}
+	return "", &exitError{code: 2, msg: fmt.Sprintf("--expose %q: use \"code\" (search_tools, execute_code and the hub tools) or \"all\" (every upstream tool too)", e)}
 }
 
 // serve connects the gateway, builds its MCP front end, adds the code-mode
@@ -213,7 +237,15 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	for _, st := range g.Servers() {
 		log.Info("server", "name", st.Name, "state", string(st.State), "tools", st.Tools, "error", st.LastError)
 	}
-	front := frontend.New(g, frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion))
+	expose, err := exposure(f, file.CodeMode)
+	if err != nil {
+		return err
+	}
+	frontOpts := []frontend.Option{frontend.WithLogger(log), frontend.WithImplementation("sandbox-gateway", gatewayVersion)}
+	if expose == config.ExposeCode {
+		frontOpts = append(frontOpts, frontend.WithBuiltinToolsOnly())
+	}
+	front := frontend.New(g, frontOpts...)
 	defer front.Close()
 	if f.httpAddr != "" {
 		if err := checkExposure(f, file.Auth); err != nil {

@@ -55,7 +55,7 @@ func TestServeAuthenticatesAndScopesPrincipals(t *testing.T) {
 		t.Skip("starts sandbox serve")
 	}
 	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
-	url := serveHTTP(t, authConfig(t))
+	url := serveHTTP(t, authConfig(t), "--expose", "all")
 
 	for name, header := range map[string]string{"no credential": "", "wrong key": "Bearer not-a-key-of-ours-000000", "basic": "Basic YTpi"} {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))

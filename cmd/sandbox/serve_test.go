@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/sandboxrt/sandbox/internal/conformancefixture/suite"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
 )
@@ -116,7 +119,7 @@ func TestServeConformance(t *testing.T) {
 	}
 	fixture := exec.Command(suite.BuildFixture(t), "-http", "127.0.0.1:0")
 	upstream := startLogged(t, fixture, regexp.MustCompile(`serving (http://\S+/mcp)`))
-	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"url": %q}}, "gateway": {"toolNames": "passthrough"}}`, upstream))
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"url": %q}}, "gateway": {"toolNames": "passthrough"}}`, upstream), "--expose", "all")
 	scenarios := suite.List(t)
 	results := suite.Run(t, url)
 	var passed []string
@@ -146,7 +149,7 @@ func TestServeConformanceStdioUpstream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the npm conformance suite")
 	}
-	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"command": %q}}, "gateway": {"toolNames": "passthrough"}}`, suite.BuildFixture(t)))
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"command": %q}}, "gateway": {"toolNames": "passthrough"}}`, suite.BuildFixture(t)), "--expose", "all")
 	results := suite.Run(t, url)
 	racy := map[string]bool{"tools-call-with-progress": true, "tools-call-with-logging": true}
 	n := 0
@@ -192,9 +195,9 @@ func TestServeWithInspector(t *testing.T) {
 	}
 	cfg := everythingConfig(t)
 	path := writeConfig(t, cfg)
-	url := serveHTTP(t, cfg)
+	url := serveHTTP(t, cfg, "--expose", "all")
 	targets := map[string][]string{
-		"stdio": {sandboxBinary(t), "serve", "-c", path},
+		"stdio": {sandboxBinary(t), "serve", "-c", path, "--expose", "all"},
 		"http":  {url, "--transport", "http"},
 	}
 	for name, target := range targets {
@@ -271,7 +274,7 @@ func TestServeMetricsAndRebinding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs npm peers")
 	}
-	url := serveHTTP(t, everythingConfig(t))
+	url := serveHTTP(t, everythingConfig(t), "--expose", "all")
 	if out, code := inspector(t, url, "--transport", "http", "--method", "tools/call", "--tool-name", "everything__get-sum", "--tool-arg", "a=1", "--tool-arg", "b=2"); code != 0 {
 		t.Fatalf("call: %d %s", code, out)
 	}
@@ -302,4 +305,94 @@ func TestServeMetricsAndRebinding(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("rebinding request got %d", resp.StatusCode)
 	}
+}
+
+// threeServersConfig puts the three npm reference servers behind the
+// gateway: filesystem (on dir), memory (its file in dir) and everything.
+func threeServersConfig(t *testing.T, dir string) string {
+	t.Helper()
+	node := testpeers.Node(t)
+	script := func(pkg string) string { return filepath.Join(testpeers.Package(t, pkg), "dist", "index.js") }
+	return fmt.Sprintf(`{"mcpServers": {
+  "filesystem": {"command": %q, "args": [%q, %q]},
+  "memory": {"command": %q, "args": [%q], "env": {"MEMORY_FILE_PATH": %q}},
+  "everything": {"command": %q, "args": [%q, "stdio"]}}}`,
+		node, script("@modelcontextprotocol/server-filesystem"), dir,
+		node, script("@modelcontextprotocol/server-memory"), filepath.Join(dir, "memory.jsonl"),
+		node, script("@modelcontextprotocol/server-everything"))
+}
+
+// TestServeExposesCodeOnlyByDefault: with code mode on, tools/list holds the
+// code-mode and hub tools only (resources and prompts are still served, and
+// upstream tools are reached through execute_code); --expose all lists every
+// upstream tool too. The sizes are the README's token report.
+func TestServeExposesCodeOnlyByDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs npm peers")
+	}
+	cfg := threeServersConfig(t, t.TempDir())
+	sizes := map[string]int{}
+	for _, expose := range []string{"code", "all"} {
+		var args []string
+		if expose == "all" {
+			args = []string{"--expose", "all"}
+		}
+		url := serveHTTP(t, cfg, args...)
+		c := keylessClient(t, url)
+		ctx := context.Background()
+		tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range tools.Tools {
+			names = append(names, tl.Name)
+		}
+		b, _ := json.Marshal(tools.Tools)
+		sizes[expose] = len(b)
+		all := strings.Join(names, " ")
+		switch expose {
+		case "code":
+			if len(names) != 5 || !strings.Contains(all, "execute_code") || !strings.Contains(all, "search_tools") || strings.Contains(all, "everything__") {
+				t.Fatalf("--expose code lists %s", all)
+			}
+			if _, err := c.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
+				t.Fatalf("resources under --expose code: %v", err)
+			}
+			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code",
+				Arguments: map[string]any{"code": `return (await everything.echo({message: "via code"}))`}}})
+			if err != nil || res.IsError || !strings.Contains(toolText(res), "via code") {
+				t.Fatalf("execute_code under --expose code: %v %s", err, toolText(res))
+			}
+		case "all":
+			for _, want := range []string{"everything__echo", "memory__create_entities", "filesystem__read_text_file", "execute_code"} {
+				if !strings.Contains(all, want) {
+					t.Fatalf("--expose all lacks %s: %s", want, all)
+				}
+			}
+		}
+	}
+	t.Logf("tools/list for filesystem, memory and everything: --expose code %d chars, --expose all %d chars", sizes["code"], sizes["all"])
+	if sizes["code"]*4 > sizes["all"] {
+		t.Fatalf("--expose code (%d chars) saves too little against all (%d)", sizes["code"], sizes["all"])
+	}
+}
+
+// keylessClient connects to a loopback serve without credentials.
+func keylessClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
+		ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -39,17 +39,19 @@ type Server struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
-	builtins map[string]bool     // wire names of built-in and hub tools
-	argLimit map[string]int      // the most bytes of arguments a built-in tool takes
-	upstream map[string]string   // wire name -> raw definition, as registered
-	sessions map[string]*session // by mcp-go session id
-	resReg   map[string]string   // resource URI -> raw, as registered
-	stop     func()
-	hub      bool
-	name     string
-	version  string
-	extra    []server.ServerOption
-	syncMu   sync.Mutex
+	builtins map[string]bool // wire names of built-in and hub tools
+	argLimit map[string]int  // the most bytes of arguments a built-in tool takes
+	// builtinsOnly hides upstream tools (WithBuiltinToolsOnly).
+	builtinsOnly bool
+	upstream     map[string]string   // wire name -> raw definition, as registered
+	sessions     map[string]*session // by mcp-go session id
+	resReg       map[string]string   // resource URI -> raw, as registered
+	stop         func()
+	hub          bool
+	name         string
+	version      string
+	extra        []server.ServerOption
+	syncMu       sync.Mutex
 }
 
 // Option configures a Server.
@@ -65,6 +67,14 @@ func WithImplementation(name, version string) Option {
 
 // WithoutHubTools leaves out the gateway__* hub tools.
 func WithoutHubTools() Option { return func(s *Server) { s.hub = false } }
+
+// WithBuiltinToolsOnly lists and serves only the built-in tools (AddTool:
+// the code-mode tools) and the hub tools: upstream tools are reached through
+// a built-in (execute_code), and a direct tools/call of one is answered as
+// for a tool that does not exist. Resources and prompts are served as ever.
+// It is `sandbox serve --expose code`: an agent's tools/list then costs the
+// code-mode tools' schemas, not every upstream's.
+func WithBuiltinToolsOnly() Option { return func(s *Server) { s.builtinsOnly = true } }
 
 // WithInstructions sets the instructions returned at initialization.
 func WithInstructions(text string) Option {

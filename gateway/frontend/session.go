@@ -248,6 +248,15 @@ func (sess *session) log(params json.RawMessage) {
 
 // filterTools hides the tools of servers a session disconnected from.
 func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if s.builtinsOnly {
+		out := tools[:0:0]
+		for _, t := range tools {
+			if s.isBuiltin(t.Name) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
 	caller := callerOf(ctx)
 	_, narrowed := s.g.SessionServers(caller)
 	_, restricted := caller.Principal.AllowedServers()
