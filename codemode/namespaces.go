@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -91,8 +92,13 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, ref string)
 				if s.Reason != "" {
 					msg += " (" + s.Reason + ")"
 				}
-				msg += "; the gateway reconnects on its own with backoff: call again in a little while, or check gateway__list_servers"
-				data, _ := json.Marshal(map[string]any{"server": server, "state": s.State, "restarts": s.Restarts, "since": s.Since})
+				if s.NextRetry != nil {
+					msg += fmt.Sprintf("; the gateway tries it again in %s", time.Until(*s.NextRetry).Round(100*time.Millisecond).String())
+				} else {
+					msg += "; the gateway reconnects on its own with backoff"
+				}
+				msg += ": call again in a little while, or check gateway__list_servers"
+				data, _ := json.Marshal(map[string]any{"server": server, "state": s.State, "restarts": s.Restarts, "failures": s.Failures, "nextRetry": s.NextRetry})
 				return "", &runtime.ToolError{Code: string(gateway.CodeUpstreamUnavailable), Message: msg, Data: data}
 			}
 		}

@@ -551,7 +551,9 @@ func (c *connection) scheduleRefresh(kind refreshKind) {
 			c.refreshMu.Unlock()
 			ctx, cancel := context.WithTimeout(c.u.g.ctx, c.u.g.cfg.Settings.StartupTimeout)
 			ctx = c.u.withOperatorToken(ctx)
-			if err := c.u.refresh(ctx, c, k); err != nil {
+			if err := c.u.refresh(ctx, c, k); err != nil && c.u.g.ctx.Err() == nil && !c.isDead() {
+				// (A refresh cut short because the gateway is closing or the
+				// connection died is not a failure worth a warning.)
 				c.u.g.log.Warn("refresh after list_changed failed", "server", c.u.name, "error", err)
 			}
 			cancel()

@@ -156,3 +156,19 @@ func TestBusyIsNotHung(t *testing.T) {
 		t.Fatal("bytes that just arrived do not prove the server alive")
 	}
 }
+
+// TestServerThatNeverStartsIsCounted: each failed attempt to start a server
+// is counted, the state says failed, and when it is tried next is shown.
+func TestServerThatNeverStartsIsCounted(t *testing.T) {
+	t.Parallel()
+	g, _ := startGateway(t, `{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}},
+		"gateway": {"restartBackoff": "10ms", "maxRestartBackoff": "20ms"}}`)
+	var st ServerStatus
+	testwait.Until(t, 10*time.Second, "three failed attempts", func() bool {
+		st = g.Servers()[0]
+		return st.Failures >= 3
+	})
+	if st.State != StateFailed || st.Restarts != 0 || st.NextRetry == nil || st.Reason != "could not connect" {
+		t.Fatalf("status = %+v", st)
+	}
+}

@@ -39,12 +39,16 @@ type ServerStatus struct {
 	// LastError is Reason with the operator's detail (the server's stderr
 	// tail, transport errors). Only the operator sees it (`sandbox
 	// servers`, the log); ForAgents drops it.
-	LastError       string    `json:"lastError,omitempty"`
-	Restarts        int       `json:"restarts"`
-	Since           time.Time `json:"since"`
-	ProtocolVersion string    `json:"protocolVersion,omitempty"`
-	ServerName      string    `json:"serverName,omitempty"` // serverInfo.name the upstream reported
-	InFlight        int       `json:"inFlight"`
+	LastError string `json:"lastError,omitempty"`
+	Restarts  int    `json:"restarts"`
+	// Failures counts the connection attempts that failed in a row (0 once
+	// connected); NextRetry is when the next one is due, while not ready.
+	Failures        int        `json:"failures,omitempty"`
+	NextRetry       *time.Time `json:"nextRetry,omitempty"`
+	Since           time.Time  `json:"since"`
+	ProtocolVersion string     `json:"protocolVersion,omitempty"`
+	ServerName      string     `json:"serverName,omitempty"` // serverInfo.name the upstream reported
+	InFlight        int        `json:"inFlight"`
 }
 
 // ForAgents is the status as agents may see it: without LastError.
@@ -68,12 +72,14 @@ type upstream struct {
 
 	conn atomic.Pointer[connection] // nil unless ready
 
-	mu       sync.Mutex
-	state    ServerState
-	lastErr  string // reason: detail, for the operator
-	reason   string // for agents
-	restarts int
-	since    time.Time
+	mu        sync.Mutex
+	state     ServerState
+	lastErr   string // reason: detail, for the operator
+	reason    string // for agents
+	restarts  int
+	since     time.Time
+	failures  int       // connection attempts failed in a row
+	nextRetry time.Time // when the supervisor tries again (zero: not waiting)
 
 	refreshMu sync.Mutex
 }
@@ -117,7 +123,11 @@ func (u *upstream) setState(s ServerState, reason, detail string) {
 
 func (u *upstream) status() ServerStatus {
 	u.mu.Lock()
-	st := ServerStatus{Name: u.name, Transport: u.sc.Transport, State: u.state, Reason: u.reason, LastError: u.lastErr, Restarts: u.restarts, Since: u.since}
+	st := ServerStatus{Name: u.name, Transport: u.sc.Transport, State: u.state, Reason: u.reason, LastError: u.lastErr, Restarts: u.restarts, Since: u.since, Failures: u.failures}
+	if !u.nextRetry.IsZero() && u.state != StateReady {
+		at := u.nextRetry
+		st.NextRetry = &at
+	}
 	u.mu.Unlock()
 	if c := u.conn.Load(); c != nil {
 		st.ProtocolVersion, st.ServerName = c.version, c.serverInfo.Name
@@ -125,6 +135,10 @@ func (u *upstream) status() ServerStatus {
 	st.InFlight = u.g.sessions.inFlight(u.name)
 	return st
 }
+
+// failedAfter is how many connection attempts in a row fail before a server
+// that was up is reported "failed" rather than "restarting".
+const failedAfter = 5
 
 // run is the supervisor: connect, serve until the connection dies, restart
 // with exponential backoff; forever, until the gateway closes.
@@ -152,15 +166,24 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 		}
 		if err != nil {
 			u.mu.Lock()
+			u.failures++
+			// A server that was up and is being restarted is "restarting"
+			// while it may come back; after failedAfter attempts in a row it
+			// is "failed", as one that never started: retried all the same,
+			// at the longest backoff.
 			state := StateFailed
-			if u.restarts > 0 || u.state == StateRestarting {
+			if (u.restarts > 0 || u.state == StateRestarting) && u.failures < failedAfter {
 				state = StateRestarting
 			}
+			u.nextRetry = time.Now().Add(backoff)
 			u.mu.Unlock()
 			u.setState(state, "could not connect", err.Error())
 			signal()
 		} else {
 			connectedAt := time.Now()
+			u.mu.Lock()
+			u.failures, u.nextRetry = 0, time.Time{}
+			u.mu.Unlock()
 			u.conn.Store(conn)
 			u.setState(StateReady, "", "")
 			signal()
@@ -178,11 +201,14 @@ func (u *upstream) run(ctx context.Context, firstTry chan<- struct{}) {
 			u.mu.Lock()
 			u.restarts++
 			u.mu.Unlock()
-			u.setState(StateRestarting, conn.deathReason(), conn.deathDetail())
-			u.g.observe.restart(u.name)
 			if time.Since(connectedAt) > 4*opts.MaxRestartBackoff {
 				backoff = opts.RestartBackoff // it ran fine for a good while
 			}
+			u.mu.Lock()
+			u.nextRetry = time.Now().Add(backoff)
+			u.mu.Unlock()
+			u.setState(StateRestarting, conn.deathReason(), conn.deathDetail())
+			u.g.observe.restart(u.name)
 		}
 		t := time.NewTimer(backoff)
 		select {

@@ -35,8 +35,10 @@ Start with:
 mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
-	root.AddCommand(newRunCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd())
+	root.SetVersionTemplate("sandbox {{.Version}}\n")
+	root.AddCommand(newRunCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
 	return root
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -72,4 +74,27 @@ func runCLI(t testing.TB, stdin string, args ...string) cliResult {
 		t.Fatalf("running sandbox %v: %v", args, err)
 	}
 	return cliResult{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// TestVersion: `sandbox --version` and `sandbox version` print the same
+// line: the module version and the Go toolchain (and the commit when the
+// build recorded one).
+func TestVersion(t *testing.T) {
+	a, b := runCLI(t, "", "--version"), runCLI(t, "", "version")
+	if a.code != 0 || b.code != 0 || a.stdout != b.stdout || !strings.HasPrefix(a.stdout, "sandbox ") || !strings.Contains(a.stdout, goruntime.Version()) {
+		t.Fatalf("--version: %+v\nversion: %+v", a, b)
+	}
+}
+
+// TestServersWithNoneConfigured: an empty "mcpServers" is said, with what
+// to add, rather than an empty table alone.
+func TestServersWithNoneConfigured(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "servers", "-c", path)
+	if r.code != 0 || !strings.Contains(r.stderr, `no MCP servers are configured: add them under "mcpServers"`) {
+		t.Fatalf("%+v", r)
+	}
 }

@@ -237,6 +237,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	for _, st := range g.Servers() {
 		log.Info("server", "name", st.Name, "state", string(st.State), "tools", st.Tools, "error", st.LastError)
 	}
+	if len(g.Servers()) == 0 {
+		log.Warn(`no MCP servers are configured: agents will find no tools; add servers under "mcpServers" in the config`)
+	}
 	expose, err := exposure(f, file.CodeMode)
 	if err != nil {
 		return err
@@ -306,7 +309,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 }
 
 // gatewayVersion is reported to MCP peers.
-const gatewayVersion = "0.1.0"
+var gatewayVersion = moduleVersion()
 
 // checkExposure refuses to serve HTTP beyond loopback with nobody
 // authenticated: whoever reached the port would run code with the

@@ -57,6 +57,9 @@ gateway__list_servers hub tool), which also shows restarts since it started.`,
 			} else {
 				printServers(cmd.OutOrStdout(), rows)
 			}
+			if len(rows) == 0 && !asJSON {
+				fmt.Fprintln(cmd.ErrOrStderr(), `no MCP servers are configured: add them under "mcpServers" in the config ({"name": {"command": "...", "args": [...]}} or {"name": {"url": "https://.../mcp"}})`)
+			}
 			for _, r := range rows {
 				if r.State != gateway.StateReady && r.State != gateway.StateDisabled {
 					return &exitError{code: 1}
