@@ -202,3 +202,17 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestReferenceServersExample: the sample config the README gives for MCP
+// clients loads, with its paths expanded from the environment.
+func TestReferenceServersExample(t *testing.T) {
+	t.Setenv("HOME", "/home/agent")
+	file, err := Load("../examples/reference-servers.mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, mem := file.Gateway.Servers["filesystem"], file.Gateway.Servers["memory"]
+	if fs == nil || mem == nil || fs.Args[2] != "/home/agent/projects" || fs.PathRoots[0] != "/home/agent/projects" || mem.Env["MEMORY_FILE_PATH"] != "/home/agent/.sandbox-memory.jsonl" {
+		t.Fatalf("%+v %+v", fs, mem)
+	}
+}
