@@ -18,6 +18,15 @@ import (
 // of the two into one buffer of the exact size, the bytes json.Marshal would
 // produce (TestReportJSONIsMarshalsOutput holds them to it).
 
+// ResultJSON is the one envelope of a run's result, as execute_code returns
+// it and `sandbox run --json` prints it (docs: README, "The result
+// envelope"): {"ok", "value" | "error", "logs": ["[warn] text", ...],
+// "logsTruncated"?, "calls": [{"tool", "ms", "ok", "code"?}], "durationMs",
+// "bound"? (on failure: what the run could call), "limits"? (when clamped)}.
+// Durations are milliseconds; log lines carry their level as a prefix
+// except for console.log.
+func ResultJSON(res *ExecuteResult) ([]byte, error) { return reportJSON(res) }
+
 // reportJSON is json.Marshal(executeReport(res)), with the logs written
 // straight from the run's entries.
 func reportJSON(res *ExecuteResult) ([]byte, error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
-	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -62,14 +61,10 @@ func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gatew
 	if err != nil {
 		return nil, nil, err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return nil, nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
+	log, err := f.logger(stderr)
+	if err != nil {
+		return nil, nil, err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	// mcp-go's transports log to the default logger (a write to a server
-	// that already exited, at shutdown): debug chatter, as in serve.
-	slog.SetDefault(logx.DebugOnly(log))
 	g, err := gateway.New(file.Gateway, gateway.WithLogger(log))
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, msg: err.Error()}

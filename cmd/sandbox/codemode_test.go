@@ -129,9 +129,13 @@ func TestRunSnippetAcrossTwoServers(t *testing.T) {
 	if len(env.Calls) != 4 || env.Calls[3].OK || env.Calls[3].Code != "VALIDATION_FAILED" {
 		t.Errorf("calls = %+v", env.Calls)
 	}
-	for _, b := range []string{"demo.listProjects", "everything.getSum", "everything.echo"} {
-		if !strings.Contains(strings.Join(env.Bound, " "), b) {
-			t.Errorf("bound %v lacks %s", env.Bound, b)
+	var called []string
+	for _, c := range env.Calls {
+		called = append(called, c.Tool)
+	}
+	for _, id := range []string{"demo:list_projects", "everything:get-sum", "everything:echo"} {
+		if !strings.Contains(strings.Join(called, " "), id) {
+			t.Errorf("calls %v lack %s", called, id)
 		}
 	}
 }

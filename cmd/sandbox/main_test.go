@@ -98,3 +98,25 @@ func TestServersWithNoneConfigured(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestOneLogFormat: every command logs as --log-format says (JSON lines
+// when stderr is not a terminal and no format is given).
+func TestOneLogFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"gone": {"command": "/nonexistent/server"}}, "gateway": {"startupTimeout": "2s"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, "one.ts", "return 1")
+	for _, args := range [][]string{{"run", script, "-c", path}, {"servers", "-c", path}} {
+		for format, want := range map[string]string{"": `{"time":`, "json": `{"time":`, "text": `time=`} {
+			a := append(append([]string{}, args...), "--log-level", "warn")
+			if format != "" {
+				a = append(a, "--log-format", format)
+			}
+			r := runCLI(t, "", a...)
+			if !strings.HasPrefix(r.stderr, want) {
+				t.Errorf("sandbox %v: stderr starts %.80q, want %q", a, r.stderr, want)
+			}
+		}
+	}
+}

@@ -155,7 +155,7 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		if err != nil {
 			return &exitError{code: exitInternal, msg: err.Error()}
 		}
-		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, res, f.jsonOut)
+		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), &codemode.ExecuteResult{Result: res}, f.jsonOut)
 	}
 
 	g, file, err := startGateway(ctx, f.gw, cmd.ErrOrStderr())
@@ -176,7 +176,7 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res.Result, res, f.jsonOut)
+	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, f.jsonOut)
 }
 
 // explicitLimits keeps only the limits whose flags were given, so that the
@@ -231,13 +231,17 @@ func readSnippet(stdin io.Reader, path string) (code, filename string, err error
 	return string(b), path, nil
 }
 
-// printResult writes the value (or, with --json, the whole envelope) to
-// stdout and console output and errors to stderr, and gives the exit status.
-func printResult(stdout, stderr io.Writer, res *runtime.Result, full any, envelope bool) error {
+// printResult writes the value (or, with --json, the whole envelope, the
+// same as execute_code's: codemode.ResultJSON) to stdout and console output
+// and errors to stderr, and gives the exit status.
+func printResult(stdout, stderr io.Writer, run *codemode.ExecuteResult, envelope bool) error {
+	res := run.Result
 	if envelope {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(full); err != nil {
+		b, err := codemode.ResultJSON(run)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(stdout, "%s\n", indentJSON(b)); err != nil {
 			return err
 		}
 	} else {

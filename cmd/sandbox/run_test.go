@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func writeScript(t *testing.T, name, code string) string {
@@ -91,18 +95,22 @@ func TestRunJSONEnvelope(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	// The envelope is execute_code's (codemode.ResultJSON): logs as lines
+	// with their level, durations in milliseconds.
 	var env struct {
-		OK    bool            `json:"ok"`
-		Value json.RawMessage `json:"value"`
-		Logs  []struct{ Level, Message string }
-		Calls []any `json:"calls"`
+		OK         bool            `json:"ok"`
+		Value      json.RawMessage `json:"value"`
+		Logs       []string        `json:"logs"`
+		DurationMs float64         `json:"durationMs"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &env); err != nil {
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
 		t.Fatalf("stdout is not the envelope: %v\n%s", err, r.stdout)
 	}
 	var value []int
 	_ = json.Unmarshal(env.Value, &value)
-	if !env.OK || len(value) != 2 || value[1] != 2 || len(env.Logs) != 1 || env.Logs[0].Level != "warn" || env.Calls == nil {
+	if !env.OK || len(value) != 2 || value[1] != 2 || len(env.Logs) != 1 || env.Logs[0] != "[warn] careful" || env.DurationMs <= 0 {
 		t.Fatalf("envelope = %+v", env)
 	}
 	if r.stderr != "" {
@@ -129,5 +137,43 @@ func TestRunTheREADMEExample(t *testing.T) {
 	r := runCLI(t, "", "run", "../../examples/hello.ts")
 	if r.code != 0 || !strings.Contains(r.stdout, `"x": 4`) || !strings.Contains(r.stderr, "summing 2 points") {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestOneEnvelope: `sandbox run --json` prints what execute_code returns for
+// the same snippet: the same fields, the same units (durations aside, which
+// differ run to run).
+func TestOneEnvelope(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	cfg := fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}}`, exampleServerBinary(t))
+	code := "console.warn('careful');\nconst p = await demo.listProjects({});\ntry { await demo.nope({}) } catch (e) { console.log(e.code) }\nreturn p.length > 0"
+	url := serveHTTP(t, cfg)
+	c := keylessClient(t, url)
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaMCP := toolText(res)
+	r := runCLI(t, "", "run", writeScript(t, "snippet.ts", code), "--config", writeConfig(t, cfg), "--json")
+	if r.code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	normalize := func(s string) string {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatalf("%v: %s", err, s)
+		}
+		delete(v, "durationMs")
+		calls, _ := v["calls"].([]any)
+		for _, c := range calls {
+			delete(c.(map[string]any), "ms")
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if a, b := normalize(viaMCP), normalize(r.stdout); a != b {
+		t.Fatalf("execute_code:   %s\nsandbox run --json: %s", a, b)
 	}
 }

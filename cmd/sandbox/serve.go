@@ -33,6 +33,7 @@ type gatewayFlags struct {
 	toolNames string
 	tokenEnv  []string
 	logLevel  string
+	logFormat string
 }
 
 func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
@@ -40,6 +41,7 @@ func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "", `tool names on the wire: "prefixed" (server__tool) or "passthrough" (each upstream's own); overrides the config`)
 	cmd.Flags().StringArrayVar(&f.tokenEnv, "token-env", nil, "SERVER=VAR: read VAR from the environment once at start as the operator's bearer token for SERVER (repeatable)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", logLevel, "log level on stderr: debug, info, warn, error")
+	cmd.Flags().StringVar(&f.logFormat, "log-format", "", `log format on stderr: "text" or "json" (default: text on a terminal, JSON otherwise, for log collectors)`)
 }
 
 // load parses the config and applies the flags.
@@ -72,16 +74,45 @@ func (f *gatewayFlags) load() (*config.File, error) {
 
 // logger is the JSON logger on w at --log-level. It also sends slog's
 // default logger, which mcp-go's transports use, to w at Debug only.
+//
+// Every command logs the same way: text on a terminal, JSON lines when
+// stderr goes to a file, a pipe or a log collector; --log-format decides.
 func (f *gatewayFlags) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("--log-level: %v", err)}
 	}
-	l := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch f.logFormat {
+	case "text":
+		h = slog.NewTextHandler(w, opts)
+	case "json":
+		h = slog.NewJSONHandler(w, opts)
+	case "":
+		if isTerminal(w) {
+			h = slog.NewTextHandler(w, opts)
+		} else {
+			h = slog.NewJSONHandler(w, opts)
+		}
+	default:
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("--log-format %q: use text or json", f.logFormat)}
+	}
+	l := slog.New(h)
 	// mcp-go's transports log to the default logger; their per-message
 	// chatter (a write after a server exited) is Debug here.
 	slog.SetDefault(logx.DebugOnly(l))
 	return l, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // tokens reads --token-env once, at start, as the operator's tokens: they
@@ -160,7 +191,8 @@ Without "gateway.auth", --http serves loopback addresses only, unless
 "codeMode.maxLimits" (or the --max-* flags): by default no request may ask for
 more than the default limits.
 
-Logs are JSON on stderr, one record per routed call.`,
+Logs go to stderr, one record per routed call: text on a terminal, JSON lines
+otherwise (--log-format).`,
 		Example: `  sandbox serve --config mcp.json
   sandbox serve --config mcp.json --http 127.0.0.1:8808
   sandbox serve -c mcp.json --tool-names passthrough --token-env github=GITHUB_TOKEN`,
