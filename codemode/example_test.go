@@ -75,7 +75,7 @@ return open.map((t: any) => t.id);`})
 	// Output:
 	// tasks:close_task is called as tasks.closeTask
 	// tasks:list_tasks is called as tasks.listTasks
-	// 2 of 3 tools shown. Call them exactly as declared (e.g. `await tasks.closeTask({...})`) in execute_code; search again with other words to see different tools.
+	// 2 of 3 tools shown, best first. Call them exactly as declared (e.g. `await tasks.closeTask({...})`) in execute_code; search again with other words to see different tools.
 	// declare namespace tasks {
 	// 	/** Mark a task as done. */
 	// 	function closeTask(input: {

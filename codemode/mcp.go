@@ -11,6 +11,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
 )
 
 // The names of the code-mode tools on the MCP front end.
@@ -21,10 +22,14 @@ const (
 
 const searchDescription = `Find the tools for a task and get their TypeScript declarations.
 
-Describe the task in plain words (intent). You get the k most relevant tools (default 5) as a .d.ts:
-one namespace per server, one async function per tool, with exact input types and docs. Then write a
-TypeScript snippet that calls them and run it with execute_code. If the tools shown do not fit, search
-again with other words; the note says how many of all tools were shown.`
+Describe the task in plain words (intent), and give two or three other phrasings of it in intents, in
+the words the product's own API would use ("notifications" for an inbox, "issues" for bugs): the
+rankings are fused, which finds far more than one phrasing. You get the servers (with their state), the
+k most relevant tools (default 5) best first, each with why it was picked, and their .d.ts: one
+namespace per server, one async function per tool, with exact input types and docs (the shared types,
+ToolResult and MCPToolError, are in execute_code's description). Then write a TypeScript snippet that
+calls them and run it with execute_code. When the note says nothing matched well, search again with
+other words or within a server's name.`
 
 const executeDescription = `Run a TypeScript snippet that calls tools; only what it returns comes back to you.
 
@@ -44,6 +49,7 @@ var searchSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "intent": {"type": "string", "description": "The task, in plain words, e.g. \"find the open items and who owns them\"."},
+    "intents": {"type": "array", "items": {"type": "string"}, "maxItems": 4, "description": "Two or three other phrasings of the same task, in the product's own API words (\"list tasks by status\", \"search issues assigned to a user\"); their rankings are fused with intent's."},
     "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many tools to show (default 5)."}
   },
   "required": ["intent"],
@@ -78,8 +84,7 @@ func (e *Engine) Install(front *frontend.Server) error {
 	if err := front.AddTool(SearchToolName, searchDescription, searchSchema, e.handleSearch); err != nil {
 		return err
 	}
-	desc := strings.Replace(executeDescription, "{{limits}}", limitsText(e.opts.Limits.WithDefaults(), e.ceiling()), 1)
-	if err := front.AddTool(ExecuteToolName, desc, executeSchema, e.handleExecute); err != nil {
+	if err := front.AddTool(ExecuteToolName, executeDescriptionFor(e), executeSchema, e.handleExecute); err != nil {
 		return err
 	}
 	front.LimitArguments(SearchToolName, MaxSearchArgumentBytes)
@@ -96,6 +101,14 @@ const (
 	MaxSearchArgumentBytes  = 64 << 10
 )
 
+// executeDescriptionFor is execute_code's description: how to write a
+// snippet, the limits, and the types every declaration uses, read once here
+// rather than in every search answer.
+func executeDescriptionFor(e *Engine) string {
+	return strings.Replace(executeDescription, "{{limits}}", limitsText(e.opts.Limits.WithDefaults(), e.ceiling()), 1) +
+		"\n\nThe types every declaration uses (search_tools answers do not repeat them):\n" + typegen.Preamble
+}
+
 // CodeBusy is execute_code's error code when the sandbox is running all the
 // snippets it may and as many wait as may wait: the run was refused without
 // starting, and the message says when to retry. It is the code-mode tools'
@@ -110,30 +123,54 @@ func badInput(tool, format string, args ...any) error {
 
 func (e *Engine) handleSearch(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
 	var in struct {
-		Intent string `json:"intent"`
-		K      int    `json:"k"`
+		Intent  string   `json:"intent"`
+		Intents []string `json:"intents"`
+		K       int      `json:"k"`
 	}
 	if err := strictDecode(req.Arguments, &in); err != nil {
-		return nil, badInput(SearchToolName, "search_tools takes {\"intent\": \"...\", \"k\": 5}: %v", err)
+		return nil, badInput(SearchToolName, "search_tools takes {\"intent\": \"...\", \"intents\"?: [\"...\"], \"k\"?: 5}: %v", err)
 	}
-	if strings.TrimSpace(in.Intent) == "" {
-		return nil, badInput(SearchToolName, "intent is empty: describe the task in a few words, e.g. {\"intent\": \"list open pull requests\"}")
+	if strings.TrimSpace(in.Intent) == "" && len(in.Intents) == 0 {
+		return nil, badInput(SearchToolName, "intent is empty: describe the task in a few words, e.g. {\"intent\": \"find the open items\", \"intents\": [\"list tasks by status\"]}")
 	}
 	if in.K < 0 || in.K > 50 {
 		return nil, badInput(SearchToolName, "k must be between 1 and 50 (default 5)")
 	}
-	res, err := e.Search(ctx, SearchRequest{Intent: in.Intent, K: in.K, Caller: req.Caller})
+	res, err := e.Search(ctx, SearchRequest{Intent: in.Intent, Intents: in.Intents, K: in.K, Caller: req.Caller})
 	if err != nil {
 		return nil, badInput(SearchToolName, "%v", err)
 	}
-	text := res.Note + "\n\n" + res.Declarations
 	structured, _ := json.Marshal(struct {
-		Tools []FoundTool `json:"tools"`
-		Shown int         `json:"shown"`
-		Total int         `json:"total"`
-		Note  string      `json:"note"`
-	}{res.Tools, res.Shown, res.Total, res.Note})
-	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(text)}, StructuredContent: structured}, nil
+		Tools   []FoundTool   `json:"tools"`
+		Shown   int           `json:"shown"`
+		Total   int           `json:"total"`
+		Weak    bool          `json:"weak,omitempty"`
+		Servers []ServerEntry `json:"servers"`
+		Note    string        `json:"note"`
+	}{res.Tools, res.Shown, res.Total, res.Weak, res.Servers, res.Note})
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(searchText(res))}, StructuredContent: structured}, nil
+}
+
+// searchText is the search answer a model reads: the note, the servers, the
+// tools best first with why, then their declarations without the shared
+// preamble (it is in execute_code's description, read once).
+func searchText(res *SearchResult) string {
+	var b strings.Builder
+	b.WriteString(res.Note)
+	b.WriteString("\n\nServers:")
+	for _, s := range res.Servers {
+		fmt.Fprintf(&b, "\n- %s (%s, %d tools)", s.Namespace, s.State, s.Tools)
+		if s.Instructions != "" {
+			b.WriteString(": " + strings.Join(strings.Fields(s.Instructions), " "))
+		}
+	}
+	b.WriteString("\n\nBest first:")
+	for i, t := range res.Tools {
+		fmt.Fprintf(&b, "\n%d. %s: %s", i+1, t.Call, t.Why)
+	}
+	b.WriteString("\n\n")
+	b.WriteString(strings.TrimPrefix(res.Declarations, typegen.Preamble))
+	return b.String()
 }
 
 func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +33,11 @@ type connection struct {
 	version    string
 	caps       mcp.ServerCapabilities
 	serverInfo mcp.Implementation
-	clientInfo mcp.Implementation
-	capsJSON   json.RawMessage // our capabilities, pre-encoded for modern _meta
+	// instructions is what the server said about itself at initialize (cut
+	// to maxInstructions), for agents choosing among servers.
+	instructions string
+	clientInfo   mcp.Implementation
+	capsJSON     json.RawMessage // our capabilities, pre-encoded for modern _meta
 
 	nextID   atomic.Uint64
 	lastOK   atomic.Int64 // unix nanos of the last successful request
@@ -100,6 +104,7 @@ func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface,
 	}
 	c.modern = mcp.IsModernProtocol(c.version)
 	c.caps, c.serverInfo = res.Capabilities, res.ServerInfo
+	c.instructions = truncate(strings.TrimSpace(res.Instructions), maxInstructions)
 	return nil
 }
 
@@ -400,6 +405,10 @@ func (c *connection) aliveWithin(d time.Duration) bool {
 func (c *connection) busySince(checked time.Time, inFlight int) bool {
 	return inFlight > 0 && time.Unix(0, c.activity.Load()).After(checked)
 }
+
+// maxInstructions bounds the instructions kept of a server: agents read
+// them in every search answer's roster.
+const maxInstructions = 300
 
 // healthCheck sends one real request.
 func (c *connection) healthCheck(ctx context.Context) error {

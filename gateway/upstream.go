@@ -48,7 +48,10 @@ type ServerStatus struct {
 	Since           time.Time  `json:"since"`
 	ProtocolVersion string     `json:"protocolVersion,omitempty"`
 	ServerName      string     `json:"serverName,omitempty"` // serverInfo.name the upstream reported
-	InFlight        int        `json:"inFlight"`
+	// Instructions is what the server said about itself at initialize (at
+	// most 300 characters), for agents choosing among servers.
+	Instructions string `json:"instructions,omitempty"`
+	InFlight     int    `json:"inFlight"`
 }
 
 // ForAgents is the status as agents may see it: without LastError.
@@ -130,7 +133,7 @@ func (u *upstream) status() ServerStatus {
 	}
 	u.mu.Unlock()
 	if c := u.conn.Load(); c != nil {
-		st.ProtocolVersion, st.ServerName = c.version, c.serverInfo.Name
+		st.ProtocolVersion, st.ServerName, st.Instructions = c.version, c.serverInfo.Name, c.instructions
 	}
 	st.InFlight = u.g.sessions.inFlight(u.name)
 	return st

@@ -25,6 +25,7 @@ type searchFlags struct {
 	indexDir string
 	embedder vectorindex.Embedder
 	dts      bool
+	intents  []string
 	gw       gatewayFlags
 }
 
@@ -59,15 +60,22 @@ intent.`,
   sandbox search "embed me" --from tools.json --embedder ollama --embed-model nomic-embed-text`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			intent := strings.Join(args, " ")
-			if strings.TrimSpace(intent) == "" {
-				return &exitError{code: 2, msg: `search: say what the task is: sandbox search "list open pull requests" --from tools.json`}
+			phrasings := f.intents
+			if intent := strings.Join(args, " "); strings.TrimSpace(intent) != "" {
+				phrasings = append([]string{intent}, phrasings...)
 			}
+			if len(phrasings) == 0 {
+				return &exitError{code: 2, msg: `search: say what the task is: sandbox search "list open pull requests" --from tools.json (more phrasings: --intent "..." --intent "...")`}
+			}
+			if len(phrasings) > codemode.MaxIntents {
+				return &exitError{code: 2, msg: fmt.Sprintf("search: at most %d phrasings of one task", codemode.MaxIntents)}
+			}
+			intent := strings.Join(phrasings, " | ")
 			if (f.from == "") == (f.gw.config == "") {
 				return &exitError{code: 2, msg: "search: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
 			}
 			if f.gw.config != "" {
-				return searchLive(cmd, f, intent)
+				return searchLive(cmd, f, phrasings)
 			}
 			tt, err := readToolsFile(f.from, f.servers, cmd.InOrStdin())
 			if err != nil {
@@ -78,7 +86,7 @@ intent.`,
 				tools[i] = vectorindex.Tool{Server: t.Server, Name: t.Name, Title: t.Title,
 					Description: t.Description, InputSchema: t.InputSchema}
 			}
-			hits, err := searchTools(cmd.Context(), tools, intent, f.k, vectorindex.Options{Dir: f.indexDir, Embedder: f.embedder})
+			hits, err := searchTools(cmd.Context(), tools, phrasings, f.k, vectorindex.Options{Dir: f.indexDir, Embedder: f.embedder})
 			if err != nil {
 				return &exitError{code: 2, msg: "search: " + err.Error()}
 			}
@@ -99,13 +107,15 @@ intent.`,
 	fl.StringVar(&f.embedder.Model, "embed-model", "", "embedding model, e.g. nomic-embed-text or text-embedding-3-small")
 	fl.StringVar(&f.embedder.APIKeyEnv, "embed-key-env", "", "environment variable that holds the API key (openai: OPENAI_API_KEY)")
 	fl.BoolVar(&f.dts, "dts", false, "print the TypeScript declarations of the tools found, as an agent sees them")
+	fl.StringArrayVar(&f.intents, "intent", nil, "another phrasing of the task, in the product's own words (repeatable; the rankings are fused by reciprocal rank)")
 	f.gw.add(cmd, "warn")
 	return cmd
 }
 
 // searchLive searches the live catalog of a gateway config with the same
 // engine `sandbox serve` uses for search_tools.
-func searchLive(cmd *cobra.Command, f searchFlags, intent string) error {
+func searchLive(cmd *cobra.Command, f searchFlags, phrasings []string) error {
+	intent := strings.Join(phrasings, " | ")
 	g, file, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -123,7 +133,7 @@ func searchLive(cmd *cobra.Command, f searchFlags, intent string) error {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}
 	defer engine.Close()
-	res, err := engine.Search(cmd.Context(), codemode.SearchRequest{Intent: intent, K: f.k, Caller: cliCaller})
+	res, err := engine.Search(cmd.Context(), codemode.SearchRequest{Intent: phrasings[0], Intents: phrasings[1:], K: f.k, Caller: cliCaller})
 	if err != nil {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}
@@ -166,7 +176,7 @@ func writeDeclarations(w io.Writer, all []typegen.Tool, hits []vectorindex.Hit) 
 // searchTools is the core of `sandbox search`: index the tools, search once.
 // It takes the catalog as a slice so that any source (a file today, the
 // gateway's live catalog with --config later) can feed it.
-func searchTools(ctx context.Context, tools []vectorindex.Tool, intent string, k int, opts vectorindex.Options) ([]vectorindex.Hit, error) {
+func searchTools(ctx context.Context, tools []vectorindex.Tool, phrasings []string, k int, opts vectorindex.Options) ([]vectorindex.Hit, error) {
 	if len(tools) == 0 {
 		return nil, errors.New("there are no tools to search: the file lists none")
 	}
@@ -180,7 +190,18 @@ func searchTools(ctx context.Context, tools []vectorindex.Tool, intent string, k
 	if _, err := ix.Sync(ctx, tools); err != nil {
 		return nil, err
 	}
-	return ix.Search(ctx, intent, k)
+	if len(phrasings) == 1 {
+		return ix.Search(ctx, phrasings[0], k)
+	}
+	var rankings [][]vectorindex.Hit
+	for _, p := range phrasings {
+		hits, err := ix.Search(ctx, p, min(max(4*k, 20), len(tools)))
+		if err != nil {
+			return nil, err
+		}
+		rankings = append(rankings, hits)
+	}
+	return vectorindex.Fuse(rankings, k), nil
 }
 
 type searchOutput struct {

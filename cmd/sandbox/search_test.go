@@ -78,11 +78,41 @@ func TestSearchToolsCore(t *testing.T) {
 	hits, err := searchTools(context.Background(), []vectorindex.Tool{
 		{Server: "a", Name: "send_email", Description: "Send an e-mail message"},
 		{Server: "a", Name: "delete_file", Description: "Remove a file"},
-	}, "mail the report to Bob", 5, vectorindex.Options{})
+	}, []string{"mail the report to Bob"}, 5, vectorindex.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hits) != 2 || hits[0].ID != "a:send_email" {
 		t.Errorf("hits %+v", hits)
+	}
+}
+
+// TestSearchSeveralPhrasings: `sandbox search --intent A --intent B` fuses
+// the rankings: over the 341-tool corpus, "remember that Alice works at
+// Acme" alone finds no memory tool in its top 3; with two phrasings in the
+// knowledge graph's words, a memory tool comes first.
+func TestSearchSeveralPhrasings(t *testing.T) {
+	top := func(args ...string) string {
+		r := runCLI(t, "", append([]string{"search", "--from", corpusPath, "-k", "3", "--json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("%+v", r)
+		}
+		var out struct{ Hits []struct{ ID string } }
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range out.Hits {
+			ids = append(ids, h.ID)
+		}
+		return strings.Join(ids, " ")
+	}
+	alone := top("remember that Alice works at Acme")
+	fused := top("remember that Alice works at Acme", "--intent", "create an entity in the knowledge graph", "--intent", "add an observation about a person")
+	if strings.Contains(alone, "memory:") || !strings.HasPrefix(fused, "memory:") {
+		t.Fatalf("alone: %s\nfused: %s", alone, fused)
+	}
+	if r := runCLI(t, "", "search", "--from", corpusPath, "a", "--intent", "b", "--intent", "c", "--intent", "d", "--intent", "e", "--intent", "f"); r.code != 2 {
+		t.Fatalf("six phrasings: %+v", r)
 	}
 }

@@ -1,0 +1,123 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
+)
+
+func toolServer(name, instructions string, tools map[string]string) *server.MCPServer {
+	s := server.NewMCPServer(name, "1", server.WithInstructions(instructions))
+	for tool, desc := range tools {
+		s.AddTool(mcp.NewTool(tool, mcp.WithDescription(desc), mcp.WithString("path")),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil })
+	}
+	return s
+}
+
+func searchEngine(t *testing.T) *Engine {
+	return newEngine(t, map[string]*server.MCPServer{
+		"files": toolServer("files", "Reads and writes the files of one folder.", map[string]string{
+			"read_file":      "DEPRECATED: Use read_text_file instead. Read the complete contents of a file.",
+			"read_text_file": "Read the complete contents of a file as text.",
+			"list_directory": "List the files and folders in a directory.",
+			"get_file_info":  "Get metadata about a file: size, times, permissions.",
+		}),
+		"memory": toolServer("memory", "", map[string]string{
+			"create_entities": "Create multiple new entities in the knowledge graph.",
+			"add_observations": "Add new observations to existing entities in the knowledge graph.",
+		}),
+	}, runtime.InProcess)
+}
+
+// TestSearchAnswer: the answer ranks best first with a reason each, puts a
+// deprecated tool below the others, lists the servers with their state and
+// instructions, and says so when nothing matched the task's words.
+func TestSearchAnswer(t *testing.T) {
+	t.Parallel()
+	e := searchEngine(t)
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "read a text file", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Weak || len(res.Tools) != 3 || res.Tools[0].Call != "files.readTextFile" || !strings.HasPrefix(res.Tools[0].Why, "matches read, text, file") {
+		t.Fatalf("tools: %+v", res.Tools)
+	}
+	last := res.Tools[len(res.Tools)-1]
+	if last.Call != "files.readFile" || !last.Deprecated || !strings.HasPrefix(last.Why, "deprecated; ") {
+		t.Fatalf("the deprecated tool is not last: %+v", res.Tools)
+	}
+	if len(res.Servers) != 2 || res.Servers[0].Name != "files" || res.Servers[0].State != "ready" || res.Servers[0].Tools != 4 || res.Servers[0].Instructions != "Reads and writes the files of one folder." {
+		t.Fatalf("servers: %+v", res.Servers)
+	}
+
+	weak, err := e.Search(context.Background(), SearchRequest{Intent: "remember that Alice works at Acme", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !weak.Weak || !strings.Contains(weak.Note, "nearest guesses") || !strings.Contains(weak.Note, "files, memory") {
+		t.Fatalf("a task no tool's words match: weak=%v %s %+v", weak.Weak, weak.Note, weak.Tools)
+	}
+}
+
+// TestSearchFusesPhrasings: phrasings in the product's words find what the
+// first phrasing alone ranks low, and their rankings are fused.
+func TestSearchFusesPhrasings(t *testing.T) {
+	t.Parallel()
+	e := searchEngine(t)
+	one, err := e.Search(context.Background(), SearchRequest{Intent: "remember that Alice works at Acme", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fused, err := e.Search(context.Background(), SearchRequest{Intent: "remember that Alice works at Acme",
+		Intents: []string{"create entities in the knowledge graph", "add observations to an entity"}, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []string{}
+	for _, f := range fused.Tools {
+		calls = append(calls, f.Call)
+	}
+	if fused.Weak || !strings.Contains(strings.Join(calls, " "), "memory.createEntities") || !strings.Contains(strings.Join(calls, " "), "memory.addObservations") {
+		t.Fatalf("fused: %v (one phrasing: %+v)", calls, one.Tools)
+	}
+	if _, err := e.Search(context.Background(), SearchRequest{Intent: "a", Intents: []string{"b", "c", "d", "e", "f"}}); err == nil {
+		t.Fatal("six phrasings accepted")
+	}
+}
+
+// TestSearchToolAnswerText: search_tools over MCP takes intents, reads best
+// first with reasons and the roster, and leaves out the shared preamble,
+// which execute_code's description carries once.
+func TestSearchToolAnswerText(t *testing.T) {
+	t.Parallel()
+	e := searchEngine(t)
+	args, _ := json.Marshal(map[string]any{"intent": "read a text file", "intents": []string{"get file contents"}, "k": 2})
+	res, err := e.handleSearch(context.Background(), frontend.ToolRequest{Arguments: args, Caller: auth.Caller{Principal: auth.Anonymous}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block struct{ Text string }
+	_ = json.Unmarshal(res.Content[0], &block)
+	for _, want := range []string{"Servers:\n- files (ready, 4 tools): Reads and writes", "- memory (ready, 2 tools)", "Best first:\n1. files.", "files.readTextFile: matches read, text, file", "declare namespace files"} {
+		if !strings.Contains(block.Text, want) {
+			t.Errorf("answer lacks %q:\n%s", want, block.Text)
+		}
+	}
+	first := strings.SplitN(strings.TrimSpace(typegen.Preamble), "\n", 2)[0]
+	if strings.Contains(block.Text, first) {
+		t.Errorf("the answer repeats the preamble (%q):\n%s", first, block.Text)
+	}
+	if desc := executeDescriptionFor(e); !strings.Contains(desc, typegen.Preamble) {
+		t.Errorf("execute_code's description lacks the preamble:\n%s", desc)
+	}
+}
