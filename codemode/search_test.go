@@ -19,7 +19,9 @@ func toolServer(name, instructions string, tools map[string]string) *server.MCPS
 	s := server.NewMCPServer(name, "1", server.WithInstructions(instructions))
 	for tool, desc := range tools {
 		s.AddTool(mcp.NewTool(tool, mcp.WithDescription(desc), mcp.WithString("path")),
-			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil })
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ok"), nil
+			})
 	}
 	return s
 }
@@ -33,7 +35,7 @@ func searchEngine(t *testing.T) *Engine {
 			"get_file_info":  "Get metadata about a file: size, times, permissions.",
 		}),
 		"memory": toolServer("memory", "", map[string]string{
-			"create_entities": "Create multiple new entities in the knowledge graph.",
+			"create_entities":  "Create multiple new entities in the knowledge graph.",
 			"add_observations": "Add new observations to existing entities in the knowledge graph.",
 		}),
 	}, runtime.InProcess)
