@@ -26,6 +26,8 @@ type labelledQuery struct {
 	Query    string   `json:"query"`
 	Relevant []string `json:"relevant"`
 	Kind     string   `json:"kind"`
+	// Phrasings are more phrasings of the same task (queries-multi.json).
+	Phrasings []string `json:"phrasings,omitempty"`
 }
 
 func corpusPath(name string) string { return filepath.Join("..", "testdata", "toolcorpus", name) }
@@ -275,4 +277,62 @@ func TestEval(t *testing.T) {
 			t.Errorf("%s: recall@5 %.3f (target %.2f), MRR %.3f (target %.2f)", set.name, h.R5(), set.minR5, h.MRR(), set.minMRR)
 		}
 	}
+}
+
+// TestEvalMultiPhrasing measures what several phrasings of one task buy
+// (search_tools' intents, fused with Fuse): 30 held-out-2 intents, each with
+// two more phrasings in the product's own API words, as an agent writes them
+// without having seen the tools. Reported beside plain BM25 fused the same
+// way; the floors sit just under what is achieved, so regressions show.
+func TestEvalMultiPhrasing(t *testing.T) {
+	tools := loadCorpus(t)
+	ix, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), tools); err != nil {
+		t.Fatal(err)
+	}
+	base := newPlainBM25(tools)
+	qs := loadQueries(t, filepath.Join("testdata", "queries-multi.json"))
+	one, oneBM25, fused, fusedBM25 := &metrics{}, &metrics{}, &metrics{}, &metrics{}
+	for _, q := range qs {
+		if len(q.Phrasings) == 0 {
+			t.Fatalf("%q has no other phrasings", q.Query)
+		}
+		var rankings, bm25Rankings [][]Hit
+		for i, p := range append([]string{q.Query}, q.Phrasings...) {
+			hits, err := ix.Search(context.Background(), p, MaxK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bm []Hit
+			for _, id := range base.rank(p) {
+				bm = append(bm, Hit{ID: id})
+			}
+			if i == 0 {
+				one.add("multi", ids(hits), q.Relevant, q.Query)
+				oneBM25.add("multi", ids(bm), q.Relevant, q.Query)
+			}
+			rankings, bm25Rankings = append(rankings, hits), append(bm25Rankings, bm)
+		}
+		fused.add("multi", ids(Fuse(rankings, MaxK)), q.Relevant, q.Query)
+		fusedBM25.add("multi", ids(Fuse(bm25Rankings, MaxK)), q.Relevant, q.Query)
+	}
+	report(t, "multi-phrasing: the first phrasing alone", one, oneBM25)
+	report(t, "multi-phrasing: three phrasings fused by reciprocal rank", fused, fusedBM25)
+	// Measured: alone 0.350 / 0.250, fused 0.683 / 0.637 (plain BM25 fused:
+	// 0.783 / 0.542). The issue's figure for fused phrasings, 0.99, is not
+	// reached: see docs/vectorindex.md.
+	if fused.R5() <= one.R5() || fused.R5() < 0.65 || fused.MRR() < 0.60 {
+		t.Errorf("fused recall@5 %.3f MRR %.3f (alone: %.3f, %.3f)", fused.R5(), fused.MRR(), one.R5(), one.MRR())
+	}
+}
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
 }
