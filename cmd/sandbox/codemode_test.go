@@ -183,6 +183,17 @@ func TestServeCodeModeWithInspector(t *testing.T) {
 			}
 			checkAcross(t, rep.Value)
 
+			// Code-only exposure: tools/list holds the code-mode and hub tools.
+			out, code = inspector(t, append(target, "--method", "tools/list")...)
+			if code != 0 || !strings.Contains(out, `"execute_code"`) || strings.Contains(out, `"demo__`) || strings.Contains(out, `"everything__`) {
+				t.Fatalf("tools/list under --expose code: exit %d\n%.1500s", code, out)
+			}
+			// A misspelt tool is a catchable UNKNOWN_TOOL naming the right one.
+			out, code = inspector(t, append(target, "--method", "tools/call", "--tool-name", "execute_code", "--tool-arg", "code=return await demo.listProjectz({})")...)
+			if code != 5 || !strings.Contains(out, "UNKNOWN_TOOL") || !strings.Contains(out, "did you mean demo.listProjects") {
+				t.Fatalf("misspelt tool: exit %d\n%s", code, out)
+			}
+
 			// A snippet that fails: the client sees isError (exit 5) and the located error.
 			out, code = inspector(t, append(target, "--method", "tools/call", "--tool-name", "execute_code", "--tool-arg", "code=const a = 1;\nthrow new RangeError('out of range');")...)
 			if code != 5 || !strings.Contains(out, `\"line\":2`) || !strings.Contains(out, "RangeError") {
