@@ -386,3 +386,17 @@ func TestDownServerIsANamespace(t *testing.T) {
 		t.Fatalf("%+v %s", res.Error, res.Value)
 	}
 }
+
+// TestGuessedNamespacesStayOutOfTheWay: names the code uses as `x.y` are
+// opened as namespaces only when they could be one: a local variable
+// shadows its namespace, and feature detection of capitalised or host
+// globals sees them missing, as in any sandbox without them.
+func TestGuessedNamespacesStayOutOfTheWay(t *testing.T) {
+	t.Parallel()
+	e := demoEngine(t)
+	res := execute(t, e, ExecuteRequest{Code: `const res = { data: 1 }; // Deno.env process.env Buffer.from require.resolve
+		return [res.data, typeof Deno, typeof process, typeof Buffer, typeof require]`})
+	if !res.OK || string(res.Value) != `[1,"undefined","undefined","undefined","undefined"]` {
+		t.Fatalf("%+v %s", res.Error, res.Value)
+	}
+}

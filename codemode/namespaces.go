@@ -62,7 +62,10 @@ func (e *Engine) openNamespaces(st *catalogState, caller auth.Caller, code strin
 	guessed := 0
 	for _, m := range memberAccess.FindAllStringSubmatch(code, -1) {
 		ns := m[1]
-		if _, ok := servers[ns]; ok || guessed == maxGuessedNamespaces || !typegen.ValidNamespace(ns) {
+		// Namespaces start lower-case (typegen's camelCase): a capitalised
+		// name (Deno, Bun, Buffer, a global this runtime lacks) is left to
+		// be the ReferenceError that feature detection expects.
+		if _, ok := servers[ns]; ok || guessed == maxGuessedNamespaces || !typegen.ValidNamespace(ns) || ns[0] < 'a' || ns[0] > 'z' {
 			continue
 		}
 		servers[ns] = ""
