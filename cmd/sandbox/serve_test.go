@@ -364,6 +364,14 @@ func TestServeExposesCodeOnlyByDefault(t *testing.T) {
 			if err != nil || res.IsError || !strings.Contains(toolText(res), "via code") {
 				t.Fatalf("execute_code under --expose code: %v %s", err, toolText(res))
 			}
+			// The search answers' sizes, for the README's token report.
+			for _, intent := range []string{"read a text file", "remember that Alice works at Acme", "add two numbers"} {
+				res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"intent": intent}}})
+				if err != nil || res.IsError {
+					t.Fatalf("search_tools %q: %v %s", intent, err, toolText(res))
+				}
+				t.Logf("search_tools %q (k=5): %d chars", intent, len(toolText(res)))
+			}
 		case "all":
 			for _, want := range []string{"everything__echo", "memory__create_entities", "filesystem__read_text_file", "execute_code"} {
 				if !strings.Contains(all, want) {
