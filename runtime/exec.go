@@ -47,6 +47,7 @@ type execution struct {
 	tools    *bindings.Installed
 	// intrinsics are built-ins captured before user code ran.
 	intrinsics *intrinsics
+	errorCtor  *goja.Object // the VM's own Error, captured before user code (web globals' DOMException-named errors)
 	// sourceLines is the snippet's line count: frames past it are the wrapper's.
 	sourceLines int
 

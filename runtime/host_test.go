@@ -315,3 +315,25 @@ func TestOpenNamespaces(t *testing.T) {
 		jsonEqual(t, res.Value, `["from files.readAnything","from demo:echo",2,true,"TypeError","TypeError","NOT_BOUND"]`)
 	})
 }
+
+// TestWebGlobalsCannotEscapeOrLeak: the web globals' functions reach no
+// code generation, and a run that tampers with them leaves the next run's
+// untouched (each run has a fresh VM and builds them anew).
+func TestWebGlobalsCannotEscapeOrLeak(t *testing.T) {
+	t.Parallel()
+	rt := workerRuntime(t, 1) // one worker: the second run reuses the first one's process
+	res := run(t, rt, Request{Code: `
+		const out: string[] = [];
+		for (const f of [TextEncoder, TextDecoder, crypto.randomUUID, crypto.subtle.digest, structuredClone, performance.now, fetch, "".isWellFormed]) {
+			try { (f as any).constructor("return globalThis")(); out.push("codegen") } catch (e) { out.push(e.name) }
+		}
+		(TextEncoder.prototype as any).encode = () => "pwned";
+		(crypto as any).randomUUID = () => "fixed";
+		(globalThis as any).structuredClone = (x: any) => x;
+		return out`})
+	mustOK(t, res)
+	jsonEqual(t, res.Value, `["TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError"]`)
+	res = run(t, rt, Request{Code: `const o = {a: 1}; return [Array.from(new TextEncoder().encode("a")), crypto.randomUUID() !== "fixed", structuredClone(o) !== o]`})
+	mustOK(t, res)
+	jsonEqual(t, res.Value, `[[97],true,true]`)
+}

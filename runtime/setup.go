@@ -38,6 +38,9 @@ func (e *execution) setup(tools []Tool) error {
 	if err := installBase64(vm); err != nil {
 		return err
 	}
+	if err := e.installWebGlobals(); err != nil {
+		return err
+	}
 	bind := make([]bindings.Tool, len(tools))
 	for i, t := range tools {
 		bind[i] = bindings.Tool(t)
