@@ -29,43 +29,62 @@ func (e *execution) installWebGlobals() error {
 	g := vm.GlobalObject()
 	e.errorCtor = g.Get("Error").ToObject(vm)
 	// Most runs use none of these: each family is built on first use, from
-	// an accessor that then replaces itself with the value (a run that uses
-	// none pays a few accessors, not ~25 functions).
-	families := map[string]func(*goja.Object) error{
-		"crypto": e.installCrypto, "performance": e.installPerformance, "TextEncoder": e.installTextCoding,
-		"TextDecoder": e.installTextCoding, "structuredClone": e.installStructuredClone, "fetch": e.installFetch,
+	// accessors that then replace themselves with the values (a run that
+	// uses none pays a few accessors, not dozens of functions).
+	families := []struct {
+		names   []string
+		install func(*goja.Object) error
+	}{
+		{[]string{"crypto"}, e.installCrypto},
+		{[]string{"performance"}, e.installPerformance},
+		{[]string{"TextEncoder", "TextDecoder"}, e.installTextCoding},
+		{[]string{"structuredClone"}, e.installStructuredClone},
+		{[]string{"fetch"}, e.installFetch},
+		{[]string{"URL", "URLSearchParams"}, e.installURL},
 	}
-	for name, install := range families {
-		if err := e.lazyGlobal(g, name, install); err != nil {
+	for _, f := range families {
+		if err := e.lazyGlobals(g, f.names, f.install); err != nil {
 			return err
 		}
 	}
 	return e.installWellFormed(g)
 }
 
-// lazyGlobal defines name on g as an accessor that, on first read, runs
-// install (which defines name, and maybe its siblings, as data properties
-// on a scratch object) and puts the value in place of the accessor.
-// Writing it first (a snippet's own polyfill) simply defines the data
-// property.
-func (e *execution) lazyGlobal(g *goja.Object, name string, install func(*goja.Object) error) error {
+// lazyGlobals defines names on g as accessors that, on the first read of
+// any of them, run install (which defines them as data properties on a
+// scratch object) and put every value still behind its accessor in place,
+// so a family's members share what install built (URL's searchParams are
+// URLSearchParams). Writing one first (a snippet's own polyfill) simply
+// defines that data property.
+func (e *execution) lazyGlobals(g *goja.Object, names []string, install func(*goja.Object) error) error {
 	vm := e.vm
-	settle := func(v goja.Value) goja.Value {
+	pending := map[string]bool{} // names still behind their accessor
+	settle := func(name string, v goja.Value) {
+		delete(pending, name)
 		_ = g.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-		return v
 	}
-	get := vm.ToValue(func(goja.FunctionCall) goja.Value {
-		scratch := vm.NewObject()
-		if err := install(scratch); err != nil {
-			panic(vm.NewGoError(err))
+	for _, name := range names {
+		name := name
+		pending[name] = true
+		get := vm.ToValue(func(goja.FunctionCall) goja.Value {
+			built := vm.NewObject()
+			if err := install(built); err != nil {
+				panic(vm.NewGoError(err))
+			}
+			for n := range pending {
+				settle(n, built.Get(n))
+			}
+			return g.Get(name)
+		})
+		set := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			settle(name, call.Argument(0))
+			return goja.Undefined()
+		})
+		if err := g.DefineAccessorProperty(name, get, set, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+			return err
 		}
-		return settle(scratch.Get(name))
-	})
-	set := vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		settle(call.Argument(0))
-		return goja.Undefined()
-	})
-	return g.DefineAccessorProperty(name, get, set, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	return nil
 }
 
 // domError is an Error whose name is a DOMException name

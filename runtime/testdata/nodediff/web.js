@@ -88,3 +88,45 @@ const t = performance.now(); return typeof t === "number" && t >= 0 && t < 60000
 const a = performance.now(); let x = 0; for (let i = 0; i < 1e5; i++) x += i; return performance.now() >= a;
 // === fetch rejects
 try { await fetch("https://example.com/"); return "fetched" } catch (e) { return e.name + ": " + e.message }
+// === URL components
+const u = new URL("https://user:pw@example.com:8443/a/b?x=1&y=two#frag");
+return [u.href, u.origin, u.protocol, u.username, u.password, u.host, u.hostname, u.port, u.pathname, u.search, u.hash];
+// === URL with a base
+return new URL("../c?d=1", "https://example.com/a/b/").href;
+// === URL default port is dropped
+return [new URL("https://example.com:443/").href, new URL("http://example.com:80/x").port];
+// === URL normalizes
+return [new URL("HTTPS://EXAMPLE.com/a/./b/../c").href, new URL("https://example.com/a b").pathname];
+// === invalid URL throws
+new URL("not a url");
+// === URL.canParse
+return [URL.canParse("https://x.y/"), URL.canParse("nope"), URL.canParse("/p", "https://x.y")];
+// === URL searchParams build a query
+const u = new URL("https://api.example.com/search"); u.searchParams.set("q", "tea & coffee"); u.searchParams.append("page", "2");
+return [u.href, u.search];
+// === URL searchParams read
+const u = new URL("https://x.y/?a=1&b=2&a=3"); return [u.searchParams.get("a"), u.searchParams.getAll("a"), u.searchParams.get("zz"), u.searchParams.has("b")];
+// === URL setters
+const u = new URL("https://x.y/p"); u.pathname = "/q r"; u.hash = "h"; u.search = "?k=v"; u.hostname = "z.example"; return [u.href, u.searchParams.get("k")];
+// === URL toString and JSON
+const u = new URL("https://x.y/p?a=1"); return [String(u), JSON.stringify({ u })];
+// === URL instanceof and searchParams type
+const u = new URL("https://x.y/"); return [u instanceof URL, u.searchParams instanceof URLSearchParams];
+// === URLSearchParams from a string
+const p = new URLSearchParams("?a=1&b=hello+world&c=%E2%82%AC&d"); return [p.get("a"), p.get("b"), p.get("c"), p.get("d"), p.toString()];
+// === URLSearchParams from an object
+return new URLSearchParams({ q: "a b/c", n: 5, ok: true }).toString();
+// === URLSearchParams from pairs
+return new URLSearchParams([["a", "1"], ["a", "2"]]).getAll("a");
+// === URLSearchParams encoding
+return new URLSearchParams({ s: "~!@#$%^&*()_+-=[]{}|;':\",./<>? é" }).toString();
+// === URLSearchParams delete and has with value
+const p = new URLSearchParams("a=1&a=2&b=3"); p.delete("a", "1"); return [p.toString(), p.has("a", "2"), p.has("a", "1")];
+// === URLSearchParams sort
+const p = new URLSearchParams("c=3&a=1&b=2&a=0"); p.sort(); return p.toString();
+// === URLSearchParams iterate
+const p = new URLSearchParams("a=1&b=2"); const out = []; for (const [k, v] of p) out.push(k + v); p.forEach((v, k) => out.push(v + k)); return [out, [...p.keys()], [...p.values()], p.size];
+// === URLSearchParams to an object
+return Object.fromEntries(new URLSearchParams("x=1&y=2"));
+// === URLSearchParams set replaces the first and drops the rest
+const p = new URLSearchParams("a=1&b=2&a=3"); p.set("a", "9"); return p.toString();
