@@ -47,6 +47,9 @@ func (e *execution) installWebGlobals() error {
 			return err
 		}
 	}
+	if err := e.installIteratorHelpers(g); err != nil {
+		return err
+	}
 	return e.installWellFormed(g)
 }
 
