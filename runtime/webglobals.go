@@ -41,6 +41,7 @@ func (e *execution) installWebGlobals() error {
 		{[]string{"structuredClone"}, e.installStructuredClone},
 		{[]string{"fetch"}, e.installFetch},
 		{[]string{"URL", "URLSearchParams"}, e.installURL},
+		{[]string{"AbortController", "AbortSignal"}, e.installAbort},
 	}
 	for _, f := range families {
 		if err := e.lazyGlobals(g, f.names, f.install); err != nil {
