@@ -44,8 +44,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 		signals[o] = s
 		return o, s
 	}
-	var abort func(o *goja.Object, s *signalState, reason goja.Value)
-	abort = func(o *goja.Object, s *signalState, reason goja.Value) {
+	abort := func(o *goja.Object, s *signalState, reason goja.Value) {
 		if s.aborted {
 			return
 		}
