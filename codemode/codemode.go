@@ -137,10 +137,21 @@ func (e *Engine) sync(ctx context.Context) error {
 	sort.Slice(gwTools, func(i, j int) bool { return gwTools[i].ID < gwTools[j].ID })
 	st := &catalogState{byID: make(map[string]int, len(gwTools))}
 	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
+	// A server's own description (its initialize instructions) is indexed
+	// with each of its tools: "remember a fact" finds the tools of a server
+	// that calls itself a knowledge-graph memory though no tool says so.
+	about := map[string]string{}
+	for _, s := range e.gw.Servers() {
+		about[s.Name] = s.Instructions
+	}
 	for _, t := range gwTools {
 		st.byID[t.ID] = len(st.tools)
 		st.tools = append(st.tools, TypegenTool(t))
-		ixTools = append(ixTools, IndexTool(t))
+		it := IndexTool(t)
+		if a := about[t.Server]; a != "" {
+			it.Description += "\n" + a
+		}
+		ixTools = append(ixTools, it)
 	}
 	st.names = typegen.AssignNames(st.tools)
 	st.namespaces = map[string]string{}

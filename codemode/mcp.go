@@ -118,7 +118,17 @@ const CodeBusy gateway.Code = "BUSY"
 
 // badInput is the error a tool returns for arguments it cannot use.
 func badInput(tool, format string, args ...any) error {
-	return &gateway.Error{Code: gateway.CodeValidationFailed, Tool: tool, Message: fmt.Sprintf(format, args...), Data: json.RawMessage(`{}`)}
+	return &gateway.Error{Code: gateway.CodeValidationFailed, Tool: tool, Message: agentText(fmt.Sprintf(format, args...)), Data: json.RawMessage(`{}`)}
+}
+
+// agentText drops the Go package prefixes ("codemode: ", "vectorindex: ",
+// "runtime: ") that errors carry for Go callers: an agent reading them
+// learns nothing from our package names.
+func agentText(msg string) string {
+	for _, p := range []string{"codemode: ", "vectorindex: ", "runtime: ", "gateway: ", "typegen: "} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
 }
 
 func (e *Engine) handleSearch(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {

@@ -123,3 +123,50 @@ func TestSearchToolAnswerText(t *testing.T) {
 		t.Errorf("execute_code's description lacks the preamble:\n%s", desc)
 	}
 }
+
+// TestServerInstructionsAreIndexed: what a server says of itself finds its
+// tools, though none of their names or descriptions has the words.
+func TestServerInstructionsAreIndexed(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, map[string]*server.MCPServer{
+		"brew":  toolServer("brew", "Tracks zymurgy batches: fermentation logs for home brewers.", map[string]string{"add_entry": "Add an entry.", "list_entries": "List the entries."}),
+		"notes": toolServer("notes", "", map[string]string{"add_note": "Add a note.", "list_notes": "List the notes."}),
+	}, runtime.InProcess)
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "zymurgy fermentation", K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ft := range res.Tools {
+		if !strings.HasPrefix(ft.ID, "brew:") {
+			t.Fatalf("the server's instructions did not find its tools: %+v", res.Tools)
+		}
+	}
+}
+
+// TestAgentErrorsNameNoPackages: errors an agent reads from the code-mode
+// tools carry no Go package prefixes.
+func TestAgentErrorsNameNoPackages(t *testing.T) {
+	t.Parallel()
+	e := searchEngine(t)
+	caller := auth.Caller{Principal: auth.Anonymous}
+	for tool, args := range map[string]string{
+		"search_tools": `{"intent": "!!! ???"}`,
+		"execute_code": `{"code": "return 1", "tools": ["files:read_txt_file"]}`,
+	} {
+		var err error
+		req := frontend.ToolRequest{Arguments: json.RawMessage(args), Caller: caller}
+		if tool == "search_tools" {
+			_, err = e.handleSearch(context.Background(), req)
+		} else {
+			_, err = e.handleExecute(context.Background(), req)
+		}
+		if err == nil {
+			t.Fatalf("%s %s: no error", tool, args)
+		}
+		for _, p := range []string{"codemode:", "vectorindex:", "runtime:", "gateway:"} {
+			if strings.Contains(err.Error(), p) {
+				t.Errorf("%s: %q names a Go package", tool, err.Error())
+			}
+		}
+	}
+}
