@@ -29,6 +29,9 @@ type ExecuteRequest struct {
 	Tools []string
 	// Limits override Options.Limits field by field, up to Options.MaxLimits.
 	Limits runtime.Limits
+	// FindTools says how this caller finds tools, for error hints (default
+	// "search_tools"; the CLI says `sandbox search`).
+	FindTools string
 	// Caller is who runs the snippet. Each tool call goes through the gateway
 	// as this caller: its tokens, and its session's narrowing (a call to a
 	// server the session disconnected from fails with SERVICE_NOT_FOUND).
@@ -106,7 +109,11 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		id := call.Tool
 		if !strings.Contains(id, ":") { // "namespace.function" of an open namespace
 			var terr *runtime.ToolError
-			if id, terr = e.resolveMember(st, call.Caller, call.Tool); terr != nil {
+			findTools := req.FindTools
+			if findTools == "" {
+				findTools = "search_tools"
+			}
+			if id, terr = e.resolveMember(st, call.Caller, call.Tool, findTools); terr != nil {
 				return nil, terr
 			}
 		}

@@ -82,7 +82,7 @@ func (e *Engine) openNamespaces(st *catalogState, caller auth.Caller, code strin
 
 // resolveMember turns "namespace.function" from an open namespace into the
 // id of the tool to call for caller, or the error the call fails with.
-func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, ref string) (string, *runtime.ToolError) {
+func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, ref, findTools string) (string, *runtime.ToolError) {
 	ns, fn, _ := strings.Cut(ref, ".")
 	if b, ok := st.names.Resolve(ns, fn); ok && caller.Principal.MaySee(b.Server) {
 		return b.ID, nil
@@ -117,7 +117,7 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, ref string)
 	if len(closest) > 0 {
 		msg += "; did you mean " + strings.Join(closest, ", ") + "?"
 	} else {
-		msg += "; find tools with search_tools"
+		msg += "; find tools with " + findTools
 	}
 	data, _ := json.Marshal(map[string]any{"closest": closest})
 	return "", &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: msg, Data: data}

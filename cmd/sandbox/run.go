@@ -172,7 +172,8 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return &exitError{code: exitInternal, msg: err.Error()}
 	}
 	defer engine.Close()
-	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools, Caller: cliCaller})
+	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools, Caller: cliCaller,
+		FindTools: fmt.Sprintf("`sandbox search \"your task\" --config %s`", f.gw.config)})
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}

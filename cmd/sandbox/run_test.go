@@ -177,3 +177,13 @@ func TestOneEnvelope(t *testing.T) {
 		t.Fatalf("execute_code:   %s\nsandbox run --json: %s", a, b)
 	}
 }
+
+// TestRunUnknownToolSpeaksShell: in the CLI, an unknown tool's hint names
+// the shell command that finds tools, not the MCP tool.
+func TestRunUnknownToolSpeaksShell(t *testing.T) {
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}}`, exampleServerBinary(t)))
+	r := runCLI(t, "", "run", writeScript(t, "x.ts", "return await zzzz.qqqqqqq({})"), "--config", cfg)
+	if r.code == 0 || !strings.Contains(r.stderr, "UNKNOWN_TOOL") || !strings.Contains(r.stderr, "sandbox search") || strings.Contains(r.stderr, "search_tools") {
+		t.Fatalf("%+v", r)
+	}
+}
