@@ -25,11 +25,11 @@ func (e *execution) installBuiltins() error {
 
 	symbol := g.Get("Symbol").ToObject(vm)
 	symbolFor, _ := goja.AssertFunction(symbol.Get("for"))
-	for _, name := range []string{"dispose", "asyncDispose"} {
+	for _, name := range []string{"dispose", "asyncDispose", "asyncIterator"} {
 		if v := symbol.Get(name); v != nil && !goja.IsUndefined(v) {
 			continue
 		}
-		// esbuild's `using` helpers look the symbols up as Symbol.for("Symbol.dispose").
+		// esbuild's helpers (`using`, async generators) look the symbols up as Symbol.for("Symbol.dispose").
 		sym, err := symbolFor(symbol, vm.ToValue("Symbol."+name))
 		if err != nil {
 			return err

@@ -42,6 +42,7 @@ func (e *execution) installWebGlobals() error {
 		{[]string{"fetch"}, e.installFetch},
 		{[]string{"URL", "URLSearchParams"}, e.installURL},
 		{[]string{"AbortController", "AbortSignal"}, e.installAbort},
+		{[]string{"WeakRef", "FinalizationRegistry"}, e.installWeakRef},
 	}
 	for _, f := range families {
 		if err := e.lazyGlobals(g, f.names, f.install); err != nil {
@@ -49,6 +50,9 @@ func (e *execution) installWebGlobals() error {
 		}
 	}
 	if err := e.installIteratorHelpers(g); err != nil {
+		return err
+	}
+	if err := e.installFromAsync(g); err != nil {
 		return err
 	}
 	return e.installWellFormed(g)

@@ -110,3 +110,31 @@ const { promise, resolve } = Promise.withResolvers(); setTimeout(() => resolve(4
 return JSON.stringify(new Map([[1, 2]]));
 // === Date.now is a number
 return typeof Date.now() === "number" && Date.now() > 1.7e12;
+// === WeakRef deref
+const o = { v: 1 }; const r = new WeakRef(o); return [r.deref() === o, r.deref().v, typeof WeakRef];
+// === WeakRef of a primitive throws
+new WeakRef(1);
+// === WeakRef as a cache
+const cache = new Map(); const get = (k) => { const hit = cache.get(k)?.deref(); if (hit) return hit; const v = { k }; cache.set(k, new WeakRef(v)); return v }; return get("a") === get("a");
+// === FinalizationRegistry register and unregister
+const reg = new FinalizationRegistry(() => {}); const token = {}; reg.register({}, "held", token); return [reg.unregister({}), typeof reg.register];
+// === FinalizationRegistry needs a function
+new FinalizationRegistry(1);
+// === Array.fromAsync of promises
+return await Array.fromAsync([Promise.resolve(1), 2, new Promise(r => setTimeout(() => r(3), 5))]);
+// === Array.fromAsync of an async generator with a map
+async function* g() { yield 1; await null; yield 2 } return await Array.fromAsync(g(), async (x, i) => x * 10 + i);
+// === Array.fromAsync of an array-like
+return await Array.fromAsync({ length: 2, 0: "a", 1: Promise.resolve("b") });
+// === Array.fromAsync rejects with the first rejection
+try { await Array.fromAsync([1, Promise.reject(new RangeError("no"))]); return "ok" } catch (e) { return e.name }
+// === Array.fromAsync of a Set
+return await Array.fromAsync(new Set(["x", "y"]));
+// === Array.fromAsync with a bad map
+try { await Array.fromAsync([1], 5) } catch (e) { return e.name }
+// === for await over an async generator
+async function* g() { yield 1; yield 2 } const out = []; for await (const x of g()) out.push(x);
+return [out, typeof Symbol.asyncIterator, typeof g()[Symbol.asyncIterator]];
+// === a hand-written async iterable
+const it = { [Symbol.asyncIterator]() { let i = 0; return { next: async () => ({ value: i, done: i++ >= 2 }) } } };
+const out = []; for await (const x of it) out.push(x); return out;
