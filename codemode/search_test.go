@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -168,5 +169,35 @@ func TestAgentErrorsNameNoPackages(t *testing.T) {
 				t.Errorf("%s: %q names a Go package", tool, err.Error())
 			}
 		}
+	}
+}
+
+// TestExecuteDescriptionListsTheGlobals: every global execute_code's
+// description promises exists in a run.
+func TestExecuteDescriptionListsTheGlobals(t *testing.T) {
+	t.Parallel()
+	e := demoEngine(t)
+	desc := executeDescriptionFor(e)
+	_, list, ok := strings.Cut(desc, "Globals besides the language: ")
+	if !ok {
+		t.Fatal("the description lists no globals")
+	}
+	list, _, _ = strings.Cut(list, ". Not")
+	var names []string
+	list = regexp.MustCompile(`\s*\([^)]*\)`).ReplaceAllString(strings.ReplaceAll(list, "\n", " "), "")
+	for _, item := range strings.Split(list, ", ") {
+		for _, n := range strings.Split(item, "/") {
+			if n = strings.TrimSpace(n); n != "" && n != "iterator helpers" {
+				names = append(names, n)
+			}
+		}
+	}
+	code, _ := json.Marshal(names)
+	res := execute(t, e, ExecuteRequest{Code: "return " + string(code) + ".filter(n => n.split('.').reduce((o: any, k) => o?.[k], globalThis) === undefined)"})
+	if !res.OK || string(res.Value) != "[]" {
+		t.Fatalf("promised but missing: %s %+v (checked %v)", res.Value, res.Error, names)
+	}
+	if len(names) < 15 {
+		t.Fatalf("parsed only %v", names)
 	}
 }
