@@ -36,8 +36,9 @@ const executeDescription = `Run a TypeScript snippet that calls tools; only what
 The snippet runs in a sandbox (no network, files, modules or eval) and may use top-level await.
 Globals besides the language: console, setTimeout/setInterval, queueMicrotask, URL, URLSearchParams,
 TextEncoder, TextDecoder, crypto (randomUUID, getRandomValues, subtle.digest), structuredClone,
-performance.now, AbortController, AbortSignal, atob, btoa, iterator helpers, Array.fromAsync. Not
-there: fetch (reach outside systems through the tools), require, process, Intl.
+performance.now, AbortController, AbortSignal, atob, btoa, iterator helpers, Array.fromAsync,
+Intl.NumberFormat (en-US numbers, percents, currencies; also toLocaleString). Not there: fetch (reach
+outside systems through the tools), require, process, the rest of Intl (dates, plurals, lists).
 Each server is a global namespace; call its tools exactly as search_tools declares them:
   const items = await server.toolName({ ...arguments });
 Run independent calls together with Promise.all, filter and aggregate in code, and return only the

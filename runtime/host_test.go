@@ -324,7 +324,7 @@ func TestWebGlobalsCannotEscapeOrLeak(t *testing.T) {
 	rt := workerRuntime(t, 1) // one worker: the second run reuses the first one's process
 	res := run(t, rt, Request{Code: `
 		const out: string[] = [];
-		for (const f of [TextEncoder, TextDecoder, crypto.randomUUID, crypto.subtle.digest, structuredClone, performance.now, fetch, "".isWellFormed, URL, URLSearchParams, new URL("https://x.y/").searchParams.get, Object.getOwnPropertyDescriptor(URL.prototype, "href")!.get, AbortController, AbortSignal.timeout, [].values().map]) {
+		for (const f of [TextEncoder, TextDecoder, crypto.randomUUID, crypto.subtle.digest, structuredClone, performance.now, fetch, "".isWellFormed, URL, URLSearchParams, new URL("https://x.y/").searchParams.get, Object.getOwnPropertyDescriptor(URL.prototype, "href")!.get, AbortController, AbortSignal.timeout, [].values().map, Intl.NumberFormat, (1).toLocaleString]) {
 			try { (f as any).constructor("return globalThis")(); out.push("codegen") } catch (e) { out.push(e.name) }
 		}
 		(TextEncoder.prototype as any).encode = () => "pwned";
@@ -333,7 +333,7 @@ func TestWebGlobalsCannotEscapeOrLeak(t *testing.T) {
 		(URLSearchParams.prototype as any).toString = () => "pwned";
 		return out`})
 	mustOK(t, res)
-	jsonEqual(t, res.Value, `["TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError"]`)
+	jsonEqual(t, res.Value, `["TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError"]`)
 	res = run(t, rt, Request{Code: `const o = {a: 1}; return [Array.from(new TextEncoder().encode("a")), crypto.randomUUID() !== "fixed", structuredClone(o) !== o, new URLSearchParams("a=1").toString()]`})
 	mustOK(t, res)
 	jsonEqual(t, res.Value, `[[97],true,true,"a=1"]`)

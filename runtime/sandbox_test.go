@@ -94,7 +94,7 @@ func TestGlobalsAreOnlyTheLanguageAndOurs(t *testing.T) {
 		WeakSet atob btoa clearInterval clearTimeout console decodeURI decodeURIComponent encodeURI
 		encodeURIComponent escape globalThis isFinite isNaN parseFloat parseInt queueMicrotask setInterval
 		setTimeout undefined unescape demo
-		crypto fetch performance structuredClone TextEncoder TextDecoder URL URLSearchParams Iterator AbortController AbortSignal WeakRef FinalizationRegistry`)
+		crypto fetch performance structuredClone TextEncoder TextDecoder URL URLSearchParams Iterator AbortController AbortSignal WeakRef FinalizationRegistry Intl`)
 	sort.Strings(allowed)
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		res := run(t, rt, Request{Code: "return Object.getOwnPropertyNames(globalThis).sort()", Tools: demoTools[:1], Host: &recordingHost{}})

@@ -43,6 +43,7 @@ func (e *execution) installWebGlobals() error {
 		{[]string{"URL", "URLSearchParams"}, e.installURL},
 		{[]string{"AbortController", "AbortSignal"}, e.installAbort},
 		{[]string{"WeakRef", "FinalizationRegistry"}, e.installWeakRef},
+		{[]string{"Intl"}, e.installIntl},
 	}
 	for _, f := range families {
 		if err := e.lazyGlobals(g, f.names, f.install); err != nil {
@@ -53,6 +54,9 @@ func (e *execution) installWebGlobals() error {
 		return err
 	}
 	if err := e.installFromAsync(g); err != nil {
+		return err
+	}
+	if err := e.installNumberToLocaleString(); err != nil {
 		return err
 	}
 	return e.installWellFormed(g)
