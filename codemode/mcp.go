@@ -37,8 +37,8 @@ The snippet runs in a sandbox (no network, files, modules or eval) and may use t
 Globals besides the language: console, setTimeout/setInterval, queueMicrotask, URL, URLSearchParams,
 TextEncoder, TextDecoder, crypto (randomUUID, getRandomValues, subtle.digest), structuredClone,
 performance.now, AbortController, AbortSignal, atob, btoa, iterator helpers, Array.fromAsync,
-Intl.NumberFormat (en-US numbers, percents, currencies; also toLocaleString). Not there: fetch (reach
-outside systems through the tools), require, process, the rest of Intl (dates, plurals, lists).
+Intl.NumberFormat and Intl.DateTimeFormat (en-US; also toLocaleString, with timeZone). Not there: fetch
+(reach outside systems through the tools), require, process, the rest of Intl (plurals, lists).
 Each server is a global namespace; call its tools exactly as search_tools declares them:
   const items = await server.toolName({ ...arguments });
 Run independent calls together with Promise.all, filter and aggregate in code, and return only the

@@ -241,6 +241,9 @@ func (e *execution) installIntl(g *goja.Object) error {
 	_ = nfCtor.Set("prototype", nfProto)
 	_ = nfProto.DefineDataProperty("constructor", nfCtor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	_ = intl.DefineDataProperty("NumberFormat", nfCtor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	if err := e.installDateTimeFormat(intl); err != nil {
+		return err
+	}
 	return g.DefineDataProperty("Intl", intl, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 }
 

@@ -59,6 +59,9 @@ func (e *execution) installWebGlobals() error {
 	if err := e.installNumberToLocaleString(); err != nil {
 		return err
 	}
+	if err := e.installDateLocale(); err != nil {
+		return err
+	}
 	return e.installWellFormed(g)
 }
 

@@ -27,3 +27,32 @@ const o = new Intl.NumberFormat("en-US", { style: "currency", currency: "EUR" })
 const total = 15234.5; return `Total: ${total.toLocaleString("en-US", { style: "currency", currency: "USD" })} (${(0.0725).toLocaleString("en-US", { style: "percent", minimumFractionDigits: 1 })} tax)`;
 // === typeof Intl
 return [typeof Intl, typeof Intl.NumberFormat];
+// === date defaults in UTC
+const d = new Date(Date.UTC(2025, 0, 15, 9, 5, 7)); const o = { timeZone: "UTC" };
+return [d.toLocaleDateString("en-US", o), d.toLocaleTimeString("en-US", o), d.toLocaleString("en-US", o)];
+// === date with weekday and short month
+return new Date(Date.UTC(2025, 0, 15)).toLocaleDateString("en-US", { weekday: "short", year: "numeric", month: "short", day: "numeric", timeZone: "UTC" });
+// === date long month and day
+const d = new Date(Date.UTC(2024, 6, 4)); const o = { timeZone: "UTC" };
+return [d.toLocaleDateString("en-US", { ...o, month: "long", day: "numeric" }), d.toLocaleDateString("en-US", { ...o, month: "long", year: "numeric" }), d.toLocaleDateString("en-US", { ...o, weekday: "long" })];
+// === date 2-digit fields
+return new Date(Date.UTC(2025, 2, 5)).toLocaleDateString("en-US", { year: "2-digit", month: "2-digit", day: "2-digit", timeZone: "UTC" });
+// === time fields
+const d = new Date(Date.UTC(2025, 0, 15, 14, 3)); const o = { timeZone: "UTC" };
+return [d.toLocaleTimeString("en-US", { ...o, hour: "2-digit", minute: "2-digit" }), d.toLocaleTimeString("en-US", { ...o, hour: "numeric", minute: "2-digit" }), d.toLocaleTimeString("en-US", { ...o, hour12: false })];
+// === dateStyle and timeStyle
+const d = new Date(Date.UTC(2025, 0, 15, 9, 5)); const f = (ds, ts) => new Intl.DateTimeFormat("en-US", { dateStyle: ds, timeStyle: ts, timeZone: "UTC" }).format(d);
+return [f("full"), f("long"), f("medium"), f("short"), f("medium", "short"), f("long", "short"), f(undefined, "medium")];
+// === time zones by name
+const d = new Date(Date.UTC(2025, 0, 15, 12, 0));
+return ["America/New_York", "Europe/Berlin", "Asia/Tokyo", "Asia/Kolkata", "America/Los_Angeles"].map(tz => d.toLocaleString("en-US", { timeZone: tz, timeZoneName: "short" }));
+// === summer time
+return new Date(Date.UTC(2025, 6, 1, 12)).toLocaleTimeString("en-US", { timeZone: "America/New_York", timeZoneName: "short" });
+// === a bad time zone throws
+new Date(0).toLocaleString("en-US", { timeZone: "Mars/Olympus" });
+// === Intl.DateTimeFormat default
+return new Intl.DateTimeFormat("en-US", { timeZone: "UTC" }).format(new Date(Date.UTC(2025, 11, 31, 23, 59)));
+// === midnight and noon
+const o = { timeZone: "UTC", hour: "numeric", minute: "2-digit" }; return [new Date(Date.UTC(2025, 0, 1, 0, 0)).toLocaleTimeString("en-US", o), new Date(Date.UTC(2025, 0, 1, 12, 0)).toLocaleTimeString("en-US", o)];
+// === Invalid Date
+return new Date(NaN).toLocaleDateString("en-US");
