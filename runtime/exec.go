@@ -191,7 +191,7 @@ func (e *execution) run(t *transpiled, tools []Tool) (out execOutcome) {
 	}()
 
 	e.vm.SetMaxCallStackSize(e.limits.StackDepth)
-	if err := e.setup(tools); err != nil {
+	if err := e.setup(tools, t.JS); err != nil {
 		select {
 		case <-e.stopped: // cancelled (or out of time) before the snippet started
 			return execOutcome{Error: e.stopErr}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"math"
-	"sort"
 
 	"github.com/dop251/goja"
 )
@@ -289,26 +288,14 @@ func (e *execution) installIteratorHelpers(g *goja.Object) error {
 			}
 		}
 	}
-	// The methods are built on first use, like the web globals: most runs
-	// never call one.
-	var names []string
 	for name, m := range eager {
 		lazy[name] = m
 	}
-	for name := range lazy {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if err := e.lazyGlobals(iterProto, names, func(scratch *goja.Object) error {
-		for name, m := range lazy {
-			m := m
-			if err := defineFunc(vm, scratch, name, func(c goja.FunctionCall) goja.Value { return m(sourceOf(c.This), c) }); err != nil {
-				return err
-			}
+	for name, m := range lazy {
+		m := m
+		if err := defineFunc(vm, iterProto, name, func(c goja.FunctionCall) goja.Value { return m(sourceOf(c.This), c) }); err != nil {
+			return err
 		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	// The global Iterator: Iterator.prototype is %IteratorPrototype%, and
 	// Iterator.from wraps an iterable or an iterator.

@@ -16,7 +16,7 @@ import (
 // generation, installs console and timers, and binds the run's tools. The VM
 // then holds only the language's built-ins and what is installed here: no
 // require, no file system, network, environment or process.
-func (e *execution) setup(tools []Tool) error {
+func (e *execution) setup(tools []Tool, code string) error {
 	vm := e.vm
 	intr, err := captureIntrinsics(vm)
 	if err != nil {
@@ -38,7 +38,7 @@ func (e *execution) setup(tools []Tool) error {
 	if err := installBase64(vm); err != nil {
 		return err
 	}
-	if err := e.installWebGlobals(); err != nil {
+	if err := e.installWebGlobals(code); err != nil {
 		return err
 	}
 	bind := make([]bindings.Tool, len(tools))

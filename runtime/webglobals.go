@@ -24,13 +24,16 @@ import (
 // the run's fresh VM, from values captured before any user code ran; no
 // source is evaluated. Behaviour follows Node 22 for the inputs agents use
 // (runtime/testdata/nodediff holds the differential cases).
-func (e *execution) installWebGlobals() error {
+func (e *execution) installWebGlobals(code string) error {
 	vm := e.vm
 	g := vm.GlobalObject()
 	e.errorCtor = g.Get("Error").ToObject(vm)
-	// Most runs use none of these: each family is built on first use, from
-	// accessors that then replace themselves with the values (a run that
-	// uses none pays a few accessors, not dozens of functions).
+	// A run pays only for what its code names: each family is installed when
+	// the snippet's text mentions one of its names (typeof checks and
+	// globalThis["URL"] included), and is absent otherwise. Building all of
+	// them for every run cost ~100 µs (~60 function objects) that a
+	// `return 6*7` never needs; the one miss is a name assembled at run time
+	// from pieces, which agent code does not do.
 	families := []struct {
 		names   []string
 		install func(*goja.Object) error
@@ -40,66 +43,53 @@ func (e *execution) installWebGlobals() error {
 		{[]string{"TextEncoder", "TextDecoder"}, e.installTextCoding},
 		{[]string{"structuredClone"}, e.installStructuredClone},
 		{[]string{"fetch"}, e.installFetch},
-		{[]string{"URL", "URLSearchParams"}, e.installURL},
+		{[]string{"URL"}, e.installURL}, // URLSearchParams contains URL
 		{[]string{"AbortController", "AbortSignal"}, e.installAbort},
 		{[]string{"WeakRef", "FinalizationRegistry"}, e.installWeakRef},
 		{[]string{"Intl"}, e.installIntl},
+		{[]string{"Iterator", "function*", ".values()", ".keys()", ".entries()", "matchAll", "Symbol.iterator", ".toArray(", ".take(", ".drop("}, e.installIteratorHelpers},
+		{[]string{"fromAsync"}, e.installFromAsync},
+		{[]string{"isWellFormed", "toWellFormed"}, e.installWellFormed},
 	}
 	for _, f := range families {
-		if err := e.lazyGlobals(g, f.names, f.install); err != nil {
-			return err
+		if mentions(code, f.names) {
+			if err := f.install(g); err != nil {
+				return err
+			}
 		}
 	}
-	if err := e.installIteratorHelpers(g); err != nil {
-		return err
-	}
-	if err := e.installFromAsync(g); err != nil {
-		return err
-	}
-	if err := e.installNumberToLocaleString(); err != nil {
-		return err
-	}
-	if err := e.installDateLocale(); err != nil {
-		return err
-	}
-	return e.installWellFormed(g)
-}
-
-// lazyGlobals defines names on g as accessors that, on the first read of
-// any of them, run install (which defines them as data properties on a
-// scratch object) and put every value still behind its accessor in place,
-// so a family's members share what install built (URL's searchParams are
-// URLSearchParams). Writing one first (a snippet's own polyfill) simply
-// defines that data property.
-func (e *execution) lazyGlobals(g *goja.Object, names []string, install func(*goja.Object) error) error {
-	vm := e.vm
-	pending := map[string]bool{} // names still behind their accessor
-	settle := func(name string, v goja.Value) {
-		delete(pending, name)
-		_ = g.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	}
-	for _, name := range names {
-		name := name
-		pending[name] = true
-		get := vm.ToValue(func(goja.FunctionCall) goja.Value {
-			built := vm.NewObject()
-			if err := install(built); err != nil {
-				panic(vm.NewGoError(err))
-			}
-			for n := range pending {
-				settle(n, built.Get(n))
-			}
-			return g.Get(name)
-		})
-		set := vm.ToValue(func(call goja.FunctionCall) goja.Value {
-			settle(name, call.Argument(0))
-			return goja.Undefined()
-		})
-		if err := g.DefineAccessorProperty(name, get, set, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+	if strings.Contains(code, "toLocale") {
+		if err := e.installNumberToLocaleString(); err != nil {
 			return err
 		}
+		return e.installDateLocale()
 	}
 	return nil
+}
+
+// mentions reports whether code names any of names: as a whole identifier
+// for a plain name (so the sourceMappingURL comment is not URL), as written
+// for a pattern with punctuation (".values()", "function*").
+func mentions(code string, names []string) bool {
+	ident := func(c byte) bool {
+		return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	for _, n := range names {
+		plain := !strings.ContainsAny(n, ".(*")
+		for i := 0; ; {
+			j := strings.Index(code[i:], n)
+			if j < 0 {
+				break
+			}
+			j += i
+			end := j + len(n)
+			if !plain || ((j == 0 || !ident(code[j-1])) && (end == len(code) || !ident(code[end]) || n == "URL" && strings.HasPrefix(code[end:], "SearchParams"))) {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
 }
 
 // domError is an Error whose name is a DOMException name
