@@ -18,6 +18,7 @@ import (
 // decimal form of the number, as Node's ICU does.
 
 type numberFormat struct {
+	loc              *localeNumbers
 	style            string // decimal, percent, currency
 	currency         string
 	minFrac, maxFrac int
@@ -30,9 +31,9 @@ var currencySymbols = map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "
 // currencyDigits are the ISO 4217 minor units that differ from 2.
 var currencyDigits = map[string]int{"JPY": 0, "KRW": 0, "CLP": 0, "VND": 0, "ISK": 0, "BHD": 3, "KWD": 3, "JOD": 3, "OMR": 3, "TND": 3}
 
-func (e *execution) numberFormatFrom(opts goja.Value) numberFormat {
+func (e *execution) numberFormatFrom(locales, opts goja.Value) numberFormat {
 	vm := e.vm
-	nf := numberFormat{style: "decimal", grouping: true, minFrac: -1, maxFrac: -1}
+	nf := numberFormat{loc: numberLocale(locales), style: "decimal", grouping: true, minFrac: -1, maxFrac: -1}
 	o, ok := opts.(*goja.Object)
 	if ok {
 		str := func(name string) string {
@@ -122,37 +123,40 @@ func (nf numberFormat) format(x float64) string {
 	for len(frac) < nf.minFrac {
 		frac += "0"
 	}
+	l := nf.loc
 	if nf.grouping {
-		var b strings.Builder
-		for i, c := range intPart {
-			if i > 0 && (len(intPart)-i)%3 == 0 {
-				b.WriteByte(',')
-			}
-			b.WriteRune(c)
-		}
-		intPart = b.String()
+		intPart = l.groupDigits(intPart)
 	}
 	out := intPart
 	if frac != "" {
-		out += "." + frac
+		out += l.decimal + frac
 	}
-	if neg && strings.Trim(out, "0.,") == "" {
-		neg = x < 0 // -0.001 rounded to "0" keeps its sign, as ICU does ("-0")
+	minus := ""
+	if neg {
+		minus = "-"
 	}
 	switch nf.style {
 	case "percent":
-		out += "%"
-	case "currency":
-		sym, ok := currencySymbols[nf.currency]
-		if !ok {
-			sym = nf.currency + "\u00a0"
+		if l.percentSpace {
+			return minus + out + nbsp + "%"
 		}
-		out = sym + out
+		return minus + out + "%"
+	case "currency":
+		sym, ok := l.symbol(nf.currency)
+		if !ok {
+			sym = nf.currency
+		}
+		switch {
+		case l.currencySuffix:
+			return minus + out + nbsp + sym
+		case l.minusAfterSymbol:
+			return sym + nbsp + minus + out
+		case l.currencySpace || !ok:
+			return minus + sym + nbsp + out
+		}
+		return minus + sym + out
 	}
-	if neg {
-		out = "-" + out
-	}
-	return out
+	return minus + out
 }
 
 // shiftDecimal multiplies a non-negative decimal string by 10^n.
@@ -209,7 +213,7 @@ func (e *execution) installIntl(g *goja.Object) error {
 	nfProto := vm.NewObject()
 	formats := map[*goja.Object]numberFormat{}
 	nfCtor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		formats[call.This] = e.numberFormatFrom(call.Argument(1))
+		formats[call.This] = e.numberFormatFrom(call.Argument(0), call.Argument(1))
 		return call.This
 	}).(*goja.Object)
 	if err := defineFunc(vm, nfProto, "format", func(c goja.FunctionCall) goja.Value {
@@ -226,7 +230,7 @@ func (e *execution) installIntl(g *goja.Object) error {
 		o, _ := c.This.(*goja.Object)
 		nf := formats[o]
 		out := vm.NewObject()
-		_ = out.Set("locale", "en-US")
+		_ = out.Set("locale", nf.loc.tag)
 		_ = out.Set("numberingSystem", "latn")
 		_ = out.Set("style", nf.style)
 		if nf.style == "currency" {
@@ -257,6 +261,6 @@ func (e *execution) installNumberToLocaleString() error {
 		if o, ok := c.This.(*goja.Object); ok {
 			x = o.ToFloat()
 		}
-		return vm.ToValue(e.numberFormatFrom(c.Argument(1)).format(x))
+		return vm.ToValue(e.numberFormatFrom(c.Argument(0), c.Argument(1)).format(x))
 	})
 }

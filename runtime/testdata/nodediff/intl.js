@@ -56,3 +56,15 @@ return new Intl.DateTimeFormat("en-US", { timeZone: "UTC" }).format(new Date(Dat
 const o = { timeZone: "UTC", hour: "numeric", minute: "2-digit" }; return [new Date(Date.UTC(2025, 0, 1, 0, 0)).toLocaleTimeString("en-US", o), new Date(Date.UTC(2025, 0, 1, 12, 0)).toLocaleTimeString("en-US", o)];
 // === Invalid Date
 return new Date(NaN).toLocaleDateString("en-US");
+// === numbers in eleven locales
+return ["en-US", "en-GB", "de-DE", "fr-FR", "es-ES", "it-IT", "pt-BR", "ja-JP", "zh-CN", "ko-KR", "ru-RU", "hi-IN", "nl-NL"].map(l => [(1234567.891).toLocaleString(l), (1234.5).toLocaleString(l), (12.5).toLocaleString(l)]);
+// === percents in eleven locales
+return ["en-US", "en-GB", "de-DE", "fr-FR", "es-ES", "it-IT", "pt-BR", "ja-JP", "zh-CN", "ko-KR", "ru-RU", "hi-IN", "nl-NL"].map(l => new Intl.NumberFormat(l, { style: "percent" }).format(-0.256));
+// === currencies in eleven locales
+return ["en-US", "en-GB", "de-DE", "fr-FR", "es-ES", "it-IT", "pt-BR", "ja-JP", "zh-CN", "ko-KR", "ru-RU", "hi-IN", "nl-NL"].map(l => ["USD", "EUR", "GBP", "JPY", "CHF"].map(c => new Intl.NumberFormat(l, { style: "currency", currency: c }).format(-1234.5)));
+// === bare languages and unknown locales
+return [(1234.5).toLocaleString("de"), (1234.5).toLocaleString("fr"), (1234.5).toLocaleString(["xx-YY", "de-AT"]) !== undefined, (1234.5).toLocaleString("zz")];
+// === Indian grouping
+return [(123456789).toLocaleString("hi-IN"), (1000).toLocaleString("hi-IN"), (100000).toLocaleString("en-IN")];
+// === grouping from five digits in es-ES
+return [(1234).toLocaleString("es-ES"), (12345).toLocaleString("es-ES"), (1234).toLocaleString("it-IT")];
