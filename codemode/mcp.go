@@ -37,8 +37,9 @@ The snippet runs in a sandbox (no network, files, modules or eval) and may use t
 Globals besides the language: console, setTimeout/setInterval, queueMicrotask, URL, URLSearchParams,
 TextEncoder, TextDecoder, crypto (randomUUID, getRandomValues, subtle.digest), structuredClone,
 performance.now, AbortController, AbortSignal, atob, btoa, iterator helpers, Array.fromAsync,
-Intl.NumberFormat, Intl.DateTimeFormat (dates in en-US; also toLocaleString, timeZone). Not there: fetch
-(reach outside systems through the tools), require, process, the rest of Intl (plurals, lists).
+Intl.NumberFormat, Intl.DateTimeFormat, Intl.PluralRules, Intl.ListFormat, Intl.RelativeTimeFormat,
+Intl.Collator (dates, plurals and lists in English; also toLocaleString, localeCompare). Not there:
+fetch (reach outside systems through the tools), require, process.
 Each server is a global namespace; call its tools exactly as search_tools declares them:
   const items = await server.toolName({ ...arguments });
 Run independent calls together with Promise.all, filter and aggregate in code, and return only the

@@ -248,6 +248,9 @@ func (e *execution) installIntl(g *goja.Object) error {
 	if err := e.installDateTimeFormat(intl); err != nil {
 		return err
 	}
+	if err := e.installIntlMore(intl); err != nil {
+		return err
+	}
 	return g.DefineDataProperty("Intl", intl, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 }
 

@@ -50,6 +50,7 @@ func (e *execution) installWebGlobals(code string) error {
 		{[]string{"Iterator", "function*", ".values()", ".keys()", ".entries()", "matchAll", "Symbol.iterator", ".toArray(", ".take(", ".drop("}, e.installIteratorHelpers},
 		{[]string{"fromAsync"}, e.installFromAsync},
 		{[]string{"isWellFormed", "toWellFormed"}, e.installWellFormed},
+		{[]string{"localeCompare", "Collator"}, e.installCollation}, // after Intl
 	}
 	for _, f := range families {
 		if mentions(code, f.names) {

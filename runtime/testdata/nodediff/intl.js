@@ -68,3 +68,27 @@ return [(1234.5).toLocaleString("de"), (1234.5).toLocaleString("fr"), (1234.5).t
 return [(123456789).toLocaleString("hi-IN"), (1000).toLocaleString("hi-IN"), (100000).toLocaleString("en-IN")];
 // === grouping from five digits in es-ES
 return [(1234).toLocaleString("es-ES"), (12345).toLocaleString("es-ES"), (1234).toLocaleString("it-IT")];
+// === PluralRules cardinal
+const p = new Intl.PluralRules("en-US"); return [0, 1, 2, 1.5, -1].map(n => p.select(n));
+// === PluralRules ordinal suffixes
+const p = new Intl.PluralRules("en-US", { type: "ordinal" }); const suf = { one: "st", two: "nd", few: "rd", other: "th" };
+return [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(n => n + suf[p.select(n)]);
+// === ListFormat
+const f = (o) => new Intl.ListFormat("en", o).format(["a", "b", "c"]);
+return [f(), f({ type: "disjunction" }), f({ style: "short" }), f({ style: "narrow" }), f({ type: "unit" }), f({ type: "unit", style: "narrow" }), new Intl.ListFormat("en").format(["x", "y"]), new Intl.ListFormat("en").format(["x"])];
+// === RelativeTimeFormat
+const r = new Intl.RelativeTimeFormat("en"); return [r.format(-1, "day"), r.format(2, "hours"), r.format(-3, "month"), r.format(1, "year"), r.format(0, "second"), r.format(-1.5, "week")];
+// === RelativeTimeFormat auto
+const r = new Intl.RelativeTimeFormat("en", { numeric: "auto" }); return [r.format(-1, "day"), r.format(1, "day"), r.format(0, "day"), r.format(-2, "day"), r.format(1, "week"), r.format(0, "second")];
+// === RelativeTimeFormat short
+const r = new Intl.RelativeTimeFormat("en", { style: "short" }); return [r.format(-3, "day"), r.format(2, "hour"), r.format(-5, "minute"), r.format(1, "month")];
+// === RelativeTimeFormat bad unit
+new Intl.RelativeTimeFormat("en").format(1, "fortnight");
+// === localeCompare numeric
+return ["item10", "item2", "item1"].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+// === localeCompare sensitivity base
+return ["a".localeCompare("A", "en", { sensitivity: "base" }), "a".localeCompare("á", "en", { sensitivity: "base" }), "a".localeCompare("b", "en", { sensitivity: "base" }), "a".localeCompare("A", "en", { sensitivity: "accent" }), "a".localeCompare("á", "en", { sensitivity: "accent" })];
+// === localeCompare default order
+return ["b", "a", "C", "á", "A"].sort((x, y) => x.localeCompare(y));
+// === Intl.Collator compare in sort
+const c = new Intl.Collator("en", { numeric: true, sensitivity: "base" }); return [["v10", "v9", "V1"].sort(c.compare), c.compare("Résumé", "resume")];
