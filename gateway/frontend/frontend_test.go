@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -1074,4 +1075,90 @@ func TestDetachedStreamsAreKeptPerPrincipal(t *testing.T) {
 	if n != maxDetachedPerPrincipal {
 		t.Fatalf("mallory keeps %d detached streams, want %d", n, maxDetachedPerPrincipal)
 	}
+}
+
+// countingTokens counts what reaches a TokenStore's SetToken.
+type countingTokens struct {
+	gateway.TokenStore
+	mu   sync.Mutex
+	sets int
+}
+
+func (c *countingTokens) SetToken(ctx context.Context, scope gateway.TokenScope, server, token string) error {
+	c.mu.Lock()
+	c.sets++
+	c.mu.Unlock()
+	return c.TokenStore.SetToken(ctx, scope, server, token)
+}
+
+// TestRejectedTokenHeadersKeepNothing: 200 requests carrying 20 token
+// headers of 40 KB each, on forged session ids, store nothing: the review
+// measured +160 MB kept for good by such requests.
+func TestRejectedTokenHeadersKeepNothing(t *testing.T) {
+	t.Parallel()
+	store := &countingTokens{TokenStore: gateway.NewMemoryTokenStore()}
+	opts := gateway.DefaultSettings()
+	opts.HealthInterval = 0
+	g, err := gateway.New(&gateway.Config{Settings: opts, Servers: map[string]*gateway.ServerConfig{}},
+		gateway.WithTokenStore(store), gateway.WithInProcessServer("a", testserver.New(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := New(g)
+	t.Cleanup(f.Close)
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	big := strings.Repeat("t", 40<<10)
+	for i := range 200 {
+		header := []string{"Mcp-Session-Id", []string{"stateless", "default", "no-such-session", "operator"}[i%4]}
+		for j := range 20 {
+			header = append(header, fmt.Sprintf("Sandbox-Token-s%d", j), big)
+		}
+		if status, _, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header...); status == http.StatusOK {
+			t.Fatalf("request %d with 20 x 40 KB token headers was served", i)
+		}
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if store.sets != 0 {
+		t.Fatalf("%d tokens reached the store from rejected requests", store.sets)
+	}
+}
+
+// TestSlowBodyIsCutByTheReadDeadline: a client that announces a body and
+// trickles it is cut at the body read deadline, and what its request held
+// of the byte budget is given back.
+func TestSlowBodyIsCutByTheReadDeadline(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{BodyReadTimeout: 200 * time.Millisecond, MaxInFlightBytes: 64 << 10, MaxInFlightBytesPerPrincipal: 64 << 10}))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 60000\r\n\r\n{\"jsonrpc\":", strings.TrimPrefix(srv.URL, "http://"))
+	// The server answers (or closes) on its own; the client never finishes.
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("a trickled body: %d", resp.StatusCode)
+		}
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the server held a trickled body past its read deadline")
+	}
+	// The 60,000 bytes it reserved are free again: a request that needs
+	// most of the budget goes through.
+	pad := strings.Repeat("x", 60000)
+	testwait.Until(t, 10*time.Second, "the slow body's reservation to be given back", func() bool {
+		status, _, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"`+pad[:3000]+`"}}`+strings.Repeat(" ", 56000))
+		return status != http.StatusServiceUnavailable
+	})
 }

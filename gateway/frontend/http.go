@@ -214,11 +214,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, reserve))
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// Keep the deadline and close the connection: net/http would
+		// otherwise drain the rest of the body after the handler returns,
+		// without a deadline, and a trickling client would hold the
+		// connection (and this handler's goroutine) for as long as it likes.
+		w.Header().Set("Connection", "close")
 		http.Error(w, fmt.Sprintf("request body unreadable or over %d bytes: %v", maxRequestBody, err), http.StatusRequestEntityTooLarge)
 		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	env, _ := parseEnvelope(body)
 	method, isRequest := env.Method, len(env.ID) > 0
