@@ -214,7 +214,7 @@ otherwise (--log-format).`,
 	fl.IntVar(&f.maxLimits.outputKB, "max-output-kb", 0, "the most console output (KiB) an execute_code request may ask for")
 	fl.IntVar(&f.maxLimits.resultKB, "max-result-kb", 0, "the largest result (KiB) an execute_code request may ask for")
 	fl.StringVar(&f.expose, "expose", "", `which tools tools/list holds: "code" (search_tools, execute_code and the hub tools; the default with code mode) or "all" (every upstream tool too); overrides "codeMode.expose"`)
-	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory peaks near 100 MiB + 4 × this (see docs/serve.md)")
+	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory stays under about 100 MiB + 8 × this (see docs/serve.md)")
 	return cmd
 }
 
