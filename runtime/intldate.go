@@ -10,25 +10,26 @@ import (
 	"github.com/dop251/goja"
 )
 
-// Dates in en-US, as Intl.DateTimeFormat and Date.prototype.toLocaleString,
+// Dates as Intl.DateTimeFormat and Date.prototype.toLocaleString,
 // toLocaleDateString and toLocaleTimeString: the fields agents ask for
-// (weekday, year, month, day, hour, minute, second, hour12, timeZoneName),
-// dateStyle and timeStyle, and timeZone by IANA name (an unknown one is a
-// RangeError). Patterns are ICU's en-US ones as Node 22 prints them (its ICU
-// 78 has a plain space before AM/PM again, where ICU 72-73 had U+202F).
+// (weekday, year, month, day, hour, minute, second, hour12/hourCycle,
+// timeZoneName), dateStyle and timeStyle, and timeZone by IANA name (an
+// unknown one is a RangeError), in the locales of intldata.json. Which
+// pattern ICU picks for a set of options is recorded there, not guessed.
 
 type dateFormat struct {
+	locale                                                  *localeNumbers
+	data                                                    *intlLocale
 	weekday, year, month, day, hour, minute, second, tzName string
 	dateStyle, timeStyle                                    string
-	hour12                                                  bool
+	hc                                                      string // "", h12 or h23: what the options asked for
 	loc                                                     *time.Location
 }
 
-const amPmSeparator = " "
-
-func (e *execution) dateFormatFrom(opts goja.Value, defaults string) dateFormat {
+func (e *execution) dateFormatFrom(locales, opts goja.Value, defaults string) dateFormat {
 	vm := e.vm
-	df := dateFormat{hour12: true, loc: time.Local}
+	num := numberLocale(locales)
+	df := dateFormat{locale: num, data: localeData(num.tag), loc: time.Local}
 	rangeErr := func(msg string) {
 		err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue(msg))
 		panic(err)
@@ -58,11 +59,17 @@ func (e *execution) dateFormatFrom(opts goja.Value, defaults string) dateFormat 
 		df.tzName = str("timeZoneName", "short", "long")
 		df.dateStyle = str("dateStyle", "full", "long", "medium", "short")
 		df.timeStyle = str("timeStyle", "full", "long", "medium", "short")
-		if h := o.Get("hour12"); h != nil && !goja.IsUndefined(h) {
-			df.hour12 = h.ToBoolean()
+		switch str("hourCycle", "h11", "h12", "h23", "h24") {
+		case "h11", "h12":
+			df.hc = "h12"
+		case "h23", "h24":
+			df.hc = "h23"
 		}
-		if hc := o.Get("hourCycle"); hc != nil && !goja.IsUndefined(hc) {
-			df.hour12 = hc.String() == "h12" || hc.String() == "h11"
+		if h := o.Get("hour12"); h != nil && !goja.IsUndefined(h) {
+			df.hc = "h23"
+			if h.ToBoolean() {
+				df.hc = "h12"
+			}
 		}
 		if tz := o.Get("timeZone"); tz != nil && !goja.IsUndefined(tz) {
 			name := tz.String()
@@ -76,7 +83,7 @@ func (e *execution) dateFormatFrom(opts goja.Value, defaults string) dateFormat 
 			df.loc = loc
 		}
 	}
-	if (df.dateStyle != "" || df.timeStyle != "") && (df.weekday != "" || df.year != "" || df.month != "" || df.day != "" || df.hour != "" || df.minute != "" || df.second != "") {
+	if (df.dateStyle != "" || df.timeStyle != "") && (df.weekday != "" || df.year != "" || df.month != "" || df.day != "" || df.hour != "" || df.minute != "" || df.second != "" || df.tzName != "") {
 		panic(vm.NewTypeError("Can't set option " + firstSet(df) + " when dateStyle or timeStyle is used"))
 	}
 	hasDate := df.weekday != "" || df.year != "" || df.month != "" || df.day != ""
@@ -93,7 +100,7 @@ func (e *execution) dateFormatFrom(opts goja.Value, defaults string) dateFormat 
 }
 
 func firstSet(df dateFormat) string {
-	for _, f := range []struct{ name, v string }{{"weekday", df.weekday}, {"year", df.year}, {"month", df.month}, {"day", df.day}, {"hour", df.hour}, {"minute", df.minute}, {"second", df.second}} {
+	for _, f := range []struct{ name, v string }{{"weekday", df.weekday}, {"year", df.year}, {"month", df.month}, {"day", df.day}, {"hour", df.hour}, {"minute", df.minute}, {"second", df.second}, {"timeZoneName", df.tzName}} {
 		if f.v != "" {
 			return f.name
 		}
@@ -101,228 +108,71 @@ func firstSet(df dateFormat) string {
 	return ""
 }
 
+// pattern is the recorded pattern for these options.
+func (df dateFormat) pattern() string {
+	l := df.data
+	if df.dateStyle != "" || df.timeStyle != "" {
+		key := df.dateStyle + "," + df.timeStyle
+		if df.timeStyle != "" && df.hc != "" {
+			key += "," + df.hc
+		}
+		return l.Styles[key]
+	}
+	dateKey := strings.Join([]string{df.weekday, df.year, df.month, df.day}, ",")
+	hc := ""
+	if df.hour != "" {
+		hc = df.hc
+	}
+	timeKey := strings.Join([]string{df.hour, df.minute, df.second, hc, df.tzName}, ",")
+	switch {
+	case timeKey == ",,,,":
+		return l.Date[dateKey]
+	case dateKey == ",,,":
+		return l.Time[timeKey]
+	}
+	if p, ok := l.Whole[dateKey+"|"+timeKey]; ok {
+		return p
+	}
+	glue, ok := l.GlueFor[dateKey+"|"+timeKey]
+	if !ok {
+		glue = l.Glue[dateKey]
+	}
+	return l.Date[dateKey] + strings.Replace(glue, "{0}", l.Time[timeKey], 1)
+}
+
+// parts formats ms (milliseconds since the epoch); false for an invalid date.
+func (df dateFormat) parts(ms float64) ([]datePart, bool) {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) || math.Abs(ms) > 8.64e15 {
+		return nil, false
+	}
+	return df.data.fill(df.pattern(), time.UnixMilli(int64(ms)).In(df.loc)), true
+}
+
 func (df dateFormat) format(ms float64) (string, bool) {
-	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+	parts, ok := df.parts(ms)
+	if !ok {
 		return "Invalid Date", false
 	}
-	t := time.UnixMilli(int64(ms)).In(df.loc)
-	switch {
-	case df.dateStyle != "" || df.timeStyle != "":
-		var parts []string
-		switch df.dateStyle {
-		case "full":
-			parts = append(parts, t.Format("Monday, January 2, 2006"))
-		case "long":
-			parts = append(parts, t.Format("January 2, 2006"))
-		case "medium":
-			parts = append(parts, t.Format("Jan 2, 2006"))
-		case "short":
-			parts = append(parts, t.Format("1/2/06"))
-		}
-		var tm string
-		switch df.timeStyle {
-		case "full":
-			tm = df.clock(t, true, true) + " " + longZoneName(t)
-		case "long":
-			tm = df.clock(t, true, true) + " " + shortZoneName(t)
-		case "medium":
-			tm = df.clock(t, true, true)
-		case "short":
-			tm = df.clock(t, true, false)
-		}
-		if tm != "" {
-			sep := ", "
-			if df.dateStyle == "full" || df.dateStyle == "long" {
-				sep = " at "
-			}
-			if len(parts) == 0 {
-				return tm, true
-			}
-			return parts[0] + sep + tm, true
-		}
-		return parts[0], true
-	}
-	var date string
-	textMonth := df.month == "long" || df.month == "short" || df.month == "narrow"
-	wd := ""
-	switch df.weekday {
-	case "long":
-		wd = t.Format("Monday")
-	case "short":
-		wd = t.Format("Mon")
-	case "narrow":
-		wd = t.Format("Mon")[:1]
-	}
-	year := ""
-	switch df.year {
-	case "numeric":
-		year = t.Format("2006")
-	case "2-digit":
-		year = t.Format("06")
-	}
-	day := ""
-	switch df.day {
-	case "numeric":
-		day = t.Format("2")
-	case "2-digit":
-		day = t.Format("02")
-	}
-	if textMonth {
-		month := map[string]string{"long": t.Format("January"), "short": t.Format("Jan"), "narrow": t.Format("Jan")[:1]}[df.month]
-		date = month
-		if day != "" {
-			date += " " + day
-		}
-		if year != "" {
-			if day != "" {
-				date += ", " + year
-			} else {
-				date += " " + year
-			}
-		}
-		if wd != "" {
-			date = wd + ", " + date
-		}
-	} else {
-		var nums []string
-		switch df.month {
-		case "numeric":
-			nums = append(nums, t.Format("1"))
-		case "2-digit":
-			nums = append(nums, t.Format("01"))
-		}
-		if day != "" {
-			nums = append(nums, day)
-		}
-		if year != "" {
-			nums = append(nums, year)
-		}
-		date = strings.Join(nums, "/")
-		if wd != "" {
-			if date == "" {
-				date = wd
-			} else {
-				date = wd + ", " + date
-			}
-		}
-	}
-	tm := ""
-	if df.hour != "" || df.minute != "" || df.second != "" {
-		tm = df.fieldsClock(t)
-		switch df.tzName {
-		case "short":
-			tm += " " + shortZoneName(t)
-		case "long":
-			tm += " " + longZoneName(t)
-		}
-	} else if df.tzName != "" && date != "" {
-		name := shortZoneName(t)
-		if df.tzName == "long" {
-			name = longZoneName(t)
-		}
-		date += ", " + name
-	}
-	switch {
-	case date != "" && tm != "":
-		return date + ", " + tm, true
-	case date != "":
-		return date, true
-	}
-	return tm, true
+	return joinParts(parts), true
 }
 
-// clock is h:mm[:ss] AM/PM (or HH:mm[:ss] on a 24-hour clock).
-func (df dateFormat) clock(t time.Time, minutes, seconds bool) string {
-	s := ""
-	if df.hour12 {
-		s = t.Format("3:04")
-	} else {
-		s = t.Format("15:04")
+// joinParts is format's answer from formatToParts': V8 writes ICU's
+// narrow no-break spaces (before AM/PM, in "à 15:04") as plain spaces
+// there, for pages that compared with " ", and keeps them in the parts.
+func joinParts(parts []datePart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(strings.ReplaceAll(p.value, "\u202f", " "))
 	}
-	if seconds {
-		s += t.Format(":05")
-	}
-	if df.hour12 {
-		s += amPmSeparator + t.Format("PM")
-	}
-	return s
+	return b.String()
 }
 
-// fieldsClock formats the hour, minute and second fields asked for.
-func (df dateFormat) fieldsClock(t time.Time) string {
-	var s string
-	h := t.Hour()
-	if df.hour12 {
-		h = h % 12
-		if h == 0 {
-			h = 12
-		}
+// hourCycle is the cycle the format uses, as resolvedOptions reports it.
+func (df dateFormat) hourCycle() string {
+	if df.hc != "" {
+		return df.hc
 	}
-	switch {
-	case df.hour == "2-digit" || (!df.hour12 && df.hour != ""):
-		s = fmt.Sprintf("%02d", h)
-	case df.hour == "numeric":
-		s = fmt.Sprint(h)
-	}
-	if df.minute != "" {
-		m := fmt.Sprintf("%02d", t.Minute())
-		if df.hour == "" && df.minute == "numeric" && df.second == "" {
-			m = fmt.Sprint(t.Minute())
-		}
-		if s != "" {
-			s += ":"
-		}
-		s += m
-	}
-	if df.second != "" {
-		sec := fmt.Sprintf("%02d", t.Second())
-		if df.hour == "" && df.minute == "" && df.second == "numeric" {
-			sec = fmt.Sprint(t.Second())
-		}
-		if s != "" {
-			s += ":"
-		}
-		s += sec
-	}
-	if df.hour != "" && df.hour12 {
-		s += amPmSeparator + t.Format("PM")
-	}
-	return s
-}
-
-// shortZoneName is ICU's en-US short zone name: the US abbreviations and
-// UTC; elsewhere GMT with the offset.
-func shortZoneName(t time.Time) string {
-	abbr, off := t.Zone()
-	switch abbr {
-	case "UTC":
-		return "UTC"
-	case "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT", "AKST", "AKDT", "HST":
-		return abbr
-	}
-	if off == 0 {
-		return "GMT"
-	}
-	sign := "+"
-	if off < 0 {
-		sign, off = "-", -off
-	}
-	s := fmt.Sprintf("GMT%s%d", sign, off/3600)
-	if m := off % 3600 / 60; m != 0 {
-		s += fmt.Sprintf(":%02d", m)
-	}
-	return s
-}
-
-func longZoneName(t time.Time) string {
-	abbr, _ := t.Zone()
-	names := map[string]string{"UTC": "Coordinated Universal Time", "EST": "Eastern Standard Time", "EDT": "Eastern Daylight Time",
-		"CST": "Central Standard Time", "CDT": "Central Daylight Time", "MST": "Mountain Standard Time", "MDT": "Mountain Daylight Time",
-		"PST": "Pacific Standard Time", "PDT": "Pacific Daylight Time"}
-	if n, ok := names[abbr]; ok {
-		return n
-	}
-	return shortZoneName(t)
+	return df.data.HourCycle
 }
 
 // installDateLocale makes Date.prototype.toLocaleString,
@@ -338,7 +188,7 @@ func (e *execution) installDateLocale() error {
 			if err != nil {
 				panic(err)
 			}
-			df := e.dateFormatFrom(c.Argument(1), defaults)
+			df := e.dateFormatFrom(c.Argument(0), c.Argument(1), defaults)
 			if defaults == "date" && df.timeStyle != "" {
 				panic(vm.NewTypeError("Invalid option : timeStyle"))
 			}
@@ -360,15 +210,15 @@ func (e *execution) installDateTimeFormat(intl *goja.Object) error {
 	proto := vm.NewObject()
 	formats := map[*goja.Object]dateFormat{}
 	ctor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		formats[call.This] = e.dateFormatFrom(call.Argument(1), "date")
+		formats[call.This] = e.dateFormatFrom(call.Argument(0), call.Argument(1), "date")
 		return call.This
 	}).(*goja.Object)
 	getTime, _ := goja.AssertFunction(vm.GlobalObject().Get("Date").ToObject(vm).Get("prototype").ToObject(vm).Get("getTime"))
-	if err := defineFunc(vm, proto, "format", func(c goja.FunctionCall) goja.Value {
+	formatted := func(c goja.FunctionCall, what string) []datePart {
 		o, _ := c.This.(*goja.Object)
 		df, ok := formats[o]
 		if !ok {
-			panic(vm.NewTypeError("Intl.DateTimeFormat.prototype.format called on an object that is not a DateTimeFormat"))
+			panic(vm.NewTypeError("Intl.DateTimeFormat.prototype." + what + " called on an object that is not a DateTimeFormat"))
 		}
 		ms := float64(time.Now().UnixMilli())
 		if a := c.Argument(0); !goja.IsUndefined(a) {
@@ -379,23 +229,51 @@ func (e *execution) installDateTimeFormat(intl *goja.Object) error {
 				ms = a.ToFloat()
 			}
 		}
-		s, ok := df.format(ms)
+		parts, ok := df.parts(ms)
 		if !ok {
 			err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("Invalid time value"))
 			panic(err)
 		}
-		return vm.ToValue(s)
+		return parts
+	}
+	if err := defineFunc(vm, proto, "format", func(c goja.FunctionCall) goja.Value {
+		return vm.ToValue(joinParts(formatted(c, "format")))
+	}); err != nil {
+		return err
+	}
+	if err := defineFunc(vm, proto, "formatToParts", func(c goja.FunctionCall) goja.Value {
+		var out []any
+		for _, p := range formatted(c, "formatToParts") {
+			o := vm.NewObject()
+			_ = o.Set("type", p.typ)
+			_ = o.Set("value", p.value)
+			out = append(out, o)
+		}
+		return vm.NewArray(out...)
 	}); err != nil {
 		return err
 	}
 	if err := defineFunc(vm, proto, "resolvedOptions", func(c goja.FunctionCall) goja.Value {
 		o, _ := c.This.(*goja.Object)
-		df := formats[o]
+		df, ok := formats[o]
+		if !ok {
+			panic(vm.NewTypeError("Method Intl.DateTimeFormat.prototype.resolvedOptions called on incompatible receiver"))
+		}
 		out := vm.NewObject()
-		_ = out.Set("locale", "en-US")
+		_ = out.Set("locale", df.locale.tag)
 		_ = out.Set("calendar", "gregory")
 		_ = out.Set("numberingSystem", "latn")
-		_ = out.Set("timeZone", df.loc.String())
+		_ = out.Set("timeZone", zoneID(df.loc))
+		if df.hour != "" || df.timeStyle != "" {
+			_ = out.Set("hourCycle", df.hourCycle())
+			_ = out.Set("hour12", df.hourCycle() == "h12")
+		}
+		for _, f := range []struct{ name, v string }{{"weekday", df.weekday}, {"year", df.year}, {"month", df.month}, {"day", df.day},
+			{"hour", df.hour}, {"minute", df.minute}, {"second", df.second}, {"timeZoneName", df.tzName}, {"dateStyle", df.dateStyle}, {"timeStyle", df.timeStyle}} {
+			if f.v != "" {
+				_ = out.Set(f.name, f.v)
+			}
+		}
 		return out
 	}); err != nil {
 		return err

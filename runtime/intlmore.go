@@ -9,10 +9,11 @@ import (
 	"github.com/dop251/goja"
 )
 
-// English plural, list and relative-time formatting (Intl.PluralRules,
-// Intl.ListFormat, Intl.RelativeTimeFormat), the rules agents use to
-// write "1 item" / "2 items", "a, b, and c" and "3 days ago". Other
-// locales use the English rules for now, never an error.
+// Intl.PluralRules, Intl.ListFormat and Intl.RelativeTimeFormat, the rules
+// agents use to write "1 item" / "2 items", "a, b, and c" and "3 days
+// ago", in the locales of intldata.json (others fall back to their
+// language, then en-US). Plural rules are CLDR 48's, written out below;
+// list and relative-time patterns are ICU's, recorded by intlgen.
 
 func (e *execution) optString(o goja.Value, name, def string, allowed ...string) string {
 	obj, ok := o.(*goja.Object)
@@ -33,34 +34,100 @@ func (e *execution) optString(o goja.Value, name, def string, allowed ...string)
 	panic(err)
 }
 
-// englishPlural is CLDR's English cardinal or ordinal category of n.
-func englishPlural(n float64, ordinal bool) string {
+// pluralCategory is CLDR's cardinal or ordinal category of the number
+// written as digits (no sign, "1.50" keeps its visible zeros) in a
+// locale's language.
+func pluralCategory(lang, digits string, ordinal bool) string {
+	intPart, frac, _ := strings.Cut(digits, ".")
+	i, _ := strconv.ParseInt(intPart, 10, 64)
+	v := len(frac)
+	n, _ := strconv.ParseFloat(digits, 64)
+	i10, i100 := i%10, i%100
+	million := v == 0 && i != 0 && i%1000000 == 0
 	if ordinal {
-		if n != math.Trunc(n) || n < 0 {
-			return "other"
-		}
-		i := int64(n)
-		switch {
-		case i%10 == 1 && i%100 != 11:
-			return "one"
-		case i%10 == 2 && i%100 != 12:
-			return "two"
-		case i%10 == 3 && i%100 != 13:
-			return "few"
+		switch lang {
+		case "en":
+			if v != 0 {
+				return "other"
+			}
+			switch {
+			case i10 == 1 && i100 != 11:
+				return "one"
+			case i10 == 2 && i100 != 12:
+				return "two"
+			case i10 == 3 && i100 != 13:
+				return "few"
+			}
+		case "fr":
+			if n == 1 {
+				return "one"
+			}
+		case "it":
+			if n == 11 || n == 8 || n == 80 || n == 800 {
+				return "many"
+			}
+		case "hi":
+			switch n {
+			case 1:
+				return "one"
+			case 2, 3:
+				return "two"
+			case 4:
+				return "few"
+			case 6:
+				return "many"
+			}
 		}
 		return "other"
 	}
-	if math.Abs(n) == 1 { // plural operands are absolute: -1 is "one"
-		return "one"
+	switch lang {
+	case "en", "de", "nl", "it":
+		if i == 1 && v == 0 {
+			return "one"
+		}
+		if lang == "it" && million {
+			return "many"
+		}
+	case "es":
+		if n == 1 {
+			return "one"
+		}
+		if million {
+			return "many"
+		}
+	case "fr", "pt":
+		if i <= 1 {
+			return "one"
+		}
+		if million {
+			return "many"
+		}
+	case "ru":
+		switch {
+		case v != 0:
+			return "other"
+		case i10 == 1 && i100 != 11:
+			return "one"
+		case i10 >= 2 && i10 <= 4 && (i100 < 12 || i100 > 14):
+			return "few"
+		}
+		return "many"
+	case "hi":
+		if i == 0 || n == 1 {
+			return "one"
+		}
 	}
 	return "other"
 }
 
-// englishList joins items as CLDR's English list patterns do.
-func englishList(items []string, typ, style string) string {
-	word := map[string]string{"conjunction": "and", "disjunction": "or"}[typ]
-	if typ == "conjunction" && style == "short" {
-		word = "&"
+// listPattern joins items with a locale's recorded list patterns.
+func listPattern(l *intlLocale, lang string, items []string, typ, style string) string {
+	p := l.Lists[typ+"-"+style]
+	join := func(tmpl, a, b string) string {
+		if lang == "es" {
+			tmpl = spanishConjunction(tmpl, b)
+		}
+		return strings.Replace(strings.Replace(tmpl, "{0}", a, 1), "{1}", b, 1)
 	}
 	switch len(items) {
 	case 0:
@@ -68,67 +135,65 @@ func englishList(items []string, typ, style string) string {
 	case 1:
 		return items[0]
 	case 2:
-		if typ == "unit" || (typ == "conjunction" && style == "narrow") {
-			sep := ", "
-			if typ == "unit" && style == "narrow" {
-				sep = " "
-			}
-			return items[0] + sep + items[1]
-		}
-		return items[0] + " " + word + " " + items[1]
+		return join(p[0], items[0], items[1])
 	}
-	head := strings.Join(items[:len(items)-1], ", ")
-	last := items[len(items)-1]
+	n := len(items)
+	out := join(p[3], items[n-2], items[n-1])
+	for i := n - 3; i >= 1; i-- {
+		out = join(p[2], items[i], out)
+	}
+	return join(p[1], items[0], out)
+}
+
+// spanishConjunction is ICU's rule for Spanish lists: "y" becomes "e"
+// before an "i" sound ("Juan e Inés") and "o" becomes "u" before an "o"
+// sound ("siete u ocho").
+func spanishConjunction(tmpl, next string) string {
+	w := strings.ToLower(next)
 	switch {
-	case typ == "unit" && style == "narrow":
-		return strings.Join(items, " ")
-	case typ == "unit" || (typ == "conjunction" && style == "narrow"):
-		return head + ", " + last
+	case strings.Contains(tmpl, " y ") && (strings.HasPrefix(w, "i") || (strings.HasPrefix(w, "hi") && !strings.HasPrefix(w, "hia") && !strings.HasPrefix(w, "hie"))):
+		return strings.Replace(tmpl, " y ", " e ", 1)
+	case strings.Contains(tmpl, " o ") && (strings.HasPrefix(w, "o") || strings.HasPrefix(w, "ho") || strings.HasPrefix(w, "8") || w == "11" || strings.HasPrefix(w, "11 ")):
+		return strings.Replace(tmpl, " o ", " u ", 1)
 	}
-	return head + ", " + word + " " + last
+	return tmpl
 }
 
 var relativeUnits = map[string]string{"year": "year", "years": "year", "quarter": "quarter", "quarters": "quarter",
 	"month": "month", "months": "month", "week": "week", "weeks": "week", "day": "day", "days": "day",
 	"hour": "hour", "hours": "hour", "minute": "minute", "minutes": "minute", "second": "second", "seconds": "second"}
 
-// englishRelative formats n units from now, as RelativeTimeFormat("en").
-func englishRelative(n float64, unit, numeric, style string) string {
-	if numeric == "auto" {
-		auto := map[string]map[float64]string{
-			"day":     {-1: "yesterday", 0: "today", 1: "tomorrow"},
-			"year":    {-1: "last year", 0: "this year", 1: "next year"},
-			"month":   {-1: "last month", 0: "this month", 1: "next month"},
-			"week":    {-1: "last week", 0: "this week", 1: "next week"},
-			"quarter": {-1: "last quarter", 0: "this quarter", 1: "next quarter"},
-			"hour":    {0: "this hour"},
-			"minute":  {0: "this minute"},
-			"second":  {0: "now"},
-		}
-		if s, ok := auto[unit][n]; ok && !(n == 0 && math.Signbit(n) && unit != "second") {
+// relativeTime formats n units from now in a locale, as
+// RelativeTimeFormat's format does.
+func relativeTime(num *localeNumbers, n float64, unit, numeric, style string) string {
+	l := localeData(num.tag)
+	entry := l.Relative[unit+"-"+style]
+	past := n < 0 || (n == 0 && math.Signbit(n))
+	if numeric == "auto" && !(n == 0 && past) {
+		if s, ok := entry.Auto[strconv.FormatFloat(n, 'f', -1, 64)]; ok {
 			return s
 		}
 	}
-	abs := math.Abs(n)
-	num := numberLocales["en-US"]
 	nf := numberFormat{loc: num, style: "decimal", grouping: true, minFrac: 0, maxFrac: 3}
-	name := unit
-	if style != "long" {
-		name = map[string]string{"year": "yr.", "quarter": "qtr.", "month": "mo.", "week": "wk.", "day": "day", "hour": "hr.", "minute": "min.", "second": "sec."}[unit]
-		if unit == "day" && abs != 1 {
-			name = "days"
-		}
-		if unit == "quarter" && abs != 1 {
-			name = "qtrs."
-		}
-	} else if abs != 1 {
-		name += "s"
+	abs := math.Abs(n)
+	digits := roundHalfExpand(strconv.FormatFloat(abs, 'f', -1, 64), 3) // as the number is shown
+	if strings.Contains(digits, ".") {
+		digits = strings.TrimRight(strings.TrimRight(digits, "0"), ".")
 	}
-	s := nf.format(abs) + " " + name
-	if n < 0 || (n == 0 && math.Signbit(n)) {
-		return s + " ago"
+	forms := entry.Future
+	if past {
+		forms = entry.Past
 	}
-	return "in " + s
+	tmpl, ok := forms[pluralCategory(langOf(num.tag), digits, false)]
+	if !ok {
+		tmpl = forms["other"]
+	}
+	return strings.Replace(tmpl, "{0}", nf.format(abs), 1)
+}
+
+func langOf(tag string) string {
+	lang, _, _ := strings.Cut(tag, "-")
+	return lang
 }
 
 // installIntlMore adds PluralRules, ListFormat and RelativeTimeFormat to an
@@ -147,7 +212,10 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 		_ = proto.DefineDataProperty("constructor", c, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 		return intl.DefineDataProperty(name, c, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
-	type opts struct{ a, b string }
+	type opts struct {
+		a, b string
+		num  *localeNumbers
+	}
 	state := map[*goja.Object]opts{}
 	of := func(this goja.Value, what string) opts {
 		if o, ok := this.(*goja.Object); ok {
@@ -158,19 +226,26 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 		panic(vm.NewTypeError("Method Intl." + what + " called on an incompatible receiver"))
 	}
 	if err := class("PluralRules", func(call goja.ConstructorCall) *goja.Object {
-		state[call.This] = opts{a: e.optString(call.Argument(1), "type", "cardinal", "cardinal", "ordinal")}
+		state[call.This] = opts{a: e.optString(call.Argument(1), "type", "cardinal", "cardinal", "ordinal"), num: numberLocale(call.Argument(0))}
 		return call.This
 	}, map[string]func(goja.FunctionCall) goja.Value{
 		"select": func(c goja.FunctionCall) goja.Value {
-			return vm.ToValue(englishPlural(c.Argument(0).ToFloat(), of(c.This, "PluralRules").a == "ordinal"))
+			o := of(c.This, "PluralRules")
+			n := c.Argument(0).ToFloat()
+			if math.IsNaN(n) || math.IsInf(n, 0) {
+				return vm.ToValue("other")
+			}
+			digits := strconv.FormatFloat(math.Abs(n), 'f', -1, 64)
+			return vm.ToValue(pluralCategory(langOf(o.num.tag), digits, o.a == "ordinal"))
 		},
 	}); err != nil {
 		return err
 	}
 	if err := class("ListFormat", func(call goja.ConstructorCall) *goja.Object {
 		state[call.This] = opts{
-			a: e.optString(call.Argument(1), "type", "conjunction", "conjunction", "disjunction", "unit"),
-			b: e.optString(call.Argument(1), "style", "long", "long", "short", "narrow"),
+			a:   e.optString(call.Argument(1), "type", "conjunction", "conjunction", "disjunction", "unit"),
+			b:   e.optString(call.Argument(1), "style", "long", "long", "short", "narrow"),
+			num: numberLocale(call.Argument(0)),
 		}
 		return call.This
 	}, map[string]func(goja.FunctionCall) goja.Value{
@@ -189,15 +264,16 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 				}
 				items = append(items, v.String())
 			}
-			return vm.ToValue(englishList(items, o.a, o.b))
+			return vm.ToValue(listPattern(localeData(o.num.tag), langOf(o.num.tag), items, o.a, o.b))
 		},
 	}); err != nil {
 		return err
 	}
 	return class("RelativeTimeFormat", func(call goja.ConstructorCall) *goja.Object {
 		state[call.This] = opts{
-			a: e.optString(call.Argument(1), "numeric", "always", "always", "auto"),
-			b: e.optString(call.Argument(1), "style", "long", "long", "short", "narrow"),
+			a:   e.optString(call.Argument(1), "numeric", "always", "always", "auto"),
+			b:   e.optString(call.Argument(1), "style", "long", "long", "short", "narrow"),
+			num: numberLocale(call.Argument(0)),
 		}
 		return call.This
 	}, map[string]func(goja.FunctionCall) goja.Value{
@@ -213,7 +289,7 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 				err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("Invalid value"))
 				panic(err)
 			}
-			return vm.ToValue(englishRelative(n, unit, o.a, o.b))
+			return vm.ToValue(relativeTime(o.num, n, unit, o.a, o.b))
 		},
 	})
 }
