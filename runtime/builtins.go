@@ -165,33 +165,94 @@ func (e *execution) installUnicodeRegExp() error {
 			src = src.ToObject(vm).Get("source")
 		}
 		pattern := src.String()
+		if strings.Contains(flags, "v") {
+			if strings.Contains(flags, "u") {
+				se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue("Invalid flags supplied to RegExp constructor '"+flags+"'"))
+				panic(se)
+			}
+			out, err := translateUnicodeSets(pattern)
+			if err != nil {
+				se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
+				panic(se)
+			}
+			pattern, flags = out, strings.Replace(flags, "v", "u", 1)
+			args = append([]goja.Value{vm.ToValue(pattern), vm.ToValue(flags)}, args[2:]...)
+		}
 		if !strings.Contains(pattern, `\p{`) && !strings.Contains(pattern, `\P{`) {
 			return args
 		}
 		out, err := expandUnicodeProperties(pattern)
 		if err != nil {
-			se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue(err.Error()))
+			se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
 			panic(se)
 		}
 		return append([]goja.Value{vm.ToValue(out)}, args[1:]...)
 	}
+	// A v regexp runs as its u rewrite, and says what it was written as.
+	marked := func(obj *goja.Object, args []goja.Value) *goja.Object {
+		if len(args) < 2 || goja.IsUndefined(args[1]) || !strings.Contains(args[1].String(), "v") {
+			return obj
+		}
+		src := args[0]
+		if o, isObj := src.(*goja.Object); isObj && o.ClassName() == "RegExp" {
+			src = o.Get("source")
+		}
+		_ = obj.DefineDataProperty("source", vm.ToValue(src.String()), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		_ = obj.DefineDataProperty("flags", vm.ToValue(args[1].String()), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		_ = obj.DefineDataProperty("unicode", vm.ToValue(false), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		_ = obj.DefineDataProperty("unicodeSets", vm.ToValue(true), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		return obj
+	}
+	// A rewritten regexp (v, or u with \p{...}) is compiled once per run
+	// and cloned after: the rewrite is a class of hundreds of ranges that
+	// takes goja ~150 µs to compile, and a loop that builds the same RegExp
+	// (as esbuild's lowering of a v literal does each time round) would pay
+	// it every time, where V8 reuses the literal.
+	compiled := map[[2]string]*goja.Object{}
+	var self *goja.Object // the proxy, once made
+	cachedConstruct := func(args []goja.Value) *goja.Object {
+		var key [2]string
+		if len(args) >= 2 && !goja.IsUndefined(args[1]) && strings.ContainsAny(args[1].String(), "uv") {
+			src := args[0]
+			if o, isObj := src.(*goja.Object); isObj && o.ClassName() == "RegExp" {
+				src = o.Get("source")
+			}
+			key = [2]string{src.String(), args[1].String()}
+		}
+		template, ok := compiled[key]
+		if !ok {
+			rewritten := rewrite(args)
+			obj, err := construct(orig, rewritten...)
+			if err != nil {
+				panic(err)
+			}
+			if key[1] == "" || rewritten[0] == args[0] {
+				return obj // nothing was rewritten: nothing to save
+			}
+			template = obj
+			if len(compiled) < 256 {
+				compiled[key] = template
+			}
+		}
+		clone, err := construct(orig, template) // no flags: goja clones the compiled pattern
+		if err != nil {
+			panic(err)
+		}
+		return marked(clone, args)
+	}
 	proxy := vm.NewProxy(orig, &goja.ProxyTrapConfig{
 		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
-			if newTarget == nil || newTarget.SameAs(target) {
-				newTarget = orig
+			if newTarget == nil || newTarget.SameAs(target) || newTarget.SameAs(self) {
+				return cachedConstruct(args)
 			}
 			obj, err := construct(newTarget, rewrite(args)...)
 			if err != nil {
 				panic(err)
 			}
-			return obj
+			return marked(obj, args)
 		},
 		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
-			obj, err := construct(orig, rewrite(args)...)
-			if err != nil {
-				panic(err)
-			}
-			return obj
+			return cachedConstruct(args)
 		},
 	})
 	// goja's instanceof does not see through a proxy of a constructor; answer
@@ -205,6 +266,7 @@ func (e *execution) installUnicodeRegExp() error {
 		return err
 	}
 	pv := vm.ToValue(proxy)
+	self = pv.(*goja.Object)
 	if err := regexpProto.DefineDataProperty("constructor", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return err
 	}
