@@ -2,6 +2,7 @@ package typegen
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -159,5 +160,67 @@ func TestReservedGlobalsCoverTypeScriptLib(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("globals missing from reservedGlobals (add them to reserved.go): %s", strings.Join(missing, ", "))
+	}
+}
+
+// TestGlobalsCompile proves Globals with GlobalsLib and no DOM is what a
+// snippet can use: code using every declared global compiles, and the
+// names left out on purpose are errors.
+func TestGlobalsCompile(t *testing.T) {
+	testpeers.Node(t)
+	uses := `async function snippet() {
+	const u = new URL("/a?b=1", "https://example.com");
+	u.searchParams.set("c", "2");
+	const q = new URLSearchParams({ x: "1" });
+	const bytes = new TextEncoder().encode("hi");
+	const text = new TextDecoder().decode(bytes);
+	const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+	const id: string = crypto.randomUUID();
+	crypto.getRandomValues(new Uint32Array(4));
+	const t0 = performance.now();
+	const ctl = new AbortController();
+	ctl.signal.addEventListener("abort", () => console.log("aborted"));
+	AbortSignal.timeout(10).throwIfAborted();
+	const copy = structuredClone({ m: new Map([["a", 1]]) });
+	const when = new Intl.DateTimeFormat("de-DE", { dateStyle: "full", timeZone: "UTC" }).format(new Date());
+	const plural = new Intl.PluralRules("en-US").select(2);
+	const list = new Intl.ListFormat("en", { type: "conjunction" }).format(["a", "b"]);
+	const evens = [1, 2, 3, 4].values().filter((n) => n % 2 === 0).map((n) => n * 10).toArray();
+	const all = await Array.fromAsync((async function* () { yield 1; })());
+	const both = new Set([1]).union(new Set([2]));
+	const ok = "x".isWellFormed() && /[\p{L}--[a-z]]/v.test("A");
+	const id2 = setTimeout(() => {}, 1); clearTimeout(id2);
+	queueMicrotask(() => {});
+	return { u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
+}
+`
+	missing := map[string]string{
+		"fetch.ts":    `async function f() { return fetch("https://example.com"); }`,
+		"document.ts": `function f() { return document.title; }`,
+		"process.ts":  `function f() { return process.env.HOME; }`,
+		"require.ts":  `function f() { return require("fs"); }`,
+	}
+	tsc := testpeers.Bin(t, "tsc")
+	check := func(name, src string) string {
+		dir := t.TempDir()
+		for file, text := range map[string]string{"globals.d.ts": Globals, name: src} {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(tsc, "--noEmit", "--strict", "--pretty", "false", "--target", "es2024", "--types", "",
+			"--lib", strings.Join(GlobalsLib, ","), "globals.d.ts", name)
+		cmd.Dir = dir
+		cmd.Env = testpeers.Env(t)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := check("uses.ts", uses); out != "" {
+		t.Fatalf("a snippet using the declared globals does not compile:\n%s", out)
+	}
+	for name, src := range missing {
+		if out := check(name, src); !strings.Contains(out, "Cannot find name '"+strings.TrimSuffix(name, ".ts")+"'") {
+			t.Errorf("%s: want tsc's \"Cannot find name\", got:\n%s", name, out)
+		}
 	}
 }

@@ -22,6 +22,7 @@ type typesFlags struct {
 	servers []string
 	tools   []string
 	strict  bool
+	globals bool
 	gw      gatewayFlags
 }
 
@@ -50,14 +51,27 @@ Problems in a tool's schema (invalid JSON, a $ref that points nowhere, a cycle)
 are printed as warnings naming the tool and the JSON pointer; the tool is still
 declared with the broken part widened, and every other tool is unaffected.
 
+--globals writes the declarations of the globals a snippet has besides the
+language (URL, TextEncoder, crypto, AbortController, ...), to compile snippets
+with tsc: use them with lib es2024, es2025.collection, es2025.iterator,
+es2025.intl and esnext.array, and no DOM; fetch, process and require are then
+"Cannot find name", as in the sandbox.
+
 Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 2 usage error or unreadable input.`,
 		Example: `  sandbox types --from testdata/toolcorpus/tools.json -o tools.d.ts
   sandbox types --from list.json --server github --tool github:list_commits
   mcp-inspector --cli node server.js --method tools/list | sandbox types --from - --server mine
-  sandbox types --config examples/mcp.json -o demo.d.ts`,
+  sandbox types --config examples/mcp.json -o demo.d.ts
+  sandbox types --globals -o sandbox-globals.d.ts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.globals {
+				if f.from != "" || f.gw.config != "" {
+					return &exitError{code: 2, msg: "types: --globals writes the sandbox's globals on their own; run it without --from or --config"}
+				}
+				return writeGlobals(f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			if (f.from == "") == (f.gw.config == "") {
 				return &exitError{code: 2, msg: "types: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
 			}
@@ -85,6 +99,7 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 	cmd.Flags().StringArrayVar(&f.servers, "server", nil, "declare this server's tools (repeatable); names the server of a tools/list response")
 	cmd.Flags().StringArrayVar(&f.tools, "tool", nil, `declare this tool, by id "server:tool" (repeatable)`)
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when any tool has a problem")
+	cmd.Flags().BoolVar(&f.globals, "globals", false, "write the declarations of the sandbox's globals (URL, crypto, ...) for tsc instead")
 	f.gw.add(cmd, "warn")
 	return cmd
 }
@@ -170,6 +185,21 @@ func writeTypes(tools []typegen.Tool, f typesFlags, stdout, stderr io.Writer) er
 	if f.strict && len(out.Problems) > 0 {
 		return &exitError{code: 1, msg: fmt.Sprintf("types: %d problems (--strict)", len(out.Problems))}
 	}
+	return nil
+}
+
+// writeGlobals writes typegen.Globals, with the lib setting it goes with.
+func writeGlobals(f typesFlags, stdout, stderr io.Writer) error {
+	if f.out == "" {
+		if _, err := io.WriteString(stdout, typegen.Globals); err != nil {
+			return &exitError{code: 2, msg: "types: writing stdout: " + err.Error()}
+		}
+		return nil
+	}
+	if err := writeFileAtomic(f.out, []byte(typegen.Globals)); err != nil {
+		return &exitError{code: 2, msg: "types: " + err.Error()}
+	}
+	fmt.Fprintf(stderr, "sandbox: wrote the sandbox's globals to %s; compile with lib %s and no DOM\n", f.out, strings.Join(typegen.GlobalsLib, ","))
 	return nil
 }
 

@@ -138,3 +138,26 @@ func TestTypesHelp(t *testing.T) {
 		t.Errorf("help should explain the input formats and flags; exit %d:\n%s", r.code, r.stdout)
 	}
 }
+
+func TestTypesGlobals(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "globals.d.ts")
+	r := runCLI(t, "", "types", "--globals", "-o", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "es2025.iterator") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"declare var URL:", "declare var crypto: Crypto", "declare var AbortSignal:"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("globals lack %q", want)
+		}
+	}
+	if strings.Contains(string(data), "declare function fetch") {
+		t.Error("fetch is declared, but a snippet has no network")
+	}
+	if r := runCLI(t, "", "types", "--globals", "--from", corpusPath); r.code != 2 || !strings.Contains(r.stderr, "without --from") {
+		t.Errorf("--globals with --from: exit %d, %q", r.code, r.stderr)
+	}
+}
