@@ -22,6 +22,9 @@ var globalFamilies = []struct{ name, op string }{
 	{"structuredClone", `structuredClone({ a: [1, 2, { b: "c" }], d: new Date(0) }).a.length`},
 	{"Intl.NumberFormat", `(1234567.891).toLocaleString("de-DE")`},
 	{"Date.toLocaleString", `new Date(0).toLocaleString("en-US", { timeZone: "America/New_York" })`},
+	{"Date.toLocaleString ja-JP", `new Date(0).toLocaleString("ja-JP", { timeZone: "Asia/Tokyo", dateStyle: "full", timeStyle: "short" })`},
+	{"Intl.RelativeTimeFormat ru", `new Intl.RelativeTimeFormat("ru", { numeric: "auto" }).format(-3, "day")`},
+	{"RegExp v flag", `/[\p{L}--[a-z]]/v.test("É")`},
 	{"iterator helpers", `[1, 2, 3, 4].values().filter(x => x % 2).map(x => x * 2).toArray().length`},
 	{"localeCompare", `"item10".localeCompare("item2", undefined, { numeric: true })`},
 }
