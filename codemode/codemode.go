@@ -20,6 +20,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -48,12 +49,13 @@ type Options struct {
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
 type Engine struct {
-	gw    *gateway.Gateway
-	rt    *runtime.Runtime
-	ix    *vectorindex.Index
-	opts  Options
-	types *typegen.Cache
-	log   *slog.Logger
+	gw     *gateway.Gateway
+	rt     *runtime.Runtime
+	ix     *vectorindex.Index
+	opts   Options
+	types  *typegen.Cache
+	log    *slog.Logger
+	shapes *shapeBook // result types learned from calls (shapes.go)
 
 	state    atomic.Pointer[catalogState]
 	hits     hitCache
@@ -76,6 +78,9 @@ type catalogState struct {
 	namespaces map[string]string
 	// members lists each namespace's tools, for suggestions within it.
 	members map[string][]typegen.Binding
+	// defs is each tool's definition hash (by index in tools), which keys
+	// its learned result shape.
+	defs []string
 }
 
 // New builds an engine over a started gateway and indexes its catalog. rt
@@ -98,10 +103,14 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		return nil, fmt.Errorf("codemode: opening the tool index: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel}
+	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
+		shapes: newShapeBook(opts.IndexDir)}
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		return nil, err
+	}
+	if opts.IndexDir != "" {
+		go e.saveShapes(ctx)
 	}
 	// Catalog changes arrive on the gateway's goroutines: re-sync in the
 	// background, coalescing bursts (a server restarting lists everything).
@@ -125,8 +134,27 @@ func (e *Engine) Close() error {
 		e.unsub()
 	}
 	e.stopSync()
-	return nil
+	return e.shapes.save()
 }
+
+// saveShapes writes the learned result types every shapeSaveInterval while
+// they change, until the engine closes (Close writes the last ones).
+func (e *Engine) saveShapes(ctx context.Context) {
+	t := time.NewTicker(shapeSaveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := e.shapes.save(); err != nil {
+				e.log.Warn("code mode: saving learned result types failed", "err", err)
+			}
+		}
+	}
+}
+
+const shapeSaveInterval = 10 * time.Second
 
 // sync brings the index and the names up to date with the gateway's catalog.
 // Unchanged tools are not re-embedded (the index diffs by definition hash).
@@ -146,7 +174,9 @@ func (e *Engine) sync(ctx context.Context) error {
 	}
 	for _, t := range gwTools {
 		st.byID[t.ID] = len(st.tools)
-		st.tools = append(st.tools, TypegenTool(t))
+		tt := TypegenTool(t)
+		st.tools = append(st.tools, tt)
+		st.defs = append(st.defs, definitionHash(tt))
 		it := IndexTool(t)
 		if a := about[t.Server]; a != "" {
 			it.Description += "\n" + a
@@ -165,6 +195,7 @@ func (e *Engine) sync(ctx context.Context) error {
 	}
 	e.state.Store(st)
 	e.hits.reset() // answers for the old catalog must not keep it alive
+	e.shapes.forget(st.byID)
 	return nil
 }
 

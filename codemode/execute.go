@@ -129,6 +129,9 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		if derr != nil {
 			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Tool, derr)}
 		}
+		if i, ok := st.byID[id]; ok && len(st.tools[i].OutputSchema) == 0 && !res.IsError {
+			e.shapes.observe(id, st.defs[i], value)
+		}
 		return value, nil
 	})
 	limits, clamped := e.applyLimits(req.Limits)

@@ -113,6 +113,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 			continue
 		}
 		t := st.tools[i]
+		if len(t.OutputSchema) == 0 {
+			t.InferredOutput, t.InferredFrom = e.shapes.lookup(h.ID, st.defs[i])
+		}
 		subset = append(subset, t)
 		ft := FoundTool{ID: h.ID, Call: b.Namespace + "." + b.Function, Score: h.Score, Deprecated: isDeprecated(t.Description)}
 		ft.Why = why(words, t)

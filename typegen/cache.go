@@ -66,7 +66,8 @@ func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
 		length(len(s))
 		h.WriteString(s)
 	}
-	for _, raw := range [][]byte{t.InputSchema, t.OutputSchema} {
+	length(t.InferredFrom)
+	for _, raw := range [][]byte{t.InputSchema, t.OutputSchema, t.InferredOutput} {
 		length(len(raw))
 		h.Write(raw)
 	}

@@ -278,13 +278,25 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 		}
 	}
 
-	// Output: always named, the function's result type.
+	// Output: always named, the function's result type. A declared output
+	// schema wins over one learned from calls.
 	result := "ToolResult"
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 && string(bytes.TrimSpace(t.OutputSchema)) != "null" {
 		outAt := root.child("outputSchema")
 		if o, ok := parseSchema(c, t.OutputSchema, outAt, "outputSchema", false); ok {
 			c.addRoot(o, outAt, "Output", true)
 			result = b.Function + ".Output"
+		}
+	} else if len(t.InferredOutput) > 0 && t.InferredFrom > 0 {
+		outAt := root.child("inferredOutput")
+		if o, ok := parseSchema(c, t.InferredOutput, outAt, "inferredOutput", false); ok {
+			c.addRoot(o, outAt, "Output", true)
+			result = b.Function + ".Output"
+			calls := "calls"
+			if t.InferredFrom == 1 {
+				calls = "call"
+			}
+			remarks = append(remarks, fmt.Sprintf("@inferred from %d %s (the tool declares no output schema; its results so far had this type)", t.InferredFrom, calls))
 		}
 	}
 	c.emitAll(2)

@@ -20,6 +20,13 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+
+	// InferredOutput is a JSON Schema of the results seen from a tool
+	// that declares no OutputSchema, learned from InferredFrom calls (code
+	// mode learns it). It is declared as the result type, marked
+	// "@inferred from N calls"; an OutputSchema always wins.
+	InferredOutput json.RawMessage `json:"-"`
+	InferredFrom   int             `json:"-"`
 }
 
 // Annotations are the MCP tool annotations. Pointers distinguish "not said"

@@ -64,13 +64,18 @@ func TestServeMixedLoad(t *testing.T) {
 		"--request-budget-mb", strconv.Itoa(loadRequestBudgetMB))
 	url := startLogged(t, cmd, listening)
 	pid := cmd.Process.Pid
-	workers := map[int]bool{}
+	// Workers are remembered with their start time: a bomb's worker is
+	// killed and replaced, and its pid may be a new, unrelated process by
+	// the time the test checks that none outlived serve.
+	workers := map[int]string{}
 	var workersMu sync.Mutex
 	sampleWorkers := func() {
 		workersMu.Lock()
 		defer workersMu.Unlock()
 		for _, p := range childrenOf(pid) {
-			workers[p] = true
+			if _, seen := workers[p]; !seen {
+				workers[p] = startTime(p)
+			}
 		}
 	}
 
@@ -266,8 +271,8 @@ func TestServeMixedLoad(t *testing.T) {
 		t.Fatal("serve did not exit within 30 s of SIGTERM")
 	}
 	var leaked []int
-	for w := range workers {
-		if alive(w) {
+	for w, started := range workers {
+		if alive(w) && started != "" && startTime(w) == started {
 			leaked = append(leaked, w)
 		}
 	}
@@ -321,6 +326,20 @@ func alive(pid int) bool {
 	}
 	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// startTime is a process's start time in clock ticks since boot (field 22
+// of /proc/pid/stat), which with the pid names one process.
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
 }
 
 // statusKB reads a "Key: N kB" line of /proc/pid/status.

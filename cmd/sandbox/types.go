@@ -76,7 +76,7 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 				return &exitError{code: 2, msg: "types: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
 			}
 			if f.gw.config != "" {
-				g, _, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
+				g, file, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -85,6 +85,9 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 				for _, t := range g.Tools() {
 					tools = append(tools, codemode.TypegenTool(t))
 				}
+				// Result types code mode learned from calls (kept in its index
+				// directory) are declared as search_tools declares them.
+				tools = codemode.WithLearnedOutputs(file.CodeMode.Engine.IndexDir, tools)
 				return writeTypes(tools, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			tools, err := readToolsFile(f.from, f.servers, cmd.InOrStdin())

@@ -1,0 +1,534 @@
+package codemode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/sandboxrt/sandbox/typegen"
+)
+
+// Learned result types. Most MCP tools declare no outputSchema, so an agent
+// sees Promise<ToolResult> and has to log a result before it can use it.
+// Each successful call's decoded result (the value the VM receives) is
+// folded into a per-tool shape, and search_tools declares that shape as the
+// function's return type, marked "@inferred from N calls".
+//
+// What a shape keeps, and all it keeps: which JSON types each position held
+// (null, boolean, number, string, array, object), how often each object
+// property was present (to tell required from optional), and property names
+// that look like identifiers ([A-Za-z_$][A-Za-z0-9_$-]*, at most 64
+// characters). Never a value: not a string, not a number, not an array's
+// length. An object with a key that does not look like an identifier
+// ("alice@example.com", "2024-05-01", "a b") or with more than
+// maxShapeKeys keys is kept as a map (Record<string, T>) without its keys,
+// since such keys are data. Nesting deeper than maxShapeDepth, and array
+// elements past maxShapeItems, widen to JsonValue or are not looked at.
+// So one principal's results tell another nothing but their types.
+
+const (
+	maxShapeDepth = 8
+	maxShapeKeys  = 48
+	maxShapeItems = 64
+	maxKeyLength  = 64
+)
+
+// kinds is a set of JSON types.
+type kinds uint8
+
+const (
+	kNull kinds = 1 << iota
+	kBool
+	kNumber
+	kString
+	kArray
+	kObject
+	kAny // deeper than maxShapeDepth: any JSON value
+)
+
+// shape is what is known of the values seen at one position.
+type shape struct {
+	Kinds   kinds             `json:"k"`
+	Seen    int               `json:"n,omitempty"` // as a property: the objects that had it
+	Objects int               `json:"o,omitempty"` // objects seen here
+	Props   map[string]*shape `json:"p,omitempty"`
+	Map     *shape            `json:"m,omitempty"` // an object kept as a map: its values
+	Items   *shape            `json:"i,omitempty"` // array elements
+}
+
+// absorb folds one JSON value into s. It reports an error for text that is
+// not JSON (results come from runtime.DecodeResult, which checked them).
+func (s *shape) absorb(sc *jsonScanner, depth int) error {
+	sc.space()
+	if sc.i >= len(sc.b) {
+		return errShapeSyntax
+	}
+	if depth >= maxShapeDepth {
+		s.Kinds |= kAny
+		return sc.skip()
+	}
+	switch c := sc.b[sc.i]; {
+	case c == '{':
+		s.Kinds |= kObject
+		s.Objects++
+		sc.i++
+		first := true
+		for {
+			sc.space()
+			if sc.i < len(sc.b) && sc.b[sc.i] == '}' && first {
+				sc.i++
+				return nil
+			}
+			key, err := sc.key()
+			if err != nil {
+				return err
+			}
+			first = false
+			if s.Map == nil && (!identifierLike(key) || (s.Props[key] == nil && len(s.Props) >= maxShapeKeys)) {
+				s.toMap()
+			}
+			var child *shape
+			if s.Map != nil {
+				child = s.Map
+			} else {
+				if s.Props == nil {
+					s.Props = map[string]*shape{}
+				}
+				if child = s.Props[key]; child == nil {
+					child = &shape{}
+					s.Props[key] = child
+				}
+				child.Seen++
+			}
+			if err := child.absorb(sc, depth+1); err != nil {
+				return err
+			}
+			sc.space()
+			if sc.i < len(sc.b) && sc.b[sc.i] == ',' {
+				sc.i++
+				continue
+			}
+			if sc.i < len(sc.b) && sc.b[sc.i] == '}' {
+				sc.i++
+				return nil
+			}
+			return errShapeSyntax
+		}
+	case c == '[':
+		s.Kinds |= kArray
+		sc.i++
+		for n := 0; ; n++ {
+			sc.space()
+			if sc.i < len(sc.b) && sc.b[sc.i] == ']' && n == 0 {
+				sc.i++
+				return nil
+			}
+			if n < maxShapeItems {
+				if s.Items == nil {
+					s.Items = &shape{}
+				}
+				if err := s.Items.absorb(sc, depth+1); err != nil {
+					return err
+				}
+			} else if err := sc.skip(); err != nil {
+				return err
+			}
+			sc.space()
+			if sc.i < len(sc.b) && sc.b[sc.i] == ',' {
+				sc.i++
+				continue
+			}
+			if sc.i < len(sc.b) && sc.b[sc.i] == ']' {
+				sc.i++
+				return nil
+			}
+			return errShapeSyntax
+		}
+	case c == '"':
+		s.Kinds |= kString
+		_, err := sc.str(false)
+		return err
+	case c == 't' || c == 'f':
+		s.Kinds |= kBool
+		return sc.skip()
+	case c == 'n':
+		s.Kinds |= kNull
+		return sc.skip()
+	default:
+		s.Kinds |= kNumber
+		return sc.skip()
+	}
+}
+
+// toMap forgets an object's keys and keeps one shape for all its values.
+func (s *shape) toMap() {
+	m := &shape{}
+	for _, p := range s.Props {
+		m.merge(p)
+	}
+	s.Map, s.Props = m, nil
+}
+
+// merge folds another shape into s (used when an object becomes a map).
+func (s *shape) merge(o *shape) {
+	s.Kinds |= o.Kinds
+	s.Objects += o.Objects
+	if o.Items != nil {
+		if s.Items == nil {
+			s.Items = &shape{}
+		}
+		s.Items.merge(o.Items)
+	}
+	if o.Map != nil || (s.Map != nil && o.Props != nil) {
+		if s.Map == nil {
+			s.toMap()
+		}
+		if o.Map != nil {
+			s.Map.merge(o.Map)
+		}
+		for _, p := range o.Props {
+			s.Map.merge(p)
+		}
+		return
+	}
+	for k, p := range o.Props {
+		if s.Props == nil {
+			s.Props = map[string]*shape{}
+		}
+		if s.Props[k] == nil {
+			if len(s.Props) >= maxShapeKeys {
+				s.toMap()
+				s.merge(o)
+				return
+			}
+			s.Props[k] = &shape{}
+		}
+		s.Props[k].merge(p)
+		s.Props[k].Seen += p.Seen
+	}
+}
+
+func identifierLike(k string) bool {
+	if k == "" || len(k) > maxKeyLength {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+		case (c >= '0' && c <= '9') || c == '-':
+			if i == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// schema is the shape as JSON Schema, for typegen.
+func (s *shape) schema() map[string]any {
+	if s == nil || s.Kinds == 0 || s.Kinds&kAny != 0 {
+		return map[string]any{}
+	}
+	var alts []map[string]any
+	var plain []string
+	for _, k := range []struct {
+		bit  kinds
+		name string
+	}{{kString, "string"}, {kNumber, "number"}, {kBool, "boolean"}, {kNull, "null"}} {
+		if s.Kinds&k.bit != 0 {
+			plain = append(plain, k.name)
+		}
+	}
+	if s.Kinds&kObject != 0 {
+		obj := map[string]any{"type": "object"}
+		switch {
+		case s.Map != nil:
+			obj["additionalProperties"] = s.Map.schema()
+		default:
+			props := map[string]any{}
+			var required []string
+			for k, p := range s.Props {
+				props[k] = p.schema()
+				if p.Seen >= s.Objects {
+					required = append(required, k)
+				}
+			}
+			sort.Strings(required)
+			obj["properties"] = props
+			if len(required) > 0 {
+				obj["required"] = required
+			}
+		}
+		alts = append(alts, obj)
+	}
+	if s.Kinds&kArray != 0 {
+		alts = append(alts, map[string]any{"type": "array", "items": s.Items.schema()})
+	}
+	switch {
+	case len(alts) == 0 && len(plain) == 1:
+		return map[string]any{"type": plain[0]}
+	case len(alts) == 0:
+		return map[string]any{"type": plain}
+	case len(plain) == 0 && len(alts) == 1:
+		return alts[0]
+	}
+	var anyOf []any
+	for _, a := range alts {
+		anyOf = append(anyOf, a)
+	}
+	for _, p := range plain {
+		anyOf = append(anyOf, map[string]any{"type": p})
+	}
+	return map[string]any{"anyOf": anyOf}
+}
+
+var errShapeSyntax = errors.New("not JSON")
+
+// jsonScanner walks JSON text without building values.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (sc *jsonScanner) space() {
+	for sc.i < len(sc.b) && (sc.b[sc.i] == ' ' || sc.b[sc.i] == '\n' || sc.b[sc.i] == '\r' || sc.b[sc.i] == '\t') {
+		sc.i++
+	}
+}
+
+// key reads an object key and the colon after it.
+func (sc *jsonScanner) key() (string, error) {
+	if sc.i >= len(sc.b) || sc.b[sc.i] != '"' {
+		return "", errShapeSyntax
+	}
+	k, err := sc.str(true)
+	if err != nil {
+		return "", err
+	}
+	sc.space()
+	if sc.i >= len(sc.b) || sc.b[sc.i] != ':' {
+		return "", errShapeSyntax
+	}
+	sc.i++
+	return k, nil
+}
+
+// str reads a string at sc.i; it returns its text only when want is set.
+func (sc *jsonScanner) str(want bool) (string, error) {
+	start := sc.i
+	sc.i++
+	escaped := false
+	for sc.i < len(sc.b) {
+		switch sc.b[sc.i] {
+		case '\\':
+			escaped = true
+			sc.i += 2
+			continue
+		case '"':
+			sc.i++
+			if !want {
+				return "", nil
+			}
+			raw := sc.b[start:sc.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			s, err := strconv.Unquote(string(raw))
+			if err != nil || !utf8.ValidString(s) {
+				var out string
+				if json.Unmarshal(raw, &out) != nil {
+					return "", errShapeSyntax
+				}
+				return out, nil
+			}
+			return s, nil
+		}
+		sc.i++
+	}
+	return "", errShapeSyntax
+}
+
+// skip steps over one value.
+func (sc *jsonScanner) skip() error {
+	sc.space()
+	if sc.i >= len(sc.b) {
+		return errShapeSyntax
+	}
+	switch sc.b[sc.i] {
+	case '"':
+		_, err := sc.str(false)
+		return err
+	case '{', '[':
+		depth := 0
+		for sc.i < len(sc.b) {
+			switch sc.b[sc.i] {
+			case '"':
+				if _, err := sc.str(false); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					sc.i++
+					return nil
+				}
+			}
+			sc.i++
+		}
+		return errShapeSyntax
+	}
+	for sc.i < len(sc.b) {
+		switch sc.b[sc.i] {
+		case ',', '}', ']', ' ', '\n', '\r', '\t':
+			return nil
+		}
+		sc.i++
+	}
+	return nil
+}
+
+// shapeBook holds the learned shape of each tool that declares no output
+// schema, keyed by tool id and its definition's hash: a changed definition
+// starts over. With a directory, it is kept in shapes.json there (beside
+// the search index) and survives restarts.
+type shapeBook struct {
+	mu    sync.Mutex
+	tools map[string]*learned
+	path  string
+	dirty bool
+}
+
+type learned struct {
+	Def   string `json:"def"` // hash of the tool's definition
+	Calls int    `json:"calls"`
+	Shape *shape `json:"shape"`
+}
+
+const shapesFile = "shapes.json"
+
+func newShapeBook(dir string) *shapeBook {
+	b := &shapeBook{tools: map[string]*learned{}}
+	if dir == "" {
+		return b
+	}
+	b.path = filepath.Join(dir, shapesFile)
+	data, err := os.ReadFile(b.path)
+	if err == nil {
+		var f struct {
+			Version int                 `json:"version"`
+			Tools   map[string]*learned `json:"tools"`
+		}
+		if json.Unmarshal(data, &f) == nil && f.Version == 1 && f.Tools != nil {
+			b.tools = f.Tools
+		}
+	}
+	return b
+}
+
+// definitionHash identifies a tool definition: the shape of its results
+// is learned again when it changes.
+func definitionHash(t typegen.Tool) string {
+	h := fnv.New64a()
+	data, _ := json.Marshal(t)
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// observe folds one result of a tool into its shape.
+func (b *shapeBook) observe(id, def string, result []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.tools[id]
+	if l == nil || l.Def != def {
+		l = &learned{Def: def, Shape: &shape{}}
+		b.tools[id] = l
+	}
+	if err := l.Shape.absorb(&jsonScanner{b: result}, 0); err != nil {
+		// Results are checked JSON (runtime.DecodeResult); if one is not,
+		// what it half-taught is dropped with the rest.
+		delete(b.tools, id)
+		return
+	}
+	l.Calls++
+	b.dirty = true
+}
+
+// lookup returns a tool's learned shape as a JSON Schema, and the number
+// of calls it was learned from; nil when none.
+func (b *shapeBook) lookup(id, def string) (json.RawMessage, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.tools[id]
+	if l == nil || l.Def != def || l.Calls == 0 {
+		return nil, 0
+	}
+	data, err := json.Marshal(l.Shape.schema())
+	if err != nil {
+		return nil, 0
+	}
+	return data, l.Calls
+}
+
+// forget drops the shapes of tools no longer in the catalog.
+func (b *shapeBook) forget(keep map[string]int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id := range b.tools {
+		if _, ok := keep[id]; !ok {
+			delete(b.tools, id)
+			b.dirty = true
+		}
+	}
+}
+
+// save writes shapes.json if anything changed since the last save.
+func (b *shapeBook) save() error {
+	b.mu.Lock()
+	if b.path == "" || !b.dirty {
+		b.mu.Unlock()
+		return nil
+	}
+	data, err := json.Marshal(map[string]any{"version": 1, "tools": b.tools})
+	b.dirty = false
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	tmp := b.path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("saving learned result types: %w", err)
+	}
+	return os.Rename(tmp, b.path)
+}
+
+// WithLearnedOutputs returns tools with the result types learned by a code
+// mode engine whose index directory is dir (its shapes.json), for tools
+// that declare no output schema; `sandbox types --config` uses it to declare
+// what search_tools declares.
+func WithLearnedOutputs(dir string, tools []typegen.Tool) []typegen.Tool {
+	if dir == "" {
+		return tools
+	}
+	book := newShapeBook(dir)
+	out := make([]typegen.Tool, len(tools))
+	for i, t := range tools {
+		if len(t.OutputSchema) == 0 {
+			t.InferredOutput, t.InferredFrom = book.lookup(t.ID(), definitionHash(t))
+		}
+		out[i] = t
+	}
+	return out
+}

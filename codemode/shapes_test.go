@@ -1,0 +1,270 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
+)
+
+// learnedSchema folds values into a fresh shape and returns its schema.
+func learnedSchema(t *testing.T, values ...string) string {
+	t.Helper()
+	b := newShapeBook("")
+	for _, v := range values {
+		b.observe("s:t", "d", []byte(v))
+	}
+	schema, n := b.lookup("s:t", "d")
+	if n != len(values) {
+		t.Fatalf("learned from %d calls, want %d", n, len(values))
+	}
+	return string(schema)
+}
+
+func TestShapesMergeTypesAcrossCalls(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		values []string
+		want   string
+	}{
+		{"a string stays a string", []string{`"The sum of 2 and 3 is 5."`}, `{"type":"string"}`},
+		{"a missing field becomes optional",
+			[]string{`{"id": 1, "name": "a", "tags": ["x"]}`, `{"id": 2, "tags": []}`},
+			`{"properties":{"id":{"type":"number"},"name":{"type":"string"},"tags":{"items":{"type":"string"},"type":"array"}},"required":["id","tags"],"type":"object"}`},
+		{"differing types become a union", []string{`{"v": 1}`, `{"v": "one"}`, `{"v": null}`},
+			`{"properties":{"v":{"type":["string","number","null"]}},"required":["v"],"type":"object"}`},
+		{"array elements merge", []string{`[{"a": 1}, {"a": 2, "b": true}]`},
+			`{"items":{"properties":{"a":{"type":"number"},"b":{"type":"boolean"}},"required":["a"],"type":"object"},"type":"array"}`},
+		{"an object or a string", []string{`{"a": 1}`, `"none"`},
+			`{"anyOf":[{"properties":{"a":{"type":"number"}},"required":["a"],"type":"object"},{"type":"string"}]}`},
+		{"keys that are data make a map", []string{`{"alice@example.com": {"age": 31}, "bob@example.com": {"age": 40}}`},
+			`{"additionalProperties":{"properties":{"age":{"type":"number"}},"required":["age"],"type":"object"},"type":"object"}`},
+		{"an empty array", []string{`[]`}, `{"items":{},"type":"array"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := learnedSchema(t, c.values...); got != c.want {
+				t.Errorf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestShapesAreBounded(t *testing.T) {
+	var wide strings.Builder
+	wide.WriteString("{")
+	for i := range 200 {
+		fmt.Fprintf(&wide, `"field%d": %d,`, i, i)
+	}
+	wide.WriteString(`"last": 0}`)
+	if got := learnedSchema(t, wide.String()); got != `{"additionalProperties":{"type":"number"},"type":"object"}` {
+		t.Errorf("200 keys should widen to a map, got %s", got)
+	}
+	deep := strings.Repeat(`{"a":`, 50) + "1" + strings.Repeat("}", 50)
+	got := learnedSchema(t, deep)
+	if strings.Count(got, `"properties"`) != maxShapeDepth {
+		t.Errorf("nesting past %d levels should widen to any JSON value, got %s", maxShapeDepth, got)
+	}
+	b := newShapeBook("")
+	b.observe("s:t", "d", []byte(`{"a": `)) // not JSON: nothing is learned
+	if _, n := b.lookup("s:t", "d"); n != 0 {
+		t.Errorf("a result that is not JSON taught %d calls", n)
+	}
+}
+
+// TestShapesKeepNoValues: what is kept (and written to disk) holds no
+// string, number or key that is data, whatever the results held.
+func TestShapesKeepNoValues(t *testing.T) {
+	dir := t.TempDir()
+	b := newShapeBook(dir)
+	b.observe("crm:find", "d", []byte(`{"name": "Secret Person", "ssn": "078-05-1120", "balance": 912345.67,
+		"notes": ["confidential plan"], "byEmail": {"ceo@corp.example": 1}, "k e y": 1, "2024-05-01": true}`))
+	if err := b.save(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, shapesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"Secret", "078-05", "912345", "confidential", "ceo@", "k e y", "2024-05-01"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the learned shape keeps %q: %s", secret, data)
+		}
+	}
+	// A key that is data turns its object into a map: the keys that were
+	// there before it are not kept either.
+	if !strings.Contains(string(data), `"m":`) || strings.Contains(string(data), `"name"`) {
+		t.Errorf("want the top object kept as a map without keys: %s", data)
+	}
+}
+
+// shapedServer has one tool without an output schema whose results vary
+// by call, and one that declares its output.
+func shapedServer(description string) *server.MCPServer {
+	srv := server.NewMCPServer("shop", "1.0")
+	n := 0
+	srv.AddTool(mcp.NewTool("find_orders", mcp.WithDescription(description), mcp.WithString("customer")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n++
+			if n%2 == 1 {
+				return mcp.NewToolResultText(`{"orders": [{"id": "o1", "total": 12.5, "coupon": "X"}], "more": false}`), nil
+			}
+			return mcp.NewToolResultText(`{"orders": [{"id": "o2", "total": 3}], "more": true}`), nil
+		})
+	return srv
+}
+
+func TestLearnedResultTypesReachSearchAndPersist(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := func(description string) *Engine {
+		cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
+		gw, err := gateway.New(cfg, gateway.WithInProcessServer("shop", shapedServer(description), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := gw.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gw.Close() })
+		rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		e, err := New(gw, rt, Options{IndexDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	declared := func(e *Engine) string {
+		res, err := e.Search(context.Background(), SearchRequest{Intent: "find a customer's orders", K: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Declarations
+	}
+	e := start("Find a customer's orders.")
+	if d := declared(e); !strings.Contains(d, "Promise<ToolResult>") {
+		t.Fatalf("before any call the result is ToolResult:\n%s", d)
+	}
+	res := execute(t, e, ExecuteRequest{Code: `const a = await shop.findOrders({customer: "c"}); const b = await shop.findOrders({customer: "c"}); return [a.more, b.more]`})
+	mustOK(t, res.Result)
+	d := declared(e)
+	for _, want := range []string{"@inferred from 2 calls", "Promise<findOrders.Output>", "coupon?: string", "total: number", "more: boolean"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("declarations lack %q:\n%s", want, d)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restart keeps what was learned; a changed definition forgets it.
+	e = start("Find a customer's orders.")
+	if d := declared(e); !strings.Contains(d, "@inferred from 2 calls") {
+		t.Errorf("the learned type did not survive a restart:\n%s", d)
+	}
+	e.Close()
+	e = start("Find a customer's orders, newest first.")
+	defer e.Close()
+	if d := declared(e); !strings.Contains(d, "Promise<ToolResult>") {
+		t.Errorf("a changed tool definition kept its old learned type:\n%s", d)
+	}
+}
+
+func mustOK(t *testing.T, res *runtime.Result) {
+	t.Helper()
+	if !res.OK {
+		t.Fatalf("run failed: %+v", res.Error)
+	}
+}
+
+// randomJSON is a random JSON value of bounded depth, with hostile keys
+// now and then.
+func randomJSON(r *rand.Rand, depth int) any {
+	switch k := r.IntN(7); {
+	case depth > 4 || k == 0:
+		return []any{nil, true, 1.5, "s", `"}/*`, -3}[r.IntN(6)]
+	case k <= 2:
+		n := r.IntN(4)
+		out := make([]any, n)
+		for i := range out {
+			out[i] = randomJSON(r, depth+1)
+		}
+		return out
+	default:
+		keys := []string{"id", "name", "constructor", "__proto__", "a-b", "$x", "default", "class", "*/", "x y", "é", "9lives", "items"}
+		out := map[string]any{}
+		for range r.IntN(5) {
+			out[keys[r.IntN(len(keys))]] = randomJSON(r, depth+1)
+		}
+		return out
+	}
+}
+
+// TestLearnedTypesCompile: whatever results were seen, the declarations of
+// the learned types compile with tsc --strict.
+func TestLearnedTypesCompile(t *testing.T) {
+	tsc := testpeers.Bin(t, "tsc")
+	r := rand.New(rand.NewPCG(1, 2))
+	b := newShapeBook("")
+	var tools []typegen.Tool
+	for i := range 150 {
+		tool := typegen.Tool{Server: "fuzz", Name: fmt.Sprintf("tool_%d", i), InputSchema: json.RawMessage(`{"type":"object"}`)}
+		for range 1 + r.IntN(4) {
+			v, _ := json.Marshal(randomJSON(r, 0))
+			b.observe(tool.ID(), "d", v)
+		}
+		tool.InferredOutput, tool.InferredFrom = b.lookup(tool.ID(), "d")
+		tools = append(tools, tool)
+	}
+	out, err := typegen.Generate(tools, typegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.DTS, "@inferred from"); n != len(tools) {
+		t.Fatalf("%d of %d tools declare an inferred type", n, len(tools))
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "learned.d.ts"), []byte(out.DTS), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tsc, "--noEmit", "--strict", "--pretty", "false", "learned.d.ts")
+	cmd.Dir = dir
+	cmd.Env = testpeers.Env(t)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, msg)
+	}
+}
+
+// BenchmarkShapeObserve: folding one 1 KB result into a tool's learned
+// shape, as every successful call does (target < 5 µs).
+func BenchmarkShapeObserve(b *testing.B) {
+	var items []string
+	for i := range 8 {
+		items = append(items, fmt.Sprintf(`{"id": "item-%d", "title": "A title of some length %d", "done": %v, "owner": {"login": "user%d", "id": %d}, "labels": ["a", "b"]}`, i, i, i%2 == 0, i, i))
+	}
+	result := []byte(`{"items": [` + strings.Join(items, ",") + `], "total": 8, "next": null}`)
+	b.SetBytes(int64(len(result)))
+	book := newShapeBook("")
+	for b.Loop() {
+		book.observe("s:t", "d", result)
+	}
+}
