@@ -32,6 +32,9 @@ type ExecuteRequest struct {
 	// FindTools says how this caller finds tools, for error hints (default
 	// "search_tools"; the CLI says `sandbox search`).
 	FindTools string
+	// OnEvent hears console entries and tool calls as they happen (see
+	// runtime.Request.OnEvent); execute_code streams them as notifications.
+	OnEvent func(runtime.Event)
 	// Caller is who runs the snippet. Each tool call goes through the gateway
 	// as this caller: its tokens, and its session's narrowing (a call to a
 	// server the session disconnected from fails with SERVICE_NOT_FOUND).
@@ -135,7 +138,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		return value, nil
 	})
 	limits, clamped := e.applyLimits(req.Limits)
-	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller})
+	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		return nil, busyError(busy)

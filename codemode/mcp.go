@@ -220,7 +220,13 @@ func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*
 	if err := limits.Validate(); err != nil {
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
-	res, err := e.Execute(ctx, ExecuteRequest{Code: in.Code, Intent: in.Intent, Tools: in.Tools, Limits: limits, Caller: req.Caller})
+	var onEvent func(runtime.Event)
+	if req.ProgressRequested {
+		stream := newEventStream(req.Progress, req.Log)
+		onEvent = stream.event
+		defer stream.finish() // before the result goes out: no progress after it
+	}
+	res, err := e.Execute(ctx, ExecuteRequest{Code: in.Code, Intent: in.Intent, Tools: in.Tools, Limits: limits, Caller: req.Caller, OnEvent: onEvent})
 	if err != nil {
 		var ge *gateway.Error
 		if errors.As(err, &ge) { // BUSY

@@ -342,3 +342,49 @@ func TestWebGlobalsCannotEscapeOrLeak(t *testing.T) {
 	mustOK(t, res)
 	jsonEqual(t, res.Value, `[[97],true,true,"a=1","1.1.1970","01/01/1970","a e i"]`)
 }
+
+// TestOnEventStreamsLogsAndCallsWhileRunning: OnEvent hears the console
+// entry and the call's start before the call is answered, in order, and
+// the call's end after; the result still holds them all.
+func TestOnEventStreamsLogsAndCallsWhileRunning(t *testing.T) {
+	t.Parallel()
+	for _, iso := range []Isolation{IsolateWorkers, InProcess} {
+		rt := runtimes(t)[iso]
+		var mu sync.Mutex
+		var events []string
+		record := func(e Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case e.Log != nil:
+				events = append(events, "log "+e.Log.Message)
+			case e.Call != nil && e.Ended:
+				events = append(events, fmt.Sprintf("end %s ok=%v", e.Call.Tool, e.Call.OK))
+			case e.Call != nil:
+				events = append(events, "start "+e.Call.Tool)
+			}
+		}
+		var seenAtCall []string
+		host := HostFunc(func(ctx context.Context, call ToolCall) (json.RawMessage, error) {
+			mu.Lock()
+			seenAtCall = append([]string(nil), events...)
+			mu.Unlock()
+			return json.RawMessage(`{"n": 1}`), nil
+		})
+		res := run(t, rt, Request{Code: `console.log("before"); const r = await demo.get({}); console.log("after"); return r.n`,
+			Tools: []Tool{{ID: "demo:get", Namespace: "demo", Function: "get"}}, Host: host, OnEvent: record})
+		mustOK(t, res)
+		if got := strings.Join(seenAtCall, "|"); got != "log before|start demo:get" {
+			t.Errorf("%v: when the host was called, OnEvent had heard %q", iso, got)
+		}
+		mu.Lock()
+		got := strings.Join(events, "|")
+		mu.Unlock()
+		if got != "log before|start demo:get|end demo:get ok=true|log after" {
+			t.Errorf("%v: events %q", iso, got)
+		}
+		if len(res.Logs) != 2 || len(res.Calls) != 1 {
+			t.Errorf("%v: the result lost entries: %d logs, %d calls", iso, len(res.Logs), len(res.Calls))
+		}
+	}
+}

@@ -19,8 +19,9 @@ import (
 type hostSide struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	host   Host
-	caller auth.Caller
+	host    Host
+	caller  auth.Caller
+	onEvent func(Event)
 	bound  map[string]bool
 	open   map[string]bool // namespaces whose unbound members go to the Host
 	limits Limits
@@ -40,7 +41,7 @@ type hostSide struct {
 func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &hostSide{
-		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, limits: limits, start: time.Now(),
+		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, onEvent: req.OnEvent, limits: limits, start: time.Now(),
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
 	}
 	for _, t := range req.Tools {
@@ -99,7 +100,11 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 	h.callIndex[id] = started
 	h.inFlight[id] = true
 	h.calls = append(h.calls, CallTrace{Tool: tool, Start: time.Since(h.start), ArgBytes: len(args)})
+	begun := h.calls[started]
 	h.mu.Unlock()
+	if h.onEvent != nil {
+		h.onEvent(Event{Call: &begun})
+	}
 
 	go func() {
 		t0 := time.Now()
@@ -118,6 +123,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 		// short by the caller's cancellation must not race the cancellation
 		// itself and end the run as a tool error instead.
 		finished := h.finished || h.ctx.Err() != nil
+		var ended *CallTrace
 		if !h.finished {
 			tr := &h.calls[h.callIndex[id]]
 			tr.Duration = time.Since(t0)
@@ -127,8 +133,13 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 			}
 			tr.ResultBytes = len(res)
 			delete(h.inFlight, id)
+			copied := *tr
+			ended = &copied
 		}
 		h.mu.Unlock()
+		if ended != nil && h.onEvent != nil {
+			h.onEvent(Event{Call: ended, Ended: true})
+		}
 		if !finished { // a run that ended must not hear answers any more
 			reply(res, terr)
 		}
@@ -145,28 +156,38 @@ func safeCall(ctx context.Context, host Host, call ToolCall) (res json.RawMessag
 	return host.CallTool(ctx, call)
 }
 
-// log keeps one console entry within the output limit.
+// log keeps one console entry within the output limit, and passes it on
+// to OnEvent when it was kept.
 func (h *hostSide) log(e LogEntry) {
+	if h.keepLog(&e) && h.onEvent != nil {
+		h.onEvent(Event{Log: &e})
+	}
+}
+
+func (h *hostSide) keepLog(e *LogEntry) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.finished {
-		return
+		return false
 	}
 	cost := len(e.Message) + logEntryOverhead
 	if h.truncated || h.logBytes+cost > h.limits.OutputBytes {
 		room := h.limits.OutputBytes - h.logBytes - logEntryOverhead
+		kept := false
 		if !h.truncated && room > 0 {
 			e.Message = truncateUTF8(e.Message, room)
-			h.logs = append(h.logs, e)
+			h.logs = append(h.logs, *e)
 			h.logBytes += len(e.Message) + logEntryOverhead
+			kept = true
 		} else {
 			h.droppedLog++
 		}
 		h.truncated = true
-		return
+		return kept
 	}
 	h.logBytes += cost
-	h.logs = append(h.logs, e)
+	h.logs = append(h.logs, *e)
+	return true
 }
 
 // finish ends the run: in-flight calls are cancelled and marked so, and the

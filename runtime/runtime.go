@@ -89,6 +89,21 @@ type Request struct {
 	// Caller is who runs the snippet; every ToolCall the Host gets carries it,
 	// so the Host never has to remember whose run a call came from.
 	Caller auth.Caller
+	// OnEvent, when set, hears the run's console entries and tool calls as
+	// they happen (for live logs), from the runtime's goroutines, possibly
+	// several at once; it must return quickly and not block. The Result
+	// still holds them all.
+	OnEvent func(Event)
+}
+
+// Event is one thing a run did, delivered to Request.OnEvent as it happens.
+type Event struct {
+	// Log is a console entry the output limit kept.
+	Log *LogEntry
+	// Call is a tool call when it starts, and again when it ends (Ended,
+	// with its Duration, OK and Code).
+	Call  *CallTrace
+	Ended bool
 }
 
 // Tool is one tool bound to a run, callable in the snippet as

@@ -296,7 +296,7 @@ func renderTool(t *Tool, b Binding, maxDoc int) fragment {
 			if t.InferredFrom == 1 {
 				calls = "call"
 			}
-			remarks = append(remarks, fmt.Sprintf("@inferred from %d %s (the tool declares no output schema; its results so far had this type)", t.InferredFrom, calls))
+			remarks = append(remarks, fmt.Sprintf("@inferred from %d %s", t.InferredFrom, calls))
 		}
 	}
 	c.emitAll(2)

@@ -23,6 +23,7 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -341,4 +342,121 @@ func TestCodeModeWarningsReachServeLog(t *testing.T) {
 		}
 	}
 	t.Fatalf("no warning about the failed re-index on serve's log:\n%s", stderr.String())
+}
+
+// TestServeStreamsLogsAndLearnsTypesWithTheSDKClient drives `sandbox serve`
+// over streamable HTTP with the official TypeScript SDK client, in front
+// of the real server-everything and server-memory: execute_code with a
+// progressToken streams the snippet's console lines and tool calls as it
+// runs, and afterwards search_tools declares the result type learned from
+// those calls for get-sum (which declares no output schema) while
+// memory's declared output schema is kept; tsc accepts the declarations.
+func TestServeStreamsLogsAndLearnsTypesWithTheSDKClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npm peers")
+	}
+	everything := testpeers.Package(t, "@modelcontextprotocol/server-everything")
+	memory := testpeers.Package(t, "@modelcontextprotocol/server-memory")
+	sdk := testpeers.Package(t, "@modelcontextprotocol/sdk")
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{"mcpServers": {
+  "everything": {"command": %q, "args": [%q, "stdio"]},
+  "memory": {"command": %q, "args": [%q], "env": {"MEMORY_FILE_PATH": %q}}
+}, "codeMode": {"indexDir": %q}}`, testpeers.Node(t), filepath.Join(everything, "dist", "index.js"),
+		testpeers.Node(t), filepath.Join(memory, "dist", "index.js"), filepath.Join(dir, "memory.jsonl"), filepath.Join(dir, "index"))
+	url := serveHTTP(t, cfg)
+
+	snippet := `console.log("adding");
+const a = await everything.getSum({ a: 2, b: 3 });
+const b = await everything.getSum({ a: 4, b: 5 });
+await memory.createEntities({ entities: [{ name: "Ada", entityType: "person", observations: ["wrote the first program"] }] });
+console.warn("added", a, b);
+const g = await memory.readGraph({});
+return g.entities.map((e) => e.name);`
+	script := `
+const [url, sdk, code] = process.argv.slice(2);
+const { Client } = await import(sdk + "/dist/esm/client/index.js");
+const { StreamableHTTPClientTransport } = await import(sdk + "/dist/esm/client/streamableHttp.js");
+const { LoggingMessageNotificationSchema } = await import(sdk + "/dist/esm/types.js");
+const client = new Client({ name: "sdk-test", version: "1.0.0" });
+await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params.level + " " + n.params.data); });
+await client.setLoggingLevel("debug");
+const progress = [];
+const run = await client.callTool({ name: "execute_code", arguments: { code } }, undefined, { onprogress: (p) => progress.push(p.message) });
+const sum = await client.callTool({ name: "search_tools", arguments: { intent: "add two numbers", k: 2 } });
+const graph = await client.callTool({ name: "search_tools", arguments: { intent: "read the whole knowledge graph", k: 2 } });
+process.stdout.write(JSON.stringify({ progress, logs, run: run.content[0].text, sum: sum.content[0].text, graph: graph.content[0].text }));
+await client.close();
+`
+	scriptPath := filepath.Join(dir, "client.mjs")
+	if err := os.WriteFile(scriptPath, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testpeers.Node(t), scriptPath, url, "file://"+sdk, snippet)
+	cmd.Env = testpeers.Env(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("sdk client: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Progress, Logs   []string
+		Run, Sum, Graph string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	progress := strings.Join(got.Progress, "\n")
+	for _, want := range []string{"console.log: adding", "calling everything:get-sum", "everything:get-sum answered in", "calling memory:create_entities", "console.warn: added The sum of 2 and 3 is 5."} {
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+	}
+	if strings.Index(progress, "console.log: adding") > strings.Index(progress, "calling everything:get-sum") {
+		t.Errorf("progress out of order:\n%s", progress)
+	}
+	if logs := strings.Join(got.Logs, "\n"); !strings.Contains(logs, "info adding") || !strings.Contains(logs, "warning added") {
+		t.Errorf("notifications/message: %q", got.Logs)
+	}
+	if !strings.Contains(got.Run, `"ok":true`) || !strings.Contains(got.Run, `"Ada"`) || !strings.Contains(got.Run, `"adding"`) {
+		t.Errorf("the result lacks the value or the logs: %s", got.Run)
+	}
+	if !strings.Contains(got.Sum, "@inferred from 2 calls") || !strings.Contains(got.Sum, "}): Promise<getSum.Output>") || !strings.Contains(got.Sum, "type Output = string;") {
+		t.Errorf("search_tools does not declare get-sum's learned type:\n%s", got.Sum)
+	}
+	if strings.Contains(got.Graph, "readGraph") && strings.Contains(got.Graph[strings.Index(got.Graph, "function readGraph"):], "@inferred") {
+		t.Errorf("memory's declared output schema lost to a learned one:\n%s", got.Graph)
+	}
+	var files = map[string]string{}
+	for name, text := range map[string]string{"sum.d.ts": got.Sum, "graph.d.ts": got.Graph} {
+		i := strings.Index(text, "declare namespace")
+		if i < 0 {
+			t.Fatalf("%s: no declarations:\n%s", name, text)
+		}
+		files[name] = typegen.Preamble + text[i:]
+	}
+	compileDeclarations(t, files)
+}
+
+// compileDeclarations runs tsc --strict on .d.ts files, each on its own.
+func compileDeclarations(t *testing.T, files map[string]string) {
+	t.Helper()
+	tsc := testpeers.Bin(t, "tsc")
+	for name, text := range files {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(tsc, "--noEmit", "--strict", "--pretty", "false", name)
+		cmd.Dir = dir
+		cmd.Env = testpeers.Env(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("tsc %s: %v\n%s\n%s", name, err, out, text)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -150,12 +151,19 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Console output goes to stderr as it happens (not with --json, whose
+	// envelope on stdout holds it).
+	live := &liveLogs{w: cmd.ErrOrStderr()}
+	onEvent := live.event
+	if f.jsonOut {
+		onEvent = nil
+	}
 	if f.gw.config == "" {
-		res, err := rt.Run(ctx, runtime.Request{Code: code, Filename: filename, Limits: limits})
+		res, err := rt.Run(ctx, runtime.Request{Code: code, Filename: filename, Limits: limits, OnEvent: onEvent})
 		if err != nil {
 			return &exitError{code: exitInternal, msg: err.Error()}
 		}
-		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), &codemode.ExecuteResult{Result: res}, f.jsonOut)
+		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), &codemode.ExecuteResult{Result: res}, f.jsonOut, live.count())
 	}
 
 	g, file, err := startGateway(ctx, f.gw, cmd.ErrOrStderr())
@@ -173,11 +181,11 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	defer engine.Close()
 	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools, Caller: cliCaller,
-		FindTools: fmt.Sprintf("`sandbox search \"your task\" --config %s`", f.gw.config)})
+		FindTools: fmt.Sprintf("`sandbox search \"your task\" --config %s`", f.gw.config), OnEvent: onEvent})
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, f.jsonOut)
+	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, f.jsonOut, live.count())
 }
 
 // explicitLimits keeps only the limits whose flags were given, so that the
@@ -235,7 +243,10 @@ func readSnippet(stdin io.Reader, path string) (code, filename string, err error
 // printResult writes the value (or, with --json, the whole envelope, the
 // same as execute_code's: codemode.ResultJSON) to stdout and console output
 // and errors to stderr, and gives the exit status.
-func printResult(stdout, stderr io.Writer, run *codemode.ExecuteResult, envelope bool) error {
+//
+// printed is how many of the run's log entries were already written as they
+// happened; the rest (the note that output was cut, say) follow.
+func printResult(stdout, stderr io.Writer, run *codemode.ExecuteResult, envelope bool, printed int) error {
 	res := run.Result
 	if envelope {
 		b, err := codemode.ResultJSON(run)
@@ -246,7 +257,7 @@ func printResult(stdout, stderr io.Writer, run *codemode.ExecuteResult, envelope
 			return err
 		}
 	} else {
-		for _, l := range res.Logs {
+		for _, l := range res.Logs[min(printed, len(res.Logs)):] {
 			fmt.Fprintln(stderr, l.Message)
 		}
 		if res.OK {
@@ -281,6 +292,29 @@ func printResult(stdout, stderr io.Writer, run *codemode.ExecuteResult, envelope
 		msg = "" // the envelope on stdout says it all
 	}
 	return &exitError{code: code, msg: msg}
+}
+
+// liveLogs writes a run's console entries to stderr as they happen.
+type liveLogs struct {
+	mu      sync.Mutex
+	w       io.Writer
+	written int
+}
+
+func (l *liveLogs) event(e runtime.Event) {
+	if e.Log == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.w, e.Log.Message)
+	l.written++
+}
+
+func (l *liveLogs) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.written
 }
 
 // indentJSON pretty-prints without reordering: the snippet's key order is

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,5 +187,38 @@ func TestRunUnknownToolSpeaksShell(t *testing.T) {
 	r := runCLI(t, "", "run", writeScript(t, "x.ts", "return await zzzz.qqqqqqq({})"), "--config", cfg)
 	if r.code == 0 || !strings.Contains(r.stderr, "UNKNOWN_TOOL") || !strings.Contains(r.stderr, "sandbox search") || strings.Contains(r.stderr, "search_tools") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// TestRunPrintsConsoleOutputAsItHappens: the first line reaches stderr
+// while the snippet is still running. The snippet then waits ten minutes;
+// the test stops it once it has read the line, so output held back to the
+// end would hang the test instead of passing it.
+func TestRunPrintsConsoleOutputAsItHappens(t *testing.T) {
+	t.Parallel()
+	snippet := writeScript(t, "slow.ts", `console.log("first"); await new Promise((r) => setTimeout(r, 600000)); return 1`)
+	cmd := exec.Command(sandboxBinary(t), "run", "--timeout", "11m", snippet)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	if !lines.Scan() || lines.Text() != "first" {
+		t.Fatalf("first stderr line %q", lines.Text())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for lines.Scan() {
+		rest = append(rest, lines.Text())
+	}
+	_ = cmd.Wait()
+	if strings.Contains(strings.Join(rest, "\n"), "first") {
+		t.Errorf("the line was printed again at the end: %q", rest)
 	}
 }

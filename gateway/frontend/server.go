@@ -167,6 +167,9 @@ type ToolRequest struct {
 	// Progress sends notifications/progress for this call when the client
 	// asked for progress (a no-op otherwise).
 	Progress func(progress, total float64, message string)
+	// ProgressRequested says the client sent a progressToken: someone
+	// listens to Progress.
+	ProgressRequested bool
 	// Log sends notifications/message to the calling session at level
 	// ("debug" ... "emergency"), if the session's level lets it through.
 	Log func(level string, data any)
@@ -259,8 +262,9 @@ func (s *Server) builtinHandler(name string, h ToolHandler) server.ToolHandlerFu
 		}
 		token := progressToken(r)
 		req := ToolRequest{
-			Caller:    callerOf(ctx),
-			Arguments: args,
+			Caller:            callerOf(ctx),
+			Arguments:         args,
+			ProgressRequested: token != nil,
 			Progress: func(p, total float64, msg string) {
 				if token != nil {
 					s.sendProgress(ctx, n, token, gateway.Progress{Progress: p, Total: total, Message: msg})
