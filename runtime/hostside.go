@@ -17,15 +17,15 @@ import (
 // is killed (timeout, memory) or misbehaves loses none of what was already
 // logged or called, and cannot call tools it was not given.
 type hostSide struct {
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx     context.Context
+	cancel  context.CancelFunc
 	host    Host
 	caller  auth.Caller
 	onEvent func(Event)
-	bound  map[string]bool
-	open   map[string]bool // namespaces whose unbound members go to the Host
-	limits Limits
-	start  time.Time
+	bound   map[string]bool
+	open    map[string]bool // namespaces whose unbound members go to the Host
+	limits  Limits
+	start   time.Time
 
 	mu         sync.Mutex
 	finished   bool

@@ -23,10 +23,10 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
-	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
@@ -405,7 +405,7 @@ await client.close();
 		t.Fatalf("sdk client: %v\n%s", err, stderr)
 	}
 	var got struct {
-		Progress, Logs   []string
+		Progress, Logs  []string
 		Run, Sum, Graph string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
