@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,14 @@ type Options struct {
 	IndexDir string
 	// Embedder selects the index's embedder; zero is the offline built-in.
 	Embedder vectorindex.Embedder
-	Logger   *slog.Logger
+	// DataDir keeps what code mode stores for callers: sandbox.store's
+	// values (store.json). Empty keeps them in memory only.
+	DataDir string
+	// Store, when set, keeps sandbox.store's values instead of the default
+	// (a MemoryStore in DataDir); StoreLimits bound the default's.
+	Store       Store
+	StoreLimits StoreLimits
+	Logger      *slog.Logger
 }
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
@@ -56,6 +64,7 @@ type Engine struct {
 	types  *typegen.Cache
 	log    *slog.Logger
 	shapes *shapeBook // result types learned from calls (shapes.go)
+	store  Store      // sandbox.store (store.go, services.go)
 
 	state    atomic.Pointer[catalogState]
 	hits     hitCache
@@ -103,15 +112,26 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		return nil, fmt.Errorf("codemode: opening the tool index: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	store := opts.Store
+	if store == nil {
+		path := ""
+		if opts.DataDir != "" {
+			path = filepath.Join(opts.DataDir, "store.json")
+		}
+		ms, err := NewMemoryStore(path, opts.StoreLimits, nil)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		store = ms
+	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
-		shapes: newShapeBook(opts.IndexDir)}
+		shapes: newShapeBook(opts.IndexDir), store: store}
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		return nil, err
 	}
-	if opts.IndexDir != "" {
-		go e.saveShapes(ctx)
-	}
+	go e.persist(ctx)
 	// Catalog changes arrive on the gateway's goroutines: re-sync in the
 	// background, coalescing bursts (a server restarting lists everything).
 	e.unsub = gw.Subscribe(func(gateway.CatalogChange) {
@@ -134,13 +154,14 @@ func (e *Engine) Close() error {
 		e.unsub()
 	}
 	e.stopSync()
-	return e.shapes.save()
+	return errors.Join(e.shapes.save(), e.saveStore())
 }
 
-// saveShapes writes the learned result types every shapeSaveInterval while
-// they change, until the engine closes (Close writes the last ones).
-func (e *Engine) saveShapes(ctx context.Context) {
-	t := time.NewTicker(shapeSaveInterval)
+// persist writes the learned result types and the default store's values
+// every saveInterval while they change, until the engine closes (Close
+// writes the last ones).
+func (e *Engine) persist(ctx context.Context) {
+	t := time.NewTicker(saveInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -150,11 +171,21 @@ func (e *Engine) saveShapes(ctx context.Context) {
 			if err := e.shapes.save(); err != nil {
 				e.log.Warn("code mode: saving learned result types failed", "err", err)
 			}
+			if err := e.saveStore(); err != nil {
+				e.log.Warn("code mode: saving sandbox.store failed", "err", err)
+			}
 		}
 	}
 }
 
-const shapeSaveInterval = 10 * time.Second
+func (e *Engine) saveStore() error {
+	if ms, ok := e.store.(*MemoryStore); ok {
+		return ms.Save()
+	}
+	return nil
+}
+
+const saveInterval = 10 * time.Second
 
 // sync brings the index and the names up to date with the gateway's catalog.
 // Unchanged tools are not re-embedded (the index diffs by definition hash).

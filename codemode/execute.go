@@ -110,6 +110,9 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		id := call.Tool
+		if strings.HasPrefix(id, runtime.ServicePrefix) {
+			return e.callService(ctx, call)
+		}
 		if !strings.Contains(id, ":") { // "namespace.function" of an open namespace
 			var terr *runtime.ToolError
 			findTools := req.FindTools
@@ -138,7 +141,8 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		return value, nil
 	})
 	limits, clamped := e.applyLimits(req.Limits)
-	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent})
+	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent,
+		Services: e.servicesFor(req.Code)})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		return nil, busyError(busy)

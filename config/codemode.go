@@ -15,7 +15,7 @@ import (
 // their position.
 //
 //	"codeMode": {
-//	  "k": 5, "indexDir": ".sandbox-index", "workers": 4, "maxQueue": 16, "perSessionWorkers": 2,
+//	  "k": 5, "indexDir": ".sandbox-index", "dataDir": ".sandbox-data", "workers": 4, "maxQueue": 16, "perSessionWorkers": 2,
 //	  "embedder": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434/api"},
 //	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024},
 //	  "maxLimits": {"timeout": "2m", "memoryMB": 512}
@@ -45,7 +45,7 @@ const (
 	ExposeAll  = "all"
 )
 
-var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits"}
+var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "dataDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits"}
 
 func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
@@ -72,6 +72,11 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 			c.Engine.IndexDir, err = p.expandedString(v, "indexDir")
 			if err == nil && c.Engine.IndexDir != "" && !filepath.IsAbs(c.Engine.IndexDir) && p.baseDir != "" {
 				c.Engine.IndexDir = filepath.Join(p.baseDir, c.Engine.IndexDir)
+			}
+		case "dataDir":
+			c.Engine.DataDir, err = p.expandedString(v, "dataDir")
+			if err == nil && c.Engine.DataDir != "" && !filepath.IsAbs(c.Engine.DataDir) && p.baseDir != "" {
+				c.Engine.DataDir = filepath.Join(p.baseDir, c.Engine.DataDir)
 			}
 		case "workers":
 			c.Runtime.Workers, err = p.positiveInt(v, "workers")

@@ -150,7 +150,7 @@ func (e *execution) deliver(id uint64, result json.RawMessage, toolErr *ToolErro
 
 // run executes the snippet and returns its outcome. It runs on the calling
 // goroutine, which becomes the VM's goroutine until run returns.
-func (e *execution) run(t *transpiled, tools []Tool) (out execOutcome) {
+func (e *execution) run(t *transpiled, tools []Tool, services []string) (out execOutcome) {
 	e.start = time.Now()
 	e.sourceLines = t.Lines
 	deadline := time.AfterFunc(e.limits.Timeout, func() {
@@ -191,7 +191,7 @@ func (e *execution) run(t *transpiled, tools []Tool) (out execOutcome) {
 	}()
 
 	e.vm.SetMaxCallStackSize(e.limits.StackDepth)
-	if err := e.setup(tools, t.JS); err != nil {
+	if err := e.setup(tools, services, t.JS); err != nil {
 		select {
 		case <-e.stopped: // cancelled (or out of time) before the snippet started
 			return execOutcome{Error: e.stopErr}

@@ -115,3 +115,7 @@ func toToolError(err error) *ToolError {
 	}
 	return &ToolError{Code: CodeHostError, Message: fmt.Sprint(err)}
 }
+
+// ServicePrefix starts the ToolCall.Tool of a call to the snippet's sandbox
+// global (Request.Services): "sandbox:store.get".
+const ServicePrefix = bindings.ServicePrefix

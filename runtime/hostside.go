@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // hostSide is the trusted half of a run: it answers the VM's tool calls
@@ -24,6 +25,8 @@ type hostSide struct {
 	onEvent func(Event)
 	bound   map[string]bool
 	open    map[string]bool // namespaces whose unbound members go to the Host
+	// services are the sandbox.* families of this run (Request.Services).
+	services map[string]bool
 	limits  Limits
 	start   time.Time
 
@@ -43,6 +46,12 @@ func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 	h := &hostSide{
 		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, onEvent: req.OnEvent, limits: limits, start: time.Now(),
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
+	}
+	for _, s := range req.Services {
+		if h.services == nil {
+			h.services = map[string]bool{}
+		}
+		h.services[s] = true
 	}
 	for _, t := range req.Tools {
 		if t.ID == "" && t.Function == "" {
@@ -64,6 +73,10 @@ func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 func (h *hostSide) mayCall(tool string) bool {
 	if h.bound[tool] {
 		return true
+	}
+	if rest, ok := strings.CutPrefix(tool, ServicePrefix); ok {
+		family, method, _ := strings.Cut(rest, ".")
+		return h.services[family] && bindings.IsServiceMethod(family, method)
 	}
 	ns, fn, ok := strings.Cut(tool, ".")
 	return ok && h.open[ns] && fn != "" && !strings.ContainsAny(fn, ".:")

@@ -240,8 +240,8 @@ func (w *worker) kill() {
 // be written, or its stdout ended before it acknowledged the run) is
 // replaced and the run is tried once more on another: nothing of the
 // snippet ran, and the agent should not pay for a worker it never had.
-func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []Tool) (*Result, error) {
-	msg := &runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools}
+func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []Tool, services []string) (*Result, error) {
+	msg := &runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools, Services: services}
 	for attempt := 1; ; attempt++ {
 		w, err := p.get()
 		if err != nil {

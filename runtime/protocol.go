@@ -70,6 +70,7 @@ type runMessage struct {
 	Filename string `json:"filename"`
 	Limits   Limits `json:"limits"`
 	Tools    []Tool `json:"tools,omitempty"`
+	Services []string `json:"services,omitempty"`
 }
 
 const (

@@ -89,6 +89,12 @@ type Request struct {
 	// Caller is who runs the snippet; every ToolCall the Host gets carries it,
 	// so the Host never has to remember whose run a call came from.
 	Caller auth.Caller
+	// Services lists the families of the snippet's `sandbox` global that
+	// the Host implements: "store" is sandbox.store.get/set/delete/keys.
+	// Their calls reach the Host as ToolCalls for "sandbox:store.get" and
+	// so on, and are counted and traced as tool calls. Without any, there
+	// is no sandbox global.
+	Services []string
 	// OnEvent, when set, hears the run's console entries and tool calls as
 	// they happen (for live logs), from the runtime's goroutines, possibly
 	// several at once; it must return quickly and not block. The Result
@@ -211,10 +217,10 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		if e != nil {
 			return hs.finish(execOutcome{Error: e}), nil
 		}
-		return r.runInProcess(ctx, hs, t, filename, limits, req.Tools), nil
+		return r.runInProcess(ctx, hs, t, filename, limits, req.Tools, req.Services), nil
 	}
 	// Workers transpile themselves: the parent never parses agent code.
-	return r.pool.run(ctx, hs, req.Code, filename, limits, req.Tools)
+	return r.pool.run(ctx, hs, req.Code, filename, limits, req.Tools, req.Services)
 }
 
 func failed(e *Error) *Result {
@@ -233,7 +239,7 @@ func (s *inProcessSide) startCall(id uint64, tool string, args json.RawMessage) 
 
 func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
 
-func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []Tool) *Result {
+func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []Tool, services []string) *Result {
 	side := &inProcessSide{hs: hs}
 	ex := newExecution(side, limits, filename)
 	side.ex = ex
@@ -241,5 +247,5 @@ func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled,
 		ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()})
 	})
 	defer stop()
-	return hs.finish(ex.run(t, tools))
+	return hs.finish(ex.run(t, tools, services))
 }

@@ -16,7 +16,7 @@ import (
 // generation, installs console and timers, and binds the run's tools. The VM
 // then holds only the language's built-ins and what is installed here: no
 // require, no file system, network, environment or process.
-func (e *execution) setup(tools []Tool, code string) error {
+func (e *execution) setup(tools []Tool, services []string, code string) error {
 	vm := e.vm
 	intr, err := captureIntrinsics(vm)
 	if err != nil {
@@ -39,6 +39,11 @@ func (e *execution) setup(tools []Tool, code string) error {
 		return err
 	}
 	if err := e.installWebGlobals(code); err != nil {
+		return err
+	}
+	// The sandbox global comes before the tools: a namespace never takes
+	// its name (typegen reserves it), and opening one must not either.
+	if err := bindings.InstallServices(vm, services, e.invoke); err != nil {
 		return err
 	}
 	bind := make([]bindings.Tool, len(tools))

@@ -156,7 +156,7 @@ func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
 	debug.SetMemoryLimit(limits.MemoryBytes + heapObjects())
 	stopWatch := watchHeap(w.ex, limits.MemoryBytes)
 
-	out := w.ex.run(t, m.Tools)
+	out := w.ex.run(t, m.Tools, m.Services)
 
 	peak := stopWatch()
 	// A worker that grew large, or whose snippet hit the memory limit, is

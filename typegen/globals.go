@@ -136,4 +136,28 @@ interface AbortController {
 	abort(reason?: any): void;
 }
 declare var AbortController: { prototype: AbortController; new (): AbortController };
+
+/** A JSON value, as sandbox.store keeps it. */
+type SandboxJson = string | number | boolean | null | SandboxJson[] | { [key: string]: SandboxJson };
+interface SandboxStoreOptions {
+	/** "session" (the default): this session's values; "principal": the caller's own, across sessions. */
+	scope?: "session" | "principal";
+}
+/**
+ * JSON values kept between runs. Set without ttlSeconds, a session's values last a day. A value is
+ * at most 1 MiB of JSON; a caller keeps at most 10,000 keys and 16 MiB in all. Each call counts as a
+ * tool call.
+ */
+interface SandboxStore {
+	/** The value, or null when the key has none (or it expired). */
+	get<T = SandboxJson>(key: string, options?: SandboxStoreOptions): Promise<T | null>;
+	/** Rejects with an MCPToolError of code STORE_LIMIT when a limit would be passed. */
+	set(key: string, value: SandboxJson, options?: SandboxStoreOptions & { ttlSeconds?: number }): Promise<null>;
+	/** Whether the key had a value. */
+	delete(key: string, options?: SandboxStoreOptions): Promise<boolean>;
+	/** The keys that start with prefix, sorted (at most 1,000). */
+	keys(prefix?: string, options?: SandboxStoreOptions): Promise<string[]>;
+}
+/** The sandbox's own services. */
+declare var sandbox: { readonly store: SandboxStore };
 `

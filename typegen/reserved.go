@@ -38,6 +38,7 @@ var reservedTypeNames = setOf(
 // run time. TestReservedGlobalsCoverTypeScriptLib checks this list against the
 // installed TypeScript.
 var reservedGlobals = map[string]bool{
+	"sandbox":   true, // the snippet's own services (sandbox.store), see Globals
 	"__dirname": true, "__filename": true, "addEventListener": true, "alert": true, "atob": true, "blur": true,
 	"btoa": true, "caches": true, "cancelAnimationFrame": true, "cancelIdleCallback": true,
 	"captureEvents": true, "clearImmediate": true, "clearInterval": true, "clearTimeout": true,

@@ -191,7 +191,11 @@ func TestGlobalsCompile(t *testing.T) {
 	const ok = "x".isWellFormed() && /[\p{L}--[a-z]]/v.test("A");
 	const id2 = setTimeout(() => {}, 1); clearTimeout(id2);
 	queueMicrotask(() => {});
-	return { u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
+	await sandbox.store.set("seen", { n: 1 }, { ttlSeconds: 60, scope: "principal" });
+	const seen = await sandbox.store.get<{ n: number }>("seen");
+	const gone: boolean = await sandbox.store.delete("seen");
+	const keys: string[] = await sandbox.store.keys("s");
+	return { seen: seen?.n, gone, keys, u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
 }
 `
 	missing := map[string]string{

@@ -1,9 +1,12 @@
 package statetest_test
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/state/statetest"
 )
@@ -15,5 +18,28 @@ func TestMemoryTokenStore(t *testing.T) {
 func TestMemoryRateLimiter(t *testing.T) {
 	statetest.TestRateLimiter(t, func(_ *testing.T, now func() time.Time) gateway.RateLimiter {
 		return gateway.NewMemoryRateLimiter(now)
+	})
+}
+
+func TestMemoryStore(t *testing.T) {
+	statetest.TestStore(t, func(_ *testing.T, limits codemode.StoreLimits, now func() time.Time) codemode.Store {
+		s, err := codemode.NewMemoryStore("", limits, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestMemoryStoreInAFile(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	statetest.TestStore(t, func(t *testing.T, limits codemode.StoreLimits, now func() time.Time) codemode.Store {
+		n++
+		s, err := codemode.NewMemoryStore(filepath.Join(dir, fmt.Sprintf("store%d.json", n)), limits, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	})
 }

@@ -84,7 +84,7 @@ var reservedGlobals = map[string]bool{
 	"Set": true, "WeakMap": true, "WeakSet": true, "ArrayBuffer": true, "DataView": true, "Intl": true,
 	"undefined": true, "NaN": true, "Infinity": true, "eval": true, "isNaN": true, "isFinite": true,
 	"parseInt": true, "parseFloat": true, "encodeURI": true, "decodeURI": true, "encodeURIComponent": true,
-	"decodeURIComponent": true, "escape": true, "unescape": true,
+	"decodeURIComponent": true, "escape": true, "unescape": true, "sandbox": true,
 }
 
 // Install defines the global MCPToolError class and, for each namespace in

@@ -1,0 +1,140 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// The snippet's sandbox global (runtime.Request.Services): the calls of
+// sandbox.store.* reach the engine's Host as "sandbox:store.get" and so on,
+// and are answered here, as the run's caller, never by an upstream.
+
+// CodeStoreLimit is the MCPToolError code of a sandbox.store.set refused by
+// a limit (StoreLimits).
+const CodeStoreLimit = "STORE_LIMIT"
+
+// servicesFor lists the sandbox families a run gets: only when its code
+// names the global, so that other runs pay nothing for it.
+func (e *Engine) servicesFor(code string) []string {
+	if !strings.Contains(code, "sandbox") {
+		return nil
+	}
+	return []string{"store"}
+}
+
+// callService answers one call to the sandbox global.
+func (e *Engine) callService(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+	method, ok := strings.CutPrefix(call.Tool, runtime.ServicePrefix+"store.")
+	if !ok {
+		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: fmt.Sprintf("%s is not a sandbox service", call.Tool)}
+	}
+	usage := map[string]string{
+		"get":    `sandbox.store.get(key, { scope?: "session" | "principal" })`,
+		"set":    `sandbox.store.set(key, value, { ttlSeconds?, scope? })`,
+		"delete": `sandbox.store.delete(key, { scope? })`,
+		"keys":   `sandbox.store.keys(prefix?, { scope? })`,
+	}[method]
+	bad := func(format string, a ...any) error {
+		return &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: fmt.Sprintf("sandbox.store.%s: %s; call it as %s", method, fmt.Sprintf(format, a...), usage)}
+	}
+	var in struct {
+		Key        *string         `json:"key"`
+		Value      json.RawMessage `json:"value"`
+		TTLSeconds *float64        `json:"ttlSeconds"`
+		Scope      string          `json:"scope"`
+		Prefix     *string         `json:"prefix"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(call.Arguments)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, bad("%v", err)
+	}
+	scope, err := storeScope(call.Caller, in.Scope)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if method != "keys" {
+		if in.Key == nil {
+			return nil, bad("the key is missing (a string)")
+		}
+		if why := ValidStoreKey(*in.Key); why != "" {
+			return nil, bad("%s", why)
+		}
+	}
+	switch method {
+	case "get":
+		v, ok, err := e.store.Get(ctx, scope, *in.Key)
+		if err != nil {
+			return nil, storeFailed(err)
+		}
+		if !ok {
+			return json.RawMessage("null"), nil
+		}
+		return v, nil
+	case "set":
+		if len(in.Value) == 0 {
+			return nil, bad("the value is missing; store any JSON value (null included)")
+		}
+		var ttl time.Duration
+		if in.TTLSeconds != nil {
+			if *in.TTLSeconds <= 0 || *in.TTLSeconds > 10*365*24*3600 {
+				return nil, bad("ttlSeconds must be a positive number of seconds (at most ten years)")
+			}
+			ttl = time.Duration(*in.TTLSeconds * float64(time.Second))
+		} else if scope.Session != "" {
+			ttl = SessionValueTTL
+		}
+		if err := e.store.Set(ctx, scope, *in.Key, in.Value, ttl); err != nil {
+			var limit *StoreLimitError
+			if errors.As(err, &limit) {
+				return nil, &runtime.ToolError{Code: CodeStoreLimit, Message: "sandbox.store.set: " + limit.Message}
+			}
+			return nil, storeFailed(err)
+		}
+		return json.RawMessage("null"), nil
+	case "delete":
+		deleted, err := e.store.Delete(ctx, scope, *in.Key)
+		if err != nil {
+			return nil, storeFailed(err)
+		}
+		return json.Marshal(deleted)
+	case "keys":
+		prefix := ""
+		if in.Prefix != nil {
+			prefix = *in.Prefix
+		}
+		keys, err := e.store.Keys(ctx, scope, prefix)
+		if err != nil {
+			return nil, storeFailed(err)
+		}
+		return json.Marshal(keys)
+	}
+	return nil, bad("no such method")
+}
+
+// storeScope is where a caller's values live: its session's by default,
+// the principal's with scope "principal" (a caller without a session, such
+// as `sandbox run`, has only those).
+func storeScope(c auth.Caller, scope string) (StoreScope, error) {
+	s := StoreScope{Principal: c.Principal.Key()}
+	switch scope {
+	case "", "session":
+		s.Session = string(c.Session)
+	case "principal":
+	default:
+		return s, fmt.Errorf("scope %q is neither \"session\" nor \"principal\"", scope)
+	}
+	return s, nil
+}
+
+func storeFailed(err error) error {
+	return &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "sandbox.store is unavailable: " + err.Error() + "; try again later"}
+}
