@@ -27,8 +27,8 @@ type hostSide struct {
 	open    map[string]bool // namespaces whose unbound members go to the Host
 	// services are the sandbox.* families of this run (Request.Services).
 	services map[string]bool
-	limits  Limits
-	start   time.Time
+	limits   Limits
+	start    time.Time
 
 	mu         sync.Mutex
 	finished   bool

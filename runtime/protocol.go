@@ -66,10 +66,10 @@ type message struct {
 }
 
 type runMessage struct {
-	Code     string `json:"code"` // TypeScript: the worker transpiles it
-	Filename string `json:"filename"`
-	Limits   Limits `json:"limits"`
-	Tools    []Tool `json:"tools,omitempty"`
+	Code     string   `json:"code"` // TypeScript: the worker transpiles it
+	Filename string   `json:"filename"`
+	Limits   Limits   `json:"limits"`
+	Tools    []Tool   `json:"tools,omitempty"`
 	Services []string `json:"services,omitempty"`
 }
 
