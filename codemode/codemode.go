@@ -57,14 +57,15 @@ type Options struct {
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
 type Engine struct {
-	gw     *gateway.Gateway
-	rt     *runtime.Runtime
-	ix     *vectorindex.Index
-	opts   Options
-	types  *typegen.Cache
-	log    *slog.Logger
-	shapes *shapeBook // result types learned from calls (shapes.go)
-	store  Store      // sandbox.store (store.go, services.go)
+	gw      *gateway.Gateway
+	rt      *runtime.Runtime
+	ix      *vectorindex.Index
+	opts    Options
+	types   *typegen.Cache
+	log     *slog.Logger
+	shapes  *shapeBook  // result types learned from calls (shapes.go)
+	store   Store       // sandbox.store (store.go, services.go)
+	results *resultBook // big tool results, read in parts (results.go)
 
 	state    atomic.Pointer[catalogState]
 	hits     hitCache
@@ -126,7 +127,7 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		store = ms
 	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
-		shapes: newShapeBook(opts.IndexDir), store: store}
+		shapes: newShapeBook(opts.IndexDir), store: store, results: newResultBook()}
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		return nil, err

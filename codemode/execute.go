@@ -108,10 +108,12 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 	sort.Slice(tools, func(i, j int) bool { return tools[i].ID < tools[j].ID })
 	tools = append(tools, e.openNamespaces(st, req.Caller, req.Code)...)
 
+	limits, clamped := e.applyLimits(req.Limits)
+	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		id := call.Tool
 		if strings.HasPrefix(id, runtime.ServicePrefix) {
-			return e.callService(ctx, call)
+			return e.callService(ctx, call, budget)
 		}
 		if !strings.Contains(id, ":") { // "namespace.function" of an open namespace
 			var terr *runtime.ToolError
@@ -138,9 +140,17 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		if i, ok := st.byID[id]; ok && len(st.tools[i].OutputSchema) == 0 && !res.IsError {
 			e.shapes.observe(id, st.defs[i], value)
 		}
+		if !budget.take(len(value)) {
+			// Too large to hand over whole: the snippet gets a handle to
+			// read it in parts (results.go).
+			handle, err := e.results.hold(call.Caller, id, value)
+			if err != nil {
+				return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: err.Error()}
+			}
+			return handle, nil
+		}
 		return value, nil
 	})
-	limits, clamped := e.applyLimits(req.Limits)
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent,
 		Services: e.servicesFor(req.Code)})
 	var busy *runtime.BusyError

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
@@ -27,11 +28,33 @@ func (e *Engine) servicesFor(code string) []string {
 	if !strings.Contains(code, "sandbox") {
 		return nil
 	}
-	return []string{"store"}
+	return []string{"store", "results"}
+}
+
+// runBudget counts the bytes of tool results a run has received whole.
+type runBudget struct {
+	mu        sync.Mutex
+	left      int
+	delivered int
+}
+
+// take reserves n bytes; false when they do not fit.
+func (b *runBudget) take(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	b.delivered += n
+	return true
 }
 
 // callService answers one call to the sandbox global.
-func (e *Engine) callService(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget *runBudget) (json.RawMessage, error) {
+	if method, ok := strings.CutPrefix(call.Tool, runtime.ServicePrefix+"results."); ok {
+		return e.readResult(call, method, budget)
+	}
 	method, ok := strings.CutPrefix(call.Tool, runtime.ServicePrefix+"store.")
 	if !ok {
 		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: fmt.Sprintf("%s is not a sandbox service", call.Tool)}
@@ -137,4 +160,62 @@ func storeScope(c auth.Caller, scope string) (StoreScope, error) {
 
 func storeFailed(err error) error {
 	return &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "sandbox.store is unavailable: " + err.Error() + "; try again later"}
+}
+
+// readResult answers sandbox.results.read and sandbox.results.json.
+func (e *Engine) readResult(call runtime.ToolCall, method string, budget *runBudget) (json.RawMessage, error) {
+	usage := map[string]string{
+		"read": "sandbox.results.read(handle, { offset?, length? })",
+		"json": "sandbox.results.json(handle, path?)",
+	}[method]
+	bad := func(format string, a ...any) error {
+		return &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: fmt.Sprintf("sandbox.results.%s: %s; call it as %s", method, fmt.Sprintf(format, a...), usage)}
+	}
+	var in struct {
+		Handle string `json:"handle"`
+		Offset *int   `json:"offset"`
+		Length *int   `json:"length"`
+		Path   string `json:"path"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(call.Arguments)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, bad("%v", err)
+	}
+	r, ok := e.results.get(call.Caller, in.Handle)
+	if !ok {
+		return nil, bad("no result %q: a handle is the \"handle\" of the object a tool call gave instead of a result too large to hand over; results are kept for %v after their last read", in.Handle, resultTTL)
+	}
+	switch method {
+	case "read":
+		offset, length := 0, resultReadMax
+		if in.Offset != nil {
+			offset = *in.Offset
+		}
+		if in.Length != nil {
+			length = *in.Length
+		}
+		if offset < 0 || offset > len(r.data) || length <= 0 {
+			return nil, bad("offset must be between 0 and %d (the result's bytes) and length positive", len(r.data))
+		}
+		length = min(length, resultReadMax, len(r.data)-offset)
+		text := r.data[offset : offset+length]
+		out, err := json.Marshal(strings.ToValidUTF8(string(text), "\uFFFD"))
+		if err != nil {
+			return nil, err
+		}
+		if !budget.take(len(out)) {
+			return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: fmt.Sprintf("sandbox.results.read: this run has received all the tool results it may (%d bytes); read less at a time, or continue in another run", budget.delivered)}
+		}
+		return out, nil
+	default: // json
+		part, err := jsonAt(r.data, in.Path)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		if budget.take(len(part)) {
+			return part, nil
+		}
+		return e.results.hold(call.Caller, r.tool, append([]byte(nil), part...))
+	}
 }

@@ -158,6 +158,25 @@ interface SandboxStore {
 	/** The keys that start with prefix, sorted (at most 1,000). */
 	keys(prefix?: string, options?: SandboxStoreOptions): Promise<string[]>;
 }
+/**
+ * What a tool call resolves to instead of its result when the result is larger than what is left of
+ * the run's budget of tool results (a quarter of its memory limit): read it in parts.
+ */
+interface SandboxResultHandle {
+	handle: string;
+	/** The size of the whole result, as JSON text. */
+	bytes: number;
+	/** Its first kilobyte. */
+	preview: string;
+	tool: string;
+	note: string;
+}
+interface SandboxResults {
+	/** The value at a path of the result ("items.0.name" or "/items/0/name"; "" the whole), or a handle to it when that is still too large. */
+	json<T = SandboxJson>(handle: string, path?: string): Promise<T | SandboxResultHandle>;
+	/** Part of the result's JSON text: length bytes (at most 1 MiB) from offset. */
+	read(handle: string, options?: { offset?: number; length?: number }): Promise<string>;
+}
 /** The sandbox's own services. */
-declare var sandbox: { readonly store: SandboxStore };
+declare var sandbox: { readonly store: SandboxStore; readonly results: SandboxResults };
 `

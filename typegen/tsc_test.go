@@ -195,7 +195,9 @@ func TestGlobalsCompile(t *testing.T) {
 	const seen = await sandbox.store.get<{ n: number }>("seen");
 	const gone: boolean = await sandbox.store.delete("seen");
 	const keys: string[] = await sandbox.store.keys("s");
-	return { seen: seen?.n, gone, keys, u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
+	const part = await sandbox.results.json<{ id: number }>("res_x", "items.0");
+	const chunk: string = await sandbox.results.read("res_x", { offset: 0, length: 100 });
+	return { seen: seen?.n, gone, keys, part, chunk, u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
 }
 `
 	missing := map[string]string{

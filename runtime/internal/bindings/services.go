@@ -25,6 +25,11 @@ var services = map[string]service{
 		"delete": {"key", "...options"},
 		"keys":   {"prefix", "...options"},
 	}},
+	// sandbox.results: parts of a tool result too large to hand over whole.
+	"results": {methods: map[string][]string{
+		"read": {"handle", "...options"},
+		"json": {"handle", "path"},
+	}},
 }
 
 // IsServiceMethod reports whether sandbox.<family>.<method> exists.
