@@ -96,7 +96,7 @@ func (b *resultBook) hold(c auth.Caller, tool string, data []byte) (json.RawMess
 		Tool    string `json:"tool"`
 		Note    string `json:"note"`
 	}{handle, len(data), string(preview), tool, fmt.Sprintf("The result of %s (%d bytes of JSON) is too large to hand over whole in this run; "+
-			"read parts of it with sandbox.results.json(handle, path) or sandbox.results.read(handle, {offset, length}).", tool, len(data))})
+		"read parts of it with sandbox.results.json(handle, path) or sandbox.results.read(handle, {offset, length}).", tool, len(data))})
 }
 
 // evictOldest drops the least recently used result (of principal p when
