@@ -39,7 +39,11 @@ type execOutcome struct {
 // goroutine-safe, so the VM's goroutine owns it and everything else sends it
 // closures through the queue.
 type execution struct {
-	vm       *goja.Runtime
+	vm *goja.Runtime
+	// compiled, when set, hears that the snippet compiled and is about to
+	// run (a worker tells its parent, which then knows a deadline that
+	// passes is the snippet's running, not its compiling).
+	compiled func()
 	side     vmSide
 	limits   Limits
 	filename string
@@ -113,6 +117,7 @@ func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
 	if err := rewriteRegExpLiterals(ast, t.JS); err != nil {
 		return nil, err
 	}
+	breakDeepChains(ast, t.JS)
 	p, err := goja.CompileAST(ast, true)
 	if err != nil {
 		return nil, err
@@ -202,6 +207,9 @@ func (e *execution) run(t *transpiled, tools []Tool, services []string) (out exe
 	prog, err := compileProgram(t, e.filename)
 	if err != nil {
 		return execOutcome{Error: e.compileFailure(t, err)}
+	}
+	if e.compiled != nil {
+		e.compiled()
 	}
 	v, err := e.vm.RunProgram(prog)
 	if err != nil {

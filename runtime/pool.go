@@ -279,7 +279,7 @@ func (p *pool) attempt(ctx context.Context, hs *hostSide, w *worker, msg *runMes
 		}
 		return execOutcome{}, false, true
 	}
-	return w.await(ctx, hs, runID, limits)
+	return w.await(ctx, hs, runID, limits, len(msg.Code))
 }
 
 // dead reports whether the worker's process has exited (and been reaped).
@@ -304,12 +304,12 @@ func (w *worker) start(run *runMessage) (uint64, error) {
 // the deadline. It returns how the run ended and whether the worker may run
 // another snippet; lost reports a worker whose stdout ended before it
 // acknowledged the run (it died before the run reached it).
-func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits Limits) (out execOutcome, reusable, lost bool) {
+func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits Limits, codeBytes int) (out execOutcome, reusable, lost bool) {
 	deadline := time.NewTimer(limits.Timeout + killGrace)
 	defer deadline.Stop()
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
-	started := false
+	started, compiled := false, false
 	for {
 		select {
 		case m, ok := <-w.frames:
@@ -323,6 +323,10 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 				continue // a frame of an earlier run, already given up
 			}
 			started = true
+			if m.T == msgCompiled {
+				compiled = true
+				continue
+			}
 			if out, ended, reusable := w.handle(hs, runID, m); ended {
 				return out, reusable, false
 			}
@@ -333,6 +337,12 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 		case <-grace:
 			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false, false
 		case <-deadline.C:
+			if !compiled {
+				// Transpiling and compiling see no interrupts either.
+				return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
+					"the snippet (%s of code) took longer than its %v time limit to compile, before any of it ran, and its worker was stopped; send less code (data belongs in tool calls or sandbox.store, not in the source) or raise the limit",
+					fmt.Sprintf("%d KB", (codeBytes+1023)>>10), limits.Timeout)}}, false, false
+			}
 			// The VM did not stop at its deadline: a native built-in (a huge
 			// sort, a regexp, a giant string operation) does not see interrupts.
 			return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(

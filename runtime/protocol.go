@@ -79,9 +79,11 @@ const (
 	msgCancel  = "cancel"
 	msgReady   = "ready"
 	msgStarted = "started"
-	msgCall    = "call"
-	msgLog     = "log"
-	msgDone    = "done"
+	// msgCompiled: the snippet compiled and starts running.
+	msgCompiled = "compiled"
+	msgCall     = "call"
+	msgLog      = "log"
+	msgDone     = "done"
 )
 
 // frameWriter writes frames; safe for concurrent use (tool answers arrive on

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"reflect"
 	"strings"
 
 	"github.com/dop251/goja/ast"
@@ -17,45 +16,22 @@ func rewriteRegExpLiterals(prog *ast.Program, js string) error {
 		return nil
 	}
 	var firstErr error
-	seen := map[uintptr]bool{}
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.Pointer:
-			if v.IsNil() || seen[v.Pointer()] {
-				return
+	walkAST(prog, func(node any) bool {
+		re, ok := node.(*ast.RegExpLiteral)
+		if !ok {
+			return true
+		}
+		if strings.ContainsAny(re.Flags, "uv") && (strings.Contains(re.Pattern, `\p{`) || strings.Contains(re.Pattern, `\P{`)) {
+			out, err := expandUnicodeProperties(re.Pattern)
+			if err != nil && firstErr == nil {
+				firstErr = &located{pos: prog.File.Position(int(re.Idx) - prog.File.Base()), msg: err.Error()}
 			}
-			seen[v.Pointer()] = true
-			if re, ok := v.Interface().(*ast.RegExpLiteral); ok {
-				if strings.ContainsAny(re.Flags, "uv") && (strings.Contains(re.Pattern, `\p{`) || strings.Contains(re.Pattern, `\P{`)) {
-					out, err := expandUnicodeProperties(re.Pattern)
-					if err != nil && firstErr == nil {
-						firstErr = &located{pos: prog.File.Position(int(re.Idx) - prog.File.Base()), msg: err.Error()}
-					}
-					if err == nil {
-						re.Pattern = out
-						re.Literal = "/" + out + "/" + re.Flags
-					}
-				}
-				return
-			}
-			walk(v.Elem())
-		case reflect.Interface:
-			if !v.IsNil() {
-				walk(v.Elem())
-			}
-		case reflect.Struct:
-			for i := 0; i < v.NumField(); i++ {
-				if f := v.Field(i); f.CanInterface() {
-					walk(f)
-				}
-			}
-		case reflect.Slice:
-			for i := 0; i < v.Len(); i++ {
-				walk(v.Index(i))
+			if err == nil {
+				re.Pattern = out
+				re.Literal = "/" + out + "/" + re.Flags
 			}
 		}
-	}
-	walk(reflect.ValueOf(prog))
+		return false
+	})
 	return firstErr
 }
