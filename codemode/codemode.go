@@ -66,6 +66,7 @@ type Engine struct {
 	shapes  *shapeBook  // result types learned from calls (shapes.go)
 	store   Store       // sandbox.store (store.go, services.go)
 	results *resultBook // big tool results, read in parts (results.go)
+	scripts *ScriptBook // saved scripts (scripts.go)
 
 	state    atomic.Pointer[catalogState]
 	hits     hitCache
@@ -126,7 +127,12 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 		store = ms
 	}
-	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
+	scripts, err := OpenScripts(opts.DataDir)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("codemode: %w", err)
+	}
+	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
 		shapes: newShapeBook(opts.IndexDir), store: store, results: newResultBook()}
 	if err := e.sync(ctx); err != nil {
 		cancel()

@@ -32,6 +32,9 @@ type ExecuteRequest struct {
 	// FindTools says how this caller finds tools, for error hints (default
 	// "search_tools"; the CLI says `sandbox search`).
 	FindTools string
+	// Input is the JSON value of the snippet's global input (how a saved
+	// script receives its arguments).
+	Input json.RawMessage
 	// OnEvent hears console entries and tool calls as they happen (see
 	// runtime.Request.OnEvent); execute_code streams them as notifications.
 	OnEvent func(runtime.Event)
@@ -67,6 +70,12 @@ type ExecuteResult struct {
 // message says when to retry, and whose data has the figures:
 // {"running", "waiting", "retryAfterMs"}.
 func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResult, error) {
+	return e.execute(ctx, req, false, &callCounter{})
+}
+
+// execute is Execute, for a top-level run or (nested) a saved script
+// called from one, whose tool calls count on the caller's counter.
+func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, calls *callCounter) (*ExecuteResult, error) {
 	if e.rt == nil {
 		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
 	}
@@ -107,13 +116,21 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 	sort.Strings(bound)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].ID < tools[j].ID })
 	tools = append(tools, e.openNamespaces(st, req.Caller, req.Code)...)
+	if strings.Contains(req.Code, ScriptNamespace+".") {
+		tools = append(tools, runtime.Tool{Namespace: ScriptNamespace})
+	}
 
 	limits, clamped := e.applyLimits(req.Limits)
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
+	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+		calls.add(1)
 		id := call.Tool
 		if strings.HasPrefix(id, runtime.ServicePrefix) {
 			return e.callService(ctx, call, budget)
+		}
+		if strings.HasPrefix(id, ScriptNamespace+".") {
+			return e.callScript(ctx, call, scriptCalls)
 		}
 		if !strings.Contains(id, ":") { // "namespace.function" of an open namespace
 			var terr *runtime.ToolError
@@ -152,7 +169,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 		return value, nil
 	})
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent,
-		Services: e.servicesFor(req.Code)})
+		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		return nil, busyError(busy)

@@ -99,7 +99,7 @@ func (e *Engine) Install(front *frontend.Server) error {
 	}
 	front.LimitArguments(SearchToolName, MaxSearchArgumentBytes)
 	front.LimitArguments(ExecuteToolName, MaxExecuteArgumentBytes)
-	return nil
+	return e.installScriptTools(front)
 }
 
 // MaxExecuteArgumentBytes and MaxSearchArgumentBytes cap the JSON arguments

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -132,6 +133,14 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 		return nil, fmt.Errorf("codemode: generating declarations: %w", err)
 	}
 	res.Declarations = out.DTS
+	if found, dts := e.searchScripts(req.Caller, words, k); len(found) > 0 {
+		// The caller's saved scripts whose name or description has the
+		// task's words come first: they were written for tasks like it.
+		res.Tools = append(found, res.Tools...)
+		res.Shown = len(res.Tools)
+		res.Total += len(found)
+		res.Declarations += dts
+	}
 	res.Note = fmt.Sprintf("%d of %d tools shown, best first. Call them exactly as declared (e.g. `await %s({...})`) in execute_code; "+
 		"search again with other words to see different tools.", res.Shown, res.Total, firstCall(res.Tools))
 	if len(res.Tools) > 0 && strings.HasPrefix(res.Tools[0].Why, noMatch) {
@@ -311,4 +320,46 @@ func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller aut
 		}
 	}
 	return hits, visible, nil
+}
+
+// searchScripts finds the caller's saved scripts that share a word with the
+// task (at most k, most words first) and declares them, without the
+// preamble (the catalog's declarations carry it).
+func (e *Engine) searchScripts(caller auth.Caller, words []string, k int) ([]FoundTool, string) {
+	scripts := e.scripts.Visible(caller.Principal.Key())
+	if len(scripts) == 0 || len(words) == 0 {
+		return nil, ""
+	}
+	tools, names := scriptTools(scripts)
+	type match struct {
+		tool  typegen.Tool
+		found FoundTool
+		n     int
+	}
+	var matches []match
+	for _, t := range tools {
+		w := why(words, t)
+		if strings.HasPrefix(w, noMatch) {
+			continue
+		}
+		b, _ := names.Lookup(t.ID())
+		matches = append(matches, match{t, FoundTool{ID: t.ID(), Call: b.Namespace + "." + b.Function, Why: "saved script; " + w}, strings.Count(w, ",") + 1})
+	}
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].n > matches[j].n })
+	if len(matches) > k {
+		matches = matches[:k]
+	}
+	if len(matches) == 0 {
+		return nil, ""
+	}
+	found := make([]FoundTool, len(matches))
+	subset := make([]typegen.Tool, len(matches))
+	for i, m := range matches {
+		found[i], subset[i] = m.found, m.tool
+	}
+	out, err := typegen.Generate(subset, typegen.Options{Names: names})
+	if err != nil {
+		return nil, ""
+	}
+	return found, strings.TrimPrefix(out.DTS, typegen.Preamble)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
@@ -28,6 +29,9 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 		}
 		if name == gateway.ReservedServerName {
 			return p.errAt(k.offset, "server name %q is reserved for the gateway's own hub tools; choose another name", name)
+		}
+		if name == codemode.ScriptNamespace || name == "sandbox" {
+			return p.errAt(k.offset, "server name %q is reserved for code mode (saved scripts and the sandbox global are namespaces of that name); choose another name", name)
 		}
 		sc, err := p.parseServer(name, k.value)
 		if err != nil {

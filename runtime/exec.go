@@ -44,11 +44,15 @@ type execution struct {
 	// run (a worker tells its parent, which then knows a deadline that
 	// passes is the snippet's running, not its compiling).
 	compiled func()
-	side     vmSide
-	limits   Limits
-	filename string
-	start    time.Time
-	tools    *bindings.Installed
+	// input is the JSON of the global input (Request.Input), if any.
+	input json.RawMessage
+	// compileOnly stops after the compile (Request.CompileOnly).
+	compileOnly bool
+	side        vmSide
+	limits      Limits
+	filename    string
+	start       time.Time
+	tools       *bindings.Installed
 	// intrinsics are built-ins captured before user code ran.
 	intrinsics *intrinsics
 	errorCtor  *goja.Object // the VM's own Error, captured before user code (web globals' DOMException-named errors)
@@ -210,6 +214,9 @@ func (e *execution) run(t *transpiled, tools []Tool, services []string) (out exe
 	}
 	if e.compiled != nil {
 		e.compiled()
+	}
+	if e.compileOnly {
+		return execOutcome{}
 	}
 	v, err := e.vm.RunProgram(prog)
 	if err != nil {

@@ -44,6 +44,8 @@ type pool struct {
 	live   int
 	all    map[*worker]struct{}
 	closed bool
+	// extra counts the workers started beyond size for nested runs.
+	extra int
 }
 
 type worker struct {
@@ -56,6 +58,7 @@ type worker struct {
 	runs   int
 	runID  uint64      // the id of the latest run sent to it
 	killed atomic.Bool // by us
+	extra  bool        // started for a nested run, beyond the pool's size
 }
 
 func newPool(cmd []string, size int) *pool {
@@ -124,10 +127,59 @@ func (p *pool) get() (*worker, error) {
 	return w, err
 }
 
+// minNestedExtras lets a chain of nested runs as deep as code mode allows
+// (a script that calls a script that calls a script) run on a one-worker
+// pool.
+const minNestedExtras = 4
+
+// getNested takes a worker for a nested run (Request.Nested), whose caller
+// holds a worker and waits for this one: an idle worker, or an extra one
+// beyond the pool's size, at most max(size, minNestedExtras) extras at once. It never waits for a
+// worker, which could be waiting on it: past the extras it fails with ErrBusy.
+func (p *pool) getNested() (*worker, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	for n := len(p.idle); n > 0; n = len(p.idle) {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		if !w.dead() {
+			p.mu.Unlock()
+			return w, nil
+		}
+		delete(p.all, w)
+		go p.replenish()
+	}
+	if p.extra >= max(p.size, minNestedExtras) {
+		p.mu.Unlock()
+		return nil, &BusyError{Running: p.live + p.extra, RetryAfter: 100 * time.Millisecond}
+	}
+	p.extra++
+	p.mu.Unlock()
+	w, err := p.spawn()
+	if err != nil {
+		p.mu.Lock()
+		p.extra--
+		p.mu.Unlock()
+		return nil, err
+	}
+	w.extra = true
+	return w, nil
+}
+
 // put returns a healthy worker to the idle list, or discards a used-up one
-// and starts its replacement.
+// and starts its replacement. An extra worker is discarded, not replaced.
 func (p *pool) put(w *worker, healthy bool) {
 	p.mu.Lock()
+	if w.extra {
+		delete(p.all, w)
+		p.extra--
+		p.mu.Unlock()
+		w.kill()
+		return
+	}
 	if healthy && !p.closed && w.runs < maxRunsPerWorker {
 		p.idle = append(p.idle, w)
 		p.cond.Broadcast()
@@ -240,12 +292,16 @@ func (w *worker) kill() {
 // be written, or its stdout ended before it acknowledged the run) is
 // replaced and the run is tried once more on another: nothing of the
 // snippet ran, and the agent should not pay for a worker it never had.
-func (p *pool) run(ctx context.Context, hs *hostSide, code, filename string, limits Limits, tools []Tool, services []string) (*Result, error) {
-	msg := &runMessage{Code: code, Filename: filename, Limits: limits, Tools: tools, Services: services}
+func (p *pool) run(ctx context.Context, hs *hostSide, filename string, limits Limits, req *Request) (*Result, error) {
+	msg := &runMessage{Code: req.Code, Filename: filename, Limits: limits, Tools: req.Tools, Services: req.Services, Input: req.Input, CompileOnly: req.CompileOnly}
 	for attempt := 1; ; attempt++ {
-		w, err := p.get()
+		get := p.get
+		if req.Nested {
+			get = p.getNested
+		}
+		w, err := get()
 		if err != nil {
-			if errors.Is(err, ErrClosed) {
+			if errors.Is(err, ErrClosed) || errors.Is(err, ErrBusy) {
 				return nil, err
 			}
 			return hs.finish(internalFailure(err.Error())), nil

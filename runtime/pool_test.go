@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,5 +179,74 @@ func TestLogTextFollowsItsFrame(t *testing.T) {
 	}
 	if _, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":9}`, "abcd")); err != io.ErrUnexpectedEOF {
 		t.Errorf("a cut tail: err = %v, want unexpected EOF", err)
+	}
+}
+
+// TestNestedRunsInputAndCompileOnly: a run's input is the global input; a
+// compile-only run runs nothing; a nested run gets a worker while its
+// caller holds the only one, and past the extras fails at once with
+// ErrBusy instead of waiting.
+func TestNestedRunsInputAndCompileOnly(t *testing.T) {
+	t.Parallel()
+	rt := workerRuntime(t, 1)
+	res := run(t, rt, Request{Code: `return input.a + 1`, Input: json.RawMessage(`{"a": 41}`)})
+	if !res.OK || string(res.Value) != "42" {
+		t.Errorf("input: %s %+v", res.Value, res.Error)
+	}
+	res = run(t, rt, Request{Code: `console.log("ran"); return 1`, CompileOnly: true})
+	if !res.OK || len(res.Value) != 0 || len(res.Logs) != 0 {
+		t.Errorf("compile only ran the code: %s %+v", res.Value, res.Logs)
+	}
+	res = run(t, rt, Request{Code: "const a = 1;\nreturn a +", CompileOnly: true})
+	if res.OK || res.Error.Kind != KindCompile || res.Error.Line != 2 {
+		t.Errorf("compile only of broken code: %+v", res.Error)
+	}
+
+	// The outer run holds the only worker and waits for its nested runs,
+	// which hold the extra workers (inside a tool call) until the one past
+	// the extras has been refused.
+	var nestedErrs []error
+	holding := make(chan struct{}, minNestedExtras)
+	release := make(chan struct{})
+	hold := HostFunc(func(ctx context.Context, call ToolCall) (json.RawMessage, error) {
+		holding <- struct{}{}
+		<-release
+		return json.RawMessage(`null`), nil
+	})
+	holdTool := []Tool{{ID: "h:hold", Namespace: "h", Function: "hold"}}
+	host := HostFunc(func(ctx context.Context, call ToolCall) (json.RawMessage, error) {
+		results := make([]*Result, minNestedExtras)
+		errs := make([]error, minNestedExtras+1)
+		done := make(chan int, minNestedExtras)
+		for i := range results {
+			go func() {
+				results[i], errs[i] = rt.Run(ctx, Request{Code: `await h.hold({}); return input.i`, Nested: true, Tools: holdTool, Host: hold,
+					Input: json.RawMessage(`{"i": ` + strconv.Itoa(i) + `}`)})
+				done <- i
+			}()
+		}
+		for range minNestedExtras {
+			<-holding
+		}
+		_, errs[minNestedExtras] = rt.Run(ctx, Request{Code: `return 1`, Nested: true})
+		close(release)
+		for range minNestedExtras {
+			<-done
+		}
+		nestedErrs = errs
+		n := 0
+		for i, r := range results {
+			if errs[i] == nil && r.OK && string(r.Value) == strconv.Itoa(i) {
+				n++
+			}
+		}
+		return json.Marshal(n)
+	})
+	res = run(t, rt, Request{Code: `return await t.nest({})`, Tools: []Tool{{ID: "t:nest", Namespace: "t", Function: "nest"}}, Host: host})
+	if !res.OK || string(res.Value) != strconv.Itoa(minNestedExtras) {
+		t.Errorf("nested runs on a one-worker pool: %s %+v", res.Value, res.Error)
+	}
+	if !errors.Is(nestedErrs[minNestedExtras], ErrBusy) {
+		t.Errorf("a nested run past the extras: %v, want ErrBusy", nestedErrs[minNestedExtras])
 	}
 }

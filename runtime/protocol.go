@@ -66,11 +66,13 @@ type message struct {
 }
 
 type runMessage struct {
-	Code     string   `json:"code"` // TypeScript: the worker transpiles it
-	Filename string   `json:"filename"`
-	Limits   Limits   `json:"limits"`
-	Tools    []Tool   `json:"tools,omitempty"`
-	Services []string `json:"services,omitempty"`
+	Code        string          `json:"code"` // TypeScript: the worker transpiles it
+	Filename    string          `json:"filename"`
+	Limits      Limits          `json:"limits"`
+	Tools       []Tool          `json:"tools,omitempty"`
+	Services    []string        `json:"services,omitempty"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	CompileOnly bool            `json:"compileOnly,omitempty"`
 }
 
 const (

@@ -95,6 +95,21 @@ type Request struct {
 	// so on, and are counted and traced as tool calls. Without any, there
 	// is no sandbox global.
 	Services []string
+	// Nested marks a run started by a tool call of another run (a saved
+	// script called from a snippet). It takes no scheduler slot, since its
+	// caller holds one and waits for it, and gets an idle worker or one
+	// started beyond Options.Workers (at most Workers such extras at once, and
+	// at least 4);
+	// past that it fails at once with ErrBusy rather than wait for a worker
+	// that may be waiting on it. Bound the depth of nesting in the Host.
+	Nested bool
+	// Input, when set, is the JSON value of the snippet's global input (a
+	// saved script's arguments).
+	Input json.RawMessage
+	// CompileOnly checks that the code compiles, in a worker like any run,
+	// and runs none of it: the Result is OK with no value, or the compile
+	// error with its line (saving a script checks its code so).
+	CompileOnly bool
 	// OnEvent, when set, hears the run's console entries and tool calls as
 	// they happen (for live logs), from the runtime's goroutines, possibly
 	// several at once; it must return quickly and not block. The Result
@@ -204,12 +219,15 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 
 	// Take a slot before any work on the code: the number of snippets being
-	// transpiled or run never exceeds Options.Workers.
-	slot, err := r.sched.acquire(ctx, keyOf(req.Caller), r.closed)
-	if err != nil {
-		return nil, err
+	// transpiled or run never exceeds Options.Workers. A nested run's
+	// caller already holds one, and waits for it.
+	if !req.Nested {
+		slot, err := r.sched.acquire(ctx, keyOf(req.Caller), r.closed)
+		if err != nil {
+			return nil, err
+		}
+		defer r.sched.release(slot)
 	}
-	defer r.sched.release(slot)
 
 	hs := newHostSide(ctx, &req, limits)
 	if r.pool == nil {
@@ -217,10 +235,10 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		if e != nil {
 			return hs.finish(execOutcome{Error: e}), nil
 		}
-		return r.runInProcess(ctx, hs, t, filename, limits, req.Tools, req.Services), nil
+		return r.runInProcess(ctx, hs, t, filename, limits, &req), nil
 	}
 	// Workers transpile themselves: the parent never parses agent code.
-	return r.pool.run(ctx, hs, req.Code, filename, limits, req.Tools, req.Services)
+	return r.pool.run(ctx, hs, filename, limits, &req)
 }
 
 func failed(e *Error) *Result {
@@ -239,7 +257,7 @@ func (s *inProcessSide) startCall(id uint64, tool string, args json.RawMessage) 
 
 func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
 
-func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, tools []Tool, services []string) *Result {
+func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, req *Request) *Result {
 	side := &inProcessSide{hs: hs}
 	ex := newExecution(side, limits, filename)
 	side.ex = ex
@@ -247,5 +265,7 @@ func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled,
 		ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()})
 	})
 	defer stop()
-	return hs.finish(ex.run(t, tools, services))
+	ex.input = req.Input
+	ex.compileOnly = req.CompileOnly
+	return hs.finish(ex.run(t, req.Tools, req.Services))
 }

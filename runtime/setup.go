@@ -41,6 +41,16 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 	if err := e.installWebGlobals(code); err != nil {
 		return err
 	}
+	if len(e.input) > 0 {
+		parse, _ := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
+		v, err := parse(goja.Undefined(), vm.ToValue(string(e.input)))
+		if err != nil {
+			return fmt.Errorf("the run's input is not JSON: %w", err)
+		}
+		if err := vm.GlobalObject().DefineDataProperty("input", v, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+			return err
+		}
+	}
 	// The sandbox global comes before the tools: a namespace never takes
 	// its name (typegen reserves it), and opening one must not either.
 	if err := bindings.InstallServices(vm, services, e.invoke); err != nil {

@@ -123,6 +123,8 @@ func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 	w := &workerRun{fw: fw, id: id, limits: m.Limits.WithDefaults()}
 	w.ex = newExecution(w, w.limits, m.Filename)
 	w.ex.compiled = func() { _ = fw.send(&message{T: msgCompiled, RunID: id}) }
+	w.ex.input = m.Input
+	w.ex.compileOnly = m.CompileOnly
 	return w
 }
 

@@ -38,7 +38,7 @@ mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("sandbox {{.Version}}\n")
-	root.AddCommand(newRunCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
 	return root
 }
 

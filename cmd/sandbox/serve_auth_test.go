@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -155,4 +156,68 @@ func toolText(r *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// TestServeSavedScripts: over streamable HTTP, an agent saves a script with
+// save_script, calls it from execute_code and finds it with search_tools;
+// another principal does not see it until the operator shares it with
+// `sandbox scripts share`; the scripts are kept in codeMode.dataDir.
+func TestServeSavedScripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	dataDir := t.TempDir()
+	cfg := strings.Replace(authConfig(t), `"gateway": {`, fmt.Sprintf(`"codeMode": {"dataDir": %q}, "gateway": {`, dataDir), 1)
+	cfgPath := writeConfig(t, cfg)
+	cmd := exec.Command(sandboxBinary(t), "serve", "-c", cfgPath, "--http", "127.0.0.1:0", "--log-level", "warn")
+	url := startLogged(t, cmd, listening)
+	agent, admin := keyClient(t, url, agentKey), keyClient(t, url, adminKey)
+	call := func(c *client.Client, tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return toolText(res), res.IsError
+	}
+	text, isErr := call(agent, "save_script", map[string]any{"name": "active_ids", "description": "The ids of the active projects.",
+		"code":        `const p: any = await demo.listProjects({ status: "active" }); return p.map((x: any) => x.id).slice(0, input.max ?? 10)`,
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"max": map[string]any{"type": "integer"}}}})
+	if isErr || !strings.Contains(text, "scripts.activeIds") {
+		t.Fatalf("save_script: %s", text)
+	}
+	if text, isErr := call(agent, "save_script", map[string]any{"name": "broken", "description": "x", "code": "return (1 +"}); !isErr || !strings.Contains(text, "does not compile") {
+		t.Errorf("a script that does not compile was saved: %s", text)
+	}
+	text, isErr = call(agent, "execute_code", map[string]any{"code": `return await scripts.activeIds({ max: 1 })`})
+	if isErr || !strings.Contains(text, `"ok":true`) || !strings.Contains(text, `"value":["`) {
+		t.Errorf("execute_code: %s", text)
+	}
+	if text, _ := call(agent, "search_tools", map[string]any{"intent": "ids of the active projects"}); !strings.Contains(text, "scripts.activeIds: saved script") {
+		t.Errorf("search_tools does not find the script:\n%s", text)
+	}
+	if text, _ := call(admin, "execute_code", map[string]any{"code": `try { return await scripts.activeIds({}) } catch (e: any) { return e.code }`}); !strings.Contains(text, "UNKNOWN_TOOL") {
+		t.Errorf("another principal calls the agent's script: %s", text)
+	}
+
+	r := runCLI(t, "", "scripts", "list", "--data-dir", dataDir)
+	if r.code != 0 || !strings.Contains(r.stdout, "active_ids") || !strings.Contains(r.stdout, "agent-a") {
+		t.Fatalf("scripts list: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// The operator shares it (serve reads scripts when it starts).
+	if r := runCLI(t, "", "scripts", "share", "active_ids", "--data-dir", dataDir); r.code != 0 {
+		t.Fatalf("scripts share: %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "scripts", "show", "active_ids", "--data-dir", dataDir); r.code != 0 || !strings.Contains(r.stdout, "shared") || !strings.Contains(r.stdout, "listProjects") {
+		t.Errorf("scripts show: %d %s", r.code, r.stdout)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	cmd = exec.Command(sandboxBinary(t), "serve", "-c", cfgPath, "--http", "127.0.0.1:0", "--log-level", "warn")
+	url = startLogged(t, cmd, listening)
+	admin = keyClient(t, url, adminKey)
+	if text, isErr := call(admin, "execute_code", map[string]any{"code": `return (await scripts.activeIds({ max: 2 })).length`}); isErr || !strings.Contains(text, `"value":2`) {
+		t.Errorf("the shared script after a restart: %s", text)
+	}
 }

@@ -1,0 +1,380 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
+)
+
+// Saved scripts. save_script keeps a snippet under a name; a snippet then
+// calls it as scripts.<name>(input), which runs the script's code in a
+// fresh run (a nested one: runtime.Request.Nested) as the same caller, with
+// what is left of the calling run's tool calls and time, and the input as
+// the global `input`. A script is its owner's (the principal that saved
+// it), unless the operator shares it (`sandbox scripts share`).
+// search_tools finds the caller's scripts beside the catalog's tools, with
+// declarations typed from their input schema.
+
+// ScriptNamespace is the namespace of saved scripts in a snippet. No
+// upstream server may take the name (config refuses it).
+const ScriptNamespace = "scripts"
+
+// maxScriptDepth bounds scripts calling scripts.
+const maxScriptDepth = 3
+
+// Script is a saved snippet.
+type Script struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Code        string          `json:"code"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Owner is the principal that saved it (auth.Principal.Key()).
+	Owner string `json:"owner"`
+	// Shared makes it every principal's to call (the operator's choice).
+	Shared bool      `json:"shared,omitempty"`
+	Saved  time.Time `json:"saved"`
+}
+
+var scriptName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+
+// maxScriptsPerPrincipal bounds what one principal saves.
+const maxScriptsPerPrincipal = 200
+
+// ScriptBook keeps saved scripts, in memory and (with a path) in a file.
+type ScriptBook struct {
+	mu      sync.Mutex
+	path    string
+	scripts map[string]map[string]*Script // owner -> name -> script
+}
+
+// OpenScripts opens the scripts kept in dir (scripts.json); "" keeps them
+// in memory.
+func OpenScripts(dir string) (*ScriptBook, error) {
+	b := &ScriptBook{scripts: map[string]map[string]*Script{}}
+	if dir == "" {
+		return b, nil
+	}
+	b.path = filepath.Join(dir, "scripts.json")
+	data, err := os.ReadFile(b.path)
+	if os.IsNotExist(err) {
+		return b, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Version int       `json:"version"`
+		Scripts []*Script `json:"scripts"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil || f.Version != 1 {
+		return nil, fmt.Errorf("%s is not a saved-scripts file (move it away to start empty): %v", b.path, err)
+	}
+	for _, s := range f.Scripts {
+		if b.scripts[s.Owner] == nil {
+			b.scripts[s.Owner] = map[string]*Script{}
+		}
+		b.scripts[s.Owner][s.Name] = s
+	}
+	return b, nil
+}
+
+// save writes the file; b.mu is held.
+func (b *ScriptBook) save() error {
+	if b.path == "" {
+		return nil
+	}
+	all := b.allLocked()
+	data, err := json.MarshalIndent(map[string]any{"version": 1, "scripts": all}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
+		return err
+	}
+	tmp := b.path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, b.path)
+}
+
+func (b *ScriptBook) allLocked() []*Script {
+	var all []*Script
+	for _, byName := range b.scripts {
+		for _, s := range byName {
+			all = append(all, s)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Owner != all[j].Owner {
+			return all[i].Owner < all[j].Owner
+		}
+		return all[i].Name < all[j].Name
+	})
+	return all
+}
+
+// All lists every script, of every owner (for the operator's CLI).
+func (b *ScriptBook) All() []Script {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Script
+	for _, s := range b.allLocked() {
+		out = append(out, *s)
+	}
+	return out
+}
+
+// Visible lists the scripts a principal may call: its own, and the shared
+// ones of others (its own win a name they share).
+func (b *ScriptBook) Visible(principal string) []Script {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	byName := map[string]*Script{}
+	for owner, scripts := range b.scripts {
+		for name, s := range scripts {
+			if owner == principal || (s.Shared && byName[name] == nil) {
+				byName[name] = s
+			}
+		}
+	}
+	for name, s := range b.scripts[principal] {
+		byName[name] = s
+	}
+	out := make([]Script, 0, len(byName))
+	for _, s := range byName {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Put saves (or replaces) a script of its owner.
+func (b *ScriptBook) Put(s Script) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.scripts[s.Owner] == nil {
+		b.scripts[s.Owner] = map[string]*Script{}
+	}
+	if old, ok := b.scripts[s.Owner][s.Name]; ok {
+		s.Shared = old.Shared // replacing keeps the operator's choice
+	} else if len(b.scripts[s.Owner]) >= maxScriptsPerPrincipal {
+		return fmt.Errorf("you have %d saved scripts, the most there may be; delete some with delete_script", maxScriptsPerPrincipal)
+	}
+	b.scripts[s.Owner][s.Name] = &s
+	return b.save()
+}
+
+// Delete removes an owner's script; false when there was none.
+func (b *ScriptBook) Delete(owner, name string) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.scripts[owner][name]; !ok {
+		return false, nil
+	}
+	delete(b.scripts[owner], name)
+	if len(b.scripts[owner]) == 0 {
+		delete(b.scripts, owner)
+	}
+	return true, b.save()
+}
+
+// Share marks an owner's script shared (or not).
+func (b *ScriptBook) Share(owner, name string, shared bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.scripts[owner][name]
+	if !ok {
+		return fmt.Errorf("%s has no script %q", owner, name)
+	}
+	s.Shared = shared
+	return b.save()
+}
+
+// scriptTools are a principal's visible scripts as typegen tools, named
+// as a snippet calls them.
+func scriptTools(scripts []Script) ([]typegen.Tool, *typegen.Names) {
+	tools := make([]typegen.Tool, len(scripts))
+	for i, s := range scripts {
+		schema := s.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		tools[i] = typegen.Tool{Server: ScriptNamespace, Name: s.Name, Description: s.Description, InputSchema: schema}
+	}
+	return tools, typegen.AssignNames(tools)
+}
+
+// compileScriptSchema compiles a script's input schema.
+func compileScriptSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("inputSchema is not JSON: %v", err)
+	}
+	if m, ok := doc.(map[string]any); !ok || (m["type"] != nil && m["type"] != "object") {
+		return nil, fmt.Errorf(`inputSchema must describe an object ({"type": "object", "properties": {...}}): a script's input is an object of named parameters`)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseSchemaLoads{})
+	if err := c.AddResource("urn:sandbox:script-input", doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile("urn:sandbox:script-input")
+	if err != nil {
+		return nil, fmt.Errorf("inputSchema is not a valid JSON Schema: %v", err)
+	}
+	return s, nil
+}
+
+type refuseSchemaLoads struct{}
+
+func (refuseSchemaLoads) Load(url string) (any, error) {
+	return nil, fmt.Errorf("a script's input schema cannot load %s: keep it self-contained", url)
+}
+
+// SaveScript checks and saves a script for caller: a valid name, a
+// description, code that compiles, an object input schema.
+func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) error {
+	switch {
+	case !scriptName.MatchString(s.Name):
+		return fmt.Errorf("name %q: use 1 to 63 lower-case letters, digits and _, starting with a letter (e.g. \"weekly_report\")", s.Name)
+	case strings.TrimSpace(s.Description) == "":
+		return fmt.Errorf("description is empty: say what the script does and returns, as a tool's description would; search_tools finds scripts by it")
+	case strings.TrimSpace(s.Code) == "":
+		return fmt.Errorf("code is empty")
+	}
+	if _, err := compileScriptSchema(s.InputSchema); err != nil {
+		return err
+	}
+	if e.rt == nil {
+		return fmt.Errorf("this engine has no runtime to check the code with")
+	}
+	// The code is checked in a worker, as any snippet: the parent never
+	// parses agent code.
+	check, err := e.rt.Run(ctx, runtime.Request{Code: s.Code, Filename: s.Name + ".ts", Caller: caller, CompileOnly: true})
+	if err != nil {
+		return err
+	}
+	if !check.OK {
+		return fmt.Errorf("the code does not compile: %s", check.Error.Error())
+	}
+	s.Owner = caller.Principal.Key()
+	s.Saved = time.Now().UTC()
+	return e.scripts.Put(s)
+}
+
+type scriptDepthKey struct{}
+
+// scriptRun is what a run's script calls share: one at a time, and the
+// calling run's tool calls and time.
+type scriptRun struct {
+	mu     sync.Mutex
+	limits runtime.Limits
+	calls  *callCounter
+}
+
+// callCounter counts the tool calls a run (and the scripts it calls) made.
+type callCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *callCounter) add(n int) {
+	c.mu.Lock()
+	c.n += n
+	c.mu.Unlock()
+}
+
+func (c *callCounter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// callScript runs scripts.<function>(input) for the run's caller.
+func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scriptRun) (json.RawMessage, error) {
+	fn := strings.TrimPrefix(call.Tool, ScriptNamespace+".")
+	scripts := e.scripts.Visible(call.Caller.Principal.Key())
+	tools, names := scriptTools(scripts)
+	var script *Script
+	for i := range tools {
+		if b, ok := names.Lookup(tools[i].ID()); ok && b.Function == fn {
+			script = &scripts[i]
+		}
+	}
+	if script == nil {
+		var have []string
+		for _, b := range names.Bindings() {
+			have = append(have, ScriptNamespace+"."+b.Function)
+		}
+		msg := fmt.Sprintf("there is no saved script %s.%s", ScriptNamespace, fn)
+		if len(have) > 0 {
+			msg += "; you have " + strings.Join(have, ", ")
+		} else {
+			msg += "; save one with save_script"
+		}
+		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: msg}
+	}
+	depth, _ := ctx.Value(scriptDepthKey{}).(int)
+	if depth >= maxScriptDepth {
+		return nil, &runtime.ToolError{Code: CodeScriptFailed, Message: fmt.Sprintf("scripts.%s: scripts call scripts at most %d deep", fn, maxScriptDepth)}
+	}
+	if schema, err := compileScriptSchema(script.InputSchema); err == nil && schema != nil {
+		var v any
+		if err := json.Unmarshal(call.Arguments, &v); err != nil {
+			return nil, &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: "scripts." + fn + ": the input is not JSON"}
+		}
+		if err := schema.Validate(v); err != nil {
+			return nil, &runtime.ToolError{Code: string(gateway.CodeValidationFailed),
+				Message: fmt.Sprintf("scripts.%s: the input does not match the script's inputSchema: %v; the schema is %s", fn, strings.Join(strings.Fields(err.Error()), " "), script.InputSchema)}
+		}
+	}
+	// One script at a time per run: a nested run takes a worker, and a
+	// snippet firing scripts in a Promise.all must not take them all.
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	limits := sr.limits
+	limits.ToolCalls = max(1, sr.limits.ToolCalls-sr.calls.get())
+	if deadline, ok := ctx.Deadline(); ok {
+		limits.Timeout = max(time.Millisecond, min(limits.Timeout, time.Until(deadline)))
+	}
+	res, err := e.execute(context.WithValue(ctx, scriptDepthKey{}, depth+1), ExecuteRequest{
+		Code: script.Code, Filename: script.Name + ".ts", Limits: limits, Caller: call.Caller, Input: call.Arguments}, true, sr.calls)
+	if err != nil {
+		if ge, ok := err.(*gateway.Error); ok {
+			return nil, &runtime.ToolError{Code: string(ge.Code), Message: "scripts." + fn + ": " + ge.Message, Data: ge.Data}
+		}
+		return nil, &runtime.ToolError{Code: CodeScriptFailed, Message: "scripts." + fn + ": " + err.Error()}
+	}
+	if !res.OK {
+		data, _ := json.Marshal(res.Error)
+		return nil, &runtime.ToolError{Code: CodeScriptFailed, Message: fmt.Sprintf("scripts.%s failed: %s", fn, res.Error.Error()), Data: data}
+	}
+	if len(res.Value) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	return res.Value, nil
+}
+
+// CodeScriptFailed is the MCPToolError code of a saved script that threw
+// or hit a limit; data is the script's error (message, line, stack).
+const CodeScriptFailed = "SCRIPT_FAILED"

@@ -1,0 +1,114 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+const countProjects = `
+const projects: any = await demo.listProjects({ status: input.status });
+await sandbox.store.set("last_count", projects.length, { scope: "principal" });
+return { status: input.status, count: projects.length };`
+
+func TestSavedScripts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// One worker: the snippet holds it while its scripts run, on extra ones.
+	e := newEngineWith(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1})
+	e.scripts, _ = OpenScripts(dir)
+	alice, bob := caller("alice", "s1"), caller("bob", "s1")
+	ctx := context.Background()
+	schema := json.RawMessage(`{"type": "object", "properties": {"status": {"type": "string", "enum": ["active", "archived"]}}, "required": ["status"]}`)
+	if err := e.SaveScript(ctx, alice, Script{Name: "count_projects", Description: "Count the projects in a status and remember the count.", Code: countProjects, InputSchema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(c auth.Caller, code string) *ExecuteResult {
+		t.Helper()
+		return execute(t, e, ExecuteRequest{Code: code, Caller: c})
+	}
+	res := run(alice, `const [a, b, c] = await Promise.all([scripts.countProjects({ status: "active" }), scripts.countProjects({ status: "archived" }), scripts.countProjects({ status: "active" })]);
+		return [a, b.status, c.count === a.count, await sandbox.store.get("last_count", { scope: "principal" }) !== null]`)
+	if !res.OK {
+		t.Fatalf("%+v", res.Error)
+	}
+	if got := string(res.Value); !strings.HasPrefix(got, `[{"status":"active","count":`) || !strings.HasSuffix(got, `"archived",true,true]`) {
+		t.Errorf("value %s", got)
+	}
+	for _, bad := range []struct{ code, want string }{
+		{`return await scripts.countProjects({ status: "lost" })`, "VALIDATION_FAILED"},
+		{`return await scripts.nothing({})`, "there is no saved script scripts.nothing; you have scripts.countProjects"},
+	} {
+		res := run(alice, `try { `+bad.code+` } catch (e: any) { return e.code + " " + e.message }`)
+		if !res.OK || !strings.Contains(string(res.Value), bad.want) {
+			t.Errorf("%s: %s %+v", bad.code, res.Value, res.Error)
+		}
+	}
+	// Bob does not see Alice's script until the operator shares it.
+	res = run(bob, `try { return await scripts.countProjects({ status: "active" }) } catch (e: any) { return e.code + " " + e.message }`)
+	if !res.OK || !strings.Contains(string(res.Value), "UNKNOWN_TOOL there is no saved script scripts.countProjects; save one") {
+		t.Errorf("bob: %s %+v", res.Value, res.Error)
+	}
+	if err := e.scripts.Share("alice", "count_projects", true); err != nil {
+		t.Fatal(err)
+	}
+	res = run(bob, `return (await scripts.countProjects({ status: "active" })).status`)
+	if !res.OK || string(res.Value) != `"active"` {
+		t.Errorf("bob after sharing: %s %+v", res.Value, res.Error)
+	}
+
+	// search_tools finds the script by its description, declared with its input.
+	found, err := e.Search(ctx, SearchRequest{Intent: "count projects by status", Caller: alice, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found.Tools[0].Call != "scripts.countProjects" || !strings.Contains(found.Declarations, `function countProjects(input: { status: "active" | "archived" })`) {
+		t.Errorf("search: %+v\n%s", found.Tools, found.Declarations)
+	}
+
+	// Saving checks the name, the description and that the code compiles.
+	for _, bad := range []struct {
+		s    Script
+		want string
+	}{
+		{Script{Name: "Bad Name", Description: "x", Code: "return 1"}, "use 1 to 63 lower-case letters"},
+		{Script{Name: "ok", Description: " ", Code: "return 1"}, "description is empty"},
+		{Script{Name: "ok", Description: "x", Code: "return 1 +\n\n  )"}, "the code does not compile"},
+		{Script{Name: "ok", Description: "x", Code: "return 1", InputSchema: json.RawMessage(`{"type": "string"}`)}, "inputSchema must describe an object"},
+	} {
+		if err := e.SaveScript(ctx, alice, bad.s); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: %v, want %q", bad.s, err, bad.want)
+		}
+	}
+
+	// A script that calls itself stops at the depth bound; a failing one
+	// says where it failed.
+	if err := e.SaveScript(ctx, alice, Script{Name: "forever", Description: "Calls itself.", Code: "return await scripts.forever({})"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SaveScript(ctx, alice, Script{Name: "broken", Description: "Throws.", Code: "const x = 1;\nthrow new RangeError('no ' + x)"}); err != nil {
+		t.Fatal(err)
+	}
+	res = run(alice, `const out: string[] = [];
+		for (const f of [() => scripts.forever({}), () => scripts.broken({})]) { try { await f(); } catch (e: any) { out.push(e.code + " " + e.message); } }
+		return out`)
+	if got := string(res.Value); !res.OK || !strings.Contains(got, "scripts call scripts at most 3 deep") || !strings.Contains(got, `SCRIPT_FAILED scripts.broken failed: broken.ts:2`) || !strings.Contains(got, "RangeError: no 1") {
+		t.Errorf("failures: %s %+v", got, res.Error)
+	}
+
+	// Kept across restarts.
+	again, err := OpenScripts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(again.Visible("alice")); n != 3 {
+		t.Errorf("%d scripts after reopening, want 3", n)
+	}
+}
