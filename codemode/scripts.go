@@ -52,8 +52,14 @@ type Script struct {
 
 var scriptName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
-// maxScriptsPerPrincipal bounds what one principal saves.
-const maxScriptsPerPrincipal = 200
+// maxScriptsPerPrincipal and maxScriptBytesPerPrincipal bound what one
+// principal saves: the scripts live in serve's memory and file.
+const (
+	maxScriptsPerPrincipal     = 200
+	maxScriptBytesPerPrincipal = 4 << 20
+)
+
+func (s *Script) size() int { return len(s.Code) + len(s.Description) + len(s.InputSchema) }
 
 // ScriptBook keeps saved scripts, in memory and (with a path) in a file.
 type ScriptBook struct {
@@ -171,10 +177,19 @@ func (b *ScriptBook) Put(s Script) error {
 	if b.scripts[s.Owner] == nil {
 		b.scripts[s.Owner] = map[string]*Script{}
 	}
+	total := s.size()
+	for name, other := range b.scripts[s.Owner] {
+		if name != s.Name {
+			total += other.size()
+		}
+	}
 	if old, ok := b.scripts[s.Owner][s.Name]; ok {
 		s.Shared = old.Shared // replacing keeps the operator's choice
 	} else if len(b.scripts[s.Owner]) >= maxScriptsPerPrincipal {
 		return fmt.Errorf("you have %d saved scripts, the most there may be; delete some with delete_script", maxScriptsPerPrincipal)
+	}
+	if total > maxScriptBytesPerPrincipal {
+		return fmt.Errorf("your saved scripts would take %d bytes, over the %d a principal may keep; delete some with delete_script or save shorter code", total, maxScriptBytesPerPrincipal)
 	}
 	b.scripts[s.Owner][s.Name] = &s
 	return b.save()

@@ -112,3 +112,22 @@ func TestSavedScripts(t *testing.T) {
 		t.Errorf("%d scripts after reopening, want 3", n)
 	}
 }
+
+func TestScriptBookBoundsAPrincipal(t *testing.T) {
+	b, _ := OpenScripts("")
+	big := strings.Repeat("x", 1<<20)
+	for i := range 3 {
+		if err := b.Put(Script{Name: "s" + string(rune('a'+i)), Owner: "p", Code: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Put(Script{Name: "sd", Owner: "p", Code: big + big}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a principal may keep") {
+		t.Errorf("over the byte bound: %v", err)
+	}
+	if err := b.Put(Script{Name: "sa", Owner: "p", Code: "return 1"}); err != nil {
+		t.Errorf("replacing a script with a shorter one: %v", err)
+	}
+	if err := b.Put(Script{Name: "sd", Owner: "other", Code: big + big}); err != nil {
+		t.Errorf("another principal is bounded by p's scripts: %v", err)
+	}
+}
