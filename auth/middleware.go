@@ -22,7 +22,10 @@ import (
 // On success next runs with the principal in the request's context
 // (PrincipalFrom), and without the Authorization header: nothing past
 // authentication can log or pass the credential on.
-func Middleware(v Verifier, resourceMetadataURL string) func(http.Handler) http.Handler {
+//
+// onRefuse, when given, hears every refused request and why (never the
+// credential), for an audit log.
+func Middleware(v Verifier, resourceMetadataURL string, onRefuse ...func(r *http.Request, reason string)) func(http.Handler) http.Handler {
 	var required []string
 	if s, ok := v.(interface{ RequiredScopes() []string }); ok {
 		required = s.RequiredScopes()
@@ -42,6 +45,16 @@ func Middleware(v Verifier, resourceMetadataURL string) func(http.Handler) http.
 				if !errors.As(err, &refusal) {
 					refusal = invalidToken("credential not accepted", err)
 				}
+			}
+			for _, f := range onRefuse {
+				reason := refusal.Code
+				if reason == "" {
+					reason = "no credential"
+				}
+				if refusal.Description != "" {
+					reason += ": " + refusal.Description
+				}
+				f(r, reason)
 			}
 			refuse(w, refusal, resourceMetadataURL, required)
 		})

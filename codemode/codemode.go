@@ -92,6 +92,9 @@ type catalogState struct {
 	// defs is each tool's definition hash (by index in tools), which keys
 	// its learned result shape.
 	defs []string
+	// denied are the tools the gateway's policy never lets run: search
+	// does not show them.
+	denied map[string]bool
 }
 
 // New builds an engine over a started gateway and indexes its catalog. rt
@@ -201,7 +204,7 @@ func (e *Engine) sync(ctx context.Context) error {
 	defer e.syncMu.Unlock()
 	gwTools := e.gw.Tools()
 	sort.Slice(gwTools, func(i, j int) bool { return gwTools[i].ID < gwTools[j].ID })
-	st := &catalogState{byID: make(map[string]int, len(gwTools))}
+	st := &catalogState{byID: make(map[string]int, len(gwTools)), denied: map[string]bool{}}
 	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
 	// A server's own description (its initialize instructions) is indexed
 	// with each of its tools: "remember a fact" finds the tools of a server
@@ -212,6 +215,9 @@ func (e *Engine) sync(ctx context.Context) error {
 	}
 	for _, t := range gwTools {
 		st.byID[t.ID] = len(st.tools)
+		if e.gw.Denied(&t) {
+			st.denied[t.ID] = true
+		}
 		tt := TypegenTool(t)
 		st.tools = append(st.tools, tt)
 		st.defs = append(st.defs, definitionHash(tt))

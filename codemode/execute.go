@@ -2,6 +2,8 @@ package codemode
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,6 +123,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	}
 
 	limits, clamped := e.applyLimits(req.Limits)
+	runID := newRunID()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
@@ -142,7 +145,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 				return nil, terr
 			}
 		}
-		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller})
+		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID})
 		if err != nil {
 			var ge *gateway.Error
 			if errors.As(err, &ge) {
@@ -177,6 +180,11 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	if err != nil {
 		return nil, err
 	}
+	outcome := "OK"
+	if !res.OK {
+		outcome = string(res.Error.Kind)
+	}
+	e.gw.AuditRun(req.Caller, outcome, res.Duration, []byte(req.Code), len(res.Value))
 	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
 }
 
@@ -232,4 +240,12 @@ func busyError(b *runtime.BusyError) *gateway.Error {
 	return &gateway.Error{Code: CodeBusy, Tool: ExecuteToolName,
 		Message: fmt.Sprintf("%s. The snippet did not run; run it again in about %s (an agent with fewer snippets running or waiting goes first)", why, retry),
 		Data:    data}
+}
+
+// newRunID names a run for the gateway (a person may approve every call of
+// a tool in one run).
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
+	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -129,5 +131,47 @@ func TestScriptBookBoundsAPrincipal(t *testing.T) {
 	}
 	if err := b.Put(Script{Name: "sd", Owner: "other", Code: big + big}); err != nil {
 		t.Errorf("another principal is bounded by p's scripts: %v", err)
+	}
+}
+
+// TestDeniedToolsAreNotSearched: a tool the policy always denies is not
+// shown by search_tools, and a call from a snippet is DENIED.
+func TestDeniedToolsAreNotSearched(t *testing.T) {
+	t.Parallel()
+	settings := gateway.DefaultSettings()
+	settings.Policy = &gateway.Policy{Rules: []gateway.PolicyRule{{Tools: "demo:delete_*", Action: gateway.PolicyDeny}}}
+	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}
+	gw, err := gateway.New(cfg, gateway.WithInProcessServer("demo", mcpserver.New(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := gw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	e, err := New(gw, rt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Search(ctx, SearchRequest{Intent: "delete a task", K: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if strings.HasPrefix(tool.ID, "demo:delete_") {
+			t.Errorf("search shows the denied %s", tool.ID)
+		}
+	}
+	run := execute(t, e, ExecuteRequest{Code: `try { await demo.deleteTask({ id: "t1" }) } catch (e: any) { return e.code + " " + e.message }`})
+	if !run.OK || !strings.Contains(string(run.Value), `DENIED the gateway's policy denies demo:delete_task`) {
+		t.Errorf("%s %+v", run.Value, run.Error)
 	}
 }

@@ -301,7 +301,7 @@ func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller aut
 			ok = e.gw.Sees(caller, t.Server)
 			sees[t.Server] = ok
 		}
-		if ok {
+		if ok && !st.denied[t.ID()] {
 			visible++
 		}
 	}
@@ -315,7 +315,7 @@ func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller aut
 	}
 	hits := make([]vectorindex.Hit, 0, k)
 	for _, h := range all {
-		if i, ok := st.byID[h.ID]; ok && sees[st.tools[i].Server] && len(hits) < k {
+		if i, ok := st.byID[h.ID]; ok && sees[st.tools[i].Server] && !st.denied[h.ID] && len(hits) < k {
 			hits = append(hits, h)
 		}
 	}

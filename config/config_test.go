@@ -54,7 +54,9 @@ func TestParseConfigGatewaySettings(t *testing.T) {
            "maxConcurrent": 4, "maxWait": "0s", "pathRoots": [], "protocolVersion": "2025-06-18"}
   },
   "gateway": {"timeout": "5s", "maxResultBytes": 1024, "maxWait": "250ms", "pathRoots": ["/srv/data", "rel"],
-              "toolNames": "passthrough", "healthInterval": "0s"}
+              "toolNames": "passthrough", "healthInterval": "0s",
+              "policy": {"rules": [{"tools": "gh:delete_*", "action": "deny"}, {"tools": "*:*", "annotations": {"destructiveHint": true}, "action": "approve"}], "approvalTimeout": "1m"},
+              "audit": {"path": "audit.jsonl", "maxBytes": 1000, "keep": 2}}
 }`)
 	file, err := Parse("/etc/sandbox/gw.json", data)
 	if err != nil {
@@ -84,6 +86,12 @@ func TestParseConfigGatewaySettings(t *testing.T) {
 	if want := []string{"/srv/data", "/etc/sandbox/rel"}; strings.Join(o.PathRoots, ",") != strings.Join(want, ",") {
 		t.Fatalf("pathRoots = %v, want %v (relative to the config file)", o.PathRoots, want)
 	}
+	if p := o.Policy; p == nil || len(p.Rules) != 2 || p.Rules[1].Action != gateway.PolicyApprove || !p.Rules[1].Annotations["destructiveHint"] || p.ApprovalTimeout != time.Minute {
+		t.Fatalf("policy = %+v", o.Policy)
+	}
+	if a := o.Audit; a == nil || a.Path != "/etc/sandbox/audit.jsonl" || a.MaxBytes != 1000 || a.Keep != 2 {
+		t.Fatalf("audit = %+v", o.Audit)
+	}
 }
 
 func TestParseConfigErrorsCarryPositions(t *testing.T) {
@@ -100,6 +108,11 @@ func TestParseConfigErrorsCarryPositions(t *testing.T) {
 		{"bad url", "{\"mcpServers\": {\"a\": {\"url\": \"ftp://h/\"}}}", `must be an absolute http://`},
 		{"reserved name", "{\"mcpServers\": {\"__proto__\": {\"command\": \"x\"}}}", `reserved`},
 		{"hub name", "{\"mcpServers\": {\"gateway\": {\"command\": \"x\"}}}", `reserved for the gateway's own hub tools`},
+		{"scripts name", "{\"mcpServers\": {\"scripts\": {\"command\": \"x\"}}}", `reserved for code mode`},
+		{"policy action", "{\"mcpServers\": {}, \"gateway\": {\"policy\": {\"rules\": [{\"tools\": \"a:*\", \"action\": \"ask\"}]}}}", `policy rule 1: "action" is "allow", "deny" or "approve", got "ask"`},
+		{"policy pattern", "{\"mcpServers\": {}, \"gateway\": {\"policy\": {\"rules\": [{\"tools\": \"delete_*\", \"action\": \"deny\"}]}}}", `a pattern over "server:tool"`},
+		{"policy hint", "{\"mcpServers\": {}, \"gateway\": {\"policy\": {\"rules\": [{\"tools\": \"*:*\", \"annotations\": {\"dangerous\": true}, \"action\": \"deny\"}]}}}", `unknown annotation "dangerous"`},
+		{"audit path", "{\"mcpServers\": {}, \"gateway\": {\"audit\": {\"keep\": 3}}}", `"audit" needs "path"`},
 		{"upper case name", "{\"mcpServers\": {\"GitHub\": {\"command\": \"x\"}}}", `use "github"`},
 		{"bad char", "{\"mcpServers\": {\"a/b\": {\"command\": \"x\"}}}", `'/'`},
 		{"token on stdio", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"sessionToken\": true}}}", `"sessionToken" needs an HTTP server`},

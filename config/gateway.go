@@ -45,7 +45,7 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 var serverKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type",
 	"timeout", "toolTimeouts", "rateLimit", "maxConcurrent", "maxConcurrentPerSession", "maxInFlightBytesPerSession",
 	"maxWait", "pathRoots", "checkPaths",
-	"sessionToken", "protocolVersion", "disabled"}
+	"sessionToken", "protocolVersion", "disabled", "readOnly"}
 
 // parseServer reads one entry of "mcpServers". Its keys say either how to
 // reach the server (transportField) or how calls to it are routed and
@@ -167,6 +167,8 @@ func (p *parser) routingField(sc *gateway.ServerConfig, k jsonKey) (known bool, 
 		}
 	case "disabled":
 		sc.Disabled, err = p.boolean(v, "disabled")
+	case "readOnly":
+		sc.ReadOnly, err = p.boolean(v, "readOnly")
 	default:
 		return false, nil
 	}
@@ -247,8 +249,12 @@ func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings, a *auth.Config)
 			o.HealthInterval, err = p.durationAllowZero(v, "healthInterval")
 		case "auth":
 			err = p.parseAuth(v, a)
+		case "policy":
+			o.Policy, err = p.parsePolicy(v)
+		case "audit":
+			o.Audit, err = p.parseAudit(v)
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit", k.name)
 		}
 		if err != nil {
 			return err

@@ -24,6 +24,9 @@ type CallRequest struct {
 	// the session (whose narrowing, tokens and client apply). The zero Caller
 	// is an anonymous caller without a session.
 	Caller auth.Caller
+	// Run names the code-mode run the call comes from, if any: a person
+	// asked to approve a call may approve every call of the tool in it.
+	Run string
 	// Progress, when set, receives the upstream's progress notifications.
 	// It is called from the connection's reader goroutine: return quickly.
 	Progress func(Progress)
@@ -65,6 +68,12 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	}
 	c := &call{req: req, id: strconv.FormatUint(g.callSeq.Add(1), 10), toolID: req.Tool, start: time.Now()}
 	res, gerr := g.route(ctx, c)
+	if res != nil {
+		c.resultBytes = len(res.StructuredContent)
+		for _, b := range res.Content {
+			c.resultBytes += len(b)
+		}
+	}
 	g.observe.callEnded(ctx, c, gerr)
 	if gerr != nil {
 		return res, gerr
@@ -85,6 +94,9 @@ type call struct {
 	args    json.RawMessage // after validateStep: the canonical encoding of decoded, never the caller's bytes
 	decoded any             // args, decoded once for validation and path checks
 	token   string          // the bearer token to send, "" for none
+
+	decision    string // what the policy decided, for the audit log
+	resultBytes int
 }
 
 // step is one stage of the pipeline.
@@ -92,7 +104,7 @@ type step func(context.Context, *call) *Error
 
 // route runs the steps in order, then forwards.
 func (g *Gateway) route(ctx context.Context, c *call) (*CallResult, *Error) {
-	for _, s := range []step{g.lookupStep, g.scopeStep, g.validateStep, g.pathsStep, g.tokenStep} {
+	for _, s := range []step{g.lookupStep, g.scopeStep, g.policyStep, g.validateStep, g.pathsStep, g.tokenStep} {
 		if err := s(ctx, c); err != nil {
 			return nil, err
 		}

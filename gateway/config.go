@@ -71,6 +71,9 @@ type ServerConfig struct {
 	ProtocolVersion string
 	// Disabled servers are listed but never started.
 	Disabled bool
+	// ReadOnly lets only the server's tools annotated readOnlyHint be
+	// called (policy.go).
+	ReadOnly bool
 }
 
 // RateLimit is a token bucket: PerSecond calls on average, bursts up to Burst.
@@ -103,6 +106,10 @@ type Settings struct {
 	// HealthInterval is how often an idle connection is checked with a real
 	// request (30 s; 0 turns health checks off).
 	HealthInterval time.Duration
+	// Policy decides which calls may run (policy.go); nil allows all.
+	Policy *Policy
+	// Audit, when set, writes an audit log (audit.go).
+	Audit *AuditConfig
 }
 
 // Defaults for Settings.

@@ -37,7 +37,8 @@ type Gateway struct {
 
 	sessions *sessions
 
-	callSeq atomic.Uint64
+	callSeq  atomic.Uint64
+	approved approvals // "approve every call of this tool in this run"
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -162,6 +163,13 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	sort.Strings(g.names)
 	g.observe.log = g.log
+	if a := own.Settings.Audit; a != nil && a.Path != "" {
+		log, err := openAudit(*a)
+		if err != nil {
+			return nil, err
+		}
+		g.observe.auditLog = log
+	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	return g, nil
 }
@@ -235,6 +243,9 @@ func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
 		g.cancel()
 		g.wg.Wait()
+		if g.observe.auditLog != nil {
+			g.observe.auditLog.close()
+		}
 	})
 	return nil
 }

@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // observer is the one place that watches the gateway: every routed call
@@ -11,8 +15,20 @@ import (
 // feeds the Prometheus series (metrics.go) and the structured log; tracing
 // spans and the audit sink hang off the same calls.
 type observer struct {
-	log     *slog.Logger
-	metrics *metrics
+	log      *slog.Logger
+	metrics  *metrics
+	auditLog *auditLog // nil: no audit log
+}
+
+// audit writes one audit record, if there is an audit log; a record that
+// cannot be written is logged, and does not fail what it records.
+func (o *observer) audit(r auditRecord) {
+	if o.auditLog == nil {
+		return
+	}
+	if err := o.auditLog.write(r); err != nil {
+		o.log.Error("writing the audit log failed", "err", err)
+	}
 }
 
 // callEnded records one routed call: its outcome (OK or the error's code),
@@ -27,6 +43,15 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 		}
 	}
 	o.metrics.call(c.toolID, outcome, elapsed)
+	if o.auditLog != nil {
+		r := auditRecord{Kind: "call", Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Tool: c.toolID,
+			Decision: c.decision, Outcome: outcome, DurationMs: float64(elapsed.Microseconds()) / 1000, ArgBytes: len(c.req.Arguments), ResultBytes: c.resultBytes}
+		if len(c.req.Arguments) > 0 {
+			sum := sha256.Sum256(c.req.Arguments)
+			r.ArgsSHA256 = hex.EncodeToString(sum[:])
+		}
+		o.audit(r)
+	}
 	if !o.log.Enabled(ctx, level) {
 		return
 	}
@@ -59,3 +84,21 @@ func (o *observer) serverState(server string, s ServerState) { o.metrics.serverS
 
 // restart records an upstream's reconnection after its connection was lost.
 func (o *observer) restart(server string) { o.metrics.restart(server) }
+
+// AuditRun writes the audit record of one code-mode run (execute_code): who
+// ran it, how it ended, how long it took, and the sizes and SHA-256 of its
+// code, never the code itself.
+func (g *Gateway) AuditRun(caller auth.Caller, outcome string, d time.Duration, code []byte, resultBytes int) {
+	if g.observe.auditLog == nil {
+		return
+	}
+	sum := sha256.Sum256(code)
+	g.observe.audit(auditRecord{Kind: "run", Principal: caller.Principal.Key(), Session: string(caller.Session), Tool: "execute_code",
+		Outcome: outcome, DurationMs: float64(d.Microseconds()) / 1000, ArgBytes: len(code), ArgsSHA256: hex.EncodeToString(sum[:]), ResultBytes: resultBytes})
+}
+
+// AuditAuthFailure writes the audit record of a request refused for its
+// credentials: where it came from and why, never the credential.
+func (g *Gateway) AuditAuthFailure(remote, reason string) {
+	g.observe.audit(auditRecord{Kind: "auth", Outcome: "UNAUTHORIZED", Remote: remote, Reason: reason})
+}

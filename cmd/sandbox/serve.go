@@ -312,7 +312,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", f.httpAddr, err)}
 	}
 	mux := http.NewServeMux()
-	protect, err := authenticated(file.Auth, mux, log)
+	protect, err := authenticated(file.Auth, mux, log, g)
 	if err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func loopbackAddr(addr string) bool {
 // authenticated returns what puts authentication in front of a handler when
 // the config has an "auth" block (nothing otherwise), and serves the OAuth
 // protected resource metadata on mux.
-func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger, g *gateway.Gateway) (func(http.Handler) http.Handler, error) {
 	if !a.Enabled() {
 		return func(h http.Handler) http.Handler { return h }, nil
 	}
@@ -387,7 +387,11 @@ func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger) (func(ht
 		}
 	}
 	log.Info("authentication", "apiKeys", len(a.APIKeys), "oauth", a.OAuth != nil)
-	return auth.Middleware(v, meta), nil
+	audit := func(r *http.Request, reason string) {
+		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
+		g.AuditAuthFailure(remote, reason)
+	}
+	return auth.Middleware(v, meta, audit), nil
 }
 
 // unrestrictedOnly serves h only to principals that may use every server.

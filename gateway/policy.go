@@ -1,0 +1,239 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Policy decides which calls may run, for direct calls and calls from
+// snippets alike: the first rule that matches a call decides; a call no
+// rule matches is allowed. It is the "policy" block of the gateway config.
+type Policy struct {
+	Rules []PolicyRule
+	// ApprovalTimeout bounds how long an "approve" call waits for a
+	// person's answer (default 2 minutes); past it the call is denied.
+	ApprovalTimeout time.Duration
+}
+
+// PolicyRule matches calls by tool and annotations.
+type PolicyRule struct {
+	// Tools is a pattern over "server:tool" ids: * matches any run of
+	// characters, ? one ("github:delete_*", "*:*").
+	Tools string
+	// Annotations the tool must have, as MCP defines their defaults (a
+	// tool that says nothing is not read-only, is destructive, is not
+	// idempotent and is open-world; a read-only tool is not destructive):
+	// {"destructiveHint": true}.
+	Annotations map[string]bool
+	Action      PolicyAction
+}
+
+// PolicyAction is what a matching rule does with a call.
+type PolicyAction string
+
+// The actions of a policy rule.
+const (
+	PolicyAllow   PolicyAction = "allow"
+	PolicyDeny    PolicyAction = "deny"
+	PolicyApprove PolicyAction = "approve" // ask the calling client's person, by MCP elicitation
+)
+
+// DefaultApprovalTimeout is how long an approval waits by default.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// CodeDenied: the policy refused the call, or a person did not approve it.
+const CodeDenied Code = "DENIED"
+
+// match reports whether the rule matches a tool.
+func (r PolicyRule) match(t *Tool) bool {
+	if ok, _ := path.Match(r.Tools, t.ID); !ok {
+		return false
+	}
+	if len(r.Annotations) == 0 {
+		return true
+	}
+	hints := toolHints(t)
+	for k, want := range r.Annotations {
+		if hints[k] != want {
+			return false
+		}
+	}
+	return true
+}
+
+// toolHints are a tool's annotation hints with MCP's defaults applied.
+func toolHints(t *Tool) map[string]bool {
+	hints := map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
+	var a map[string]any
+	if len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil {
+		for k, v := range a {
+			if b, ok := v.(bool); ok {
+				hints[k] = b
+			}
+		}
+	}
+	if hints["readOnlyHint"] {
+		hints["destructiveHint"] = false // MCP: meaningful only for a tool that writes
+	}
+	return hints
+}
+
+// Decide returns what the policy does with a call of tool: its action and
+// the rule that decided (-1 when none did).
+func (p *Policy) Decide(t *Tool) (PolicyAction, int) {
+	if p != nil {
+		for i, r := range p.Rules {
+			if r.match(t) {
+				return r.Action, i
+			}
+		}
+	}
+	return PolicyAllow, -1
+}
+
+// Denied reports whether the policy denies every call of the tool (so it
+// is not worth showing to an agent). A read-only server's tools that are
+// not annotated read-only are denied too.
+func (g *Gateway) Denied(t *Tool) bool {
+	if u := g.upstreams[t.Server]; u != nil && u.sc.ReadOnly && !toolHints(t)["readOnlyHint"] {
+		return true
+	}
+	action, _ := g.cfg.Settings.Policy.Decide(t)
+	return action == PolicyDeny
+}
+
+// policyStep applies the server's read-only flag and the policy: it denies,
+// or waits for a person's approval.
+func (g *Gateway) policyStep(ctx context.Context, c *call) *Error {
+	if c.u.sc.ReadOnly && !toolHints(c.tool)["readOnlyHint"] {
+		c.decision = "denied: read-only server"
+		return newError(CodeDenied, c.toolID, nil, map[string]any{"server": c.u.name},
+			"server %q is read-only here: only its tools annotated readOnlyHint may be called, and %s is not", c.u.name, c.toolID)
+	}
+	p := g.cfg.Settings.Policy
+	action, rule := p.Decide(c.tool)
+	switch action {
+	case PolicyDeny:
+		c.decision = fmt.Sprintf("denied by rule %d", rule+1)
+		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
+			"the gateway's policy denies %s (rule %d, %q); it cannot be called here", c.toolID, rule+1, p.Rules[rule].Tools)
+	case PolicyApprove:
+		return g.approve(ctx, c, rule)
+	}
+	if rule >= 0 {
+		c.decision = fmt.Sprintf("allowed by rule %d", rule+1)
+	}
+	return nil
+}
+
+// approvals remembers "approve every call of this tool in this run".
+type approvals struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+const maxApprovalMemo = 4096
+
+func (a *approvals) has(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.m[key]
+}
+
+func (a *approvals) add(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil || len(a.m) >= maxApprovalMemo {
+		a.m = map[string]bool{}
+	}
+	a.m[key] = true
+}
+
+// approve asks the person behind the calling client, with MCP elicitation,
+// whether the call may run. Declined, timed out, or a client that cannot
+// be asked: DENIED, naming the rule.
+func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
+	p := g.cfg.Settings.Policy
+	memo := ""
+	if c.req.Run != "" {
+		memo = string(c.req.Caller.Session) + "\x00" + c.req.Run + "\x00" + c.toolID
+		if g.approved.has(memo) {
+			c.decision = "approved for the run"
+			return nil
+		}
+	}
+	denied := func(why string) *Error {
+		c.decision = "not approved: " + why
+		g.observe.audit(auditRecord{Kind: "approval", Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
+		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
+			"%s needs a person's approval (policy rule %d, %q) and %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, why)
+	}
+	var peer Peer
+	if c.req.Caller.Session != "" {
+		peer = g.peer(c.req.Caller.Session)
+	}
+	if peer == nil || !peer.Supports("elicitation") {
+		return denied("this client cannot be asked (it does not support MCP elicitation)")
+	}
+	args := string(c.req.Arguments)
+	if len(args) > 600 {
+		args = args[:600] + "…"
+	}
+	if args == "" {
+		args = "{}"
+	}
+	options := []string{"approve", "deny"}
+	if c.req.Run != "" {
+		options = []string{"approve", "approve every call of this tool in this run", "deny"}
+	}
+	params, _ := json.Marshal(map[string]any{
+		"message": fmt.Sprintf("An agent wants to call %s with %s. Allow it?", c.toolID, args),
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{
+			"decision": map[string]any{"type": "string", "title": "Decision", "enum": options},
+		}, "required": []string{"decision"}},
+	})
+	timeout := p.ApprovalTimeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	askCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	raw, err := peer.Request(askCtx, "elicitation/create", params)
+	if err != nil {
+		if askCtx.Err() != nil && ctx.Err() == nil {
+			return denied(fmt.Sprintf("nobody answered within %v", timeout))
+		}
+		return denied("asking failed: " + err.Error())
+	}
+	var answer struct {
+		Action  string `json:"action"`
+		Content struct {
+			Decision string `json:"decision"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return denied("the client's answer could not be read")
+	}
+	switch {
+	case answer.Action == "decline":
+		return denied("the person declined it")
+	case answer.Action != "accept":
+		return denied("the person dismissed the question")
+	case answer.Content.Decision == "approve":
+		c.decision = "approved"
+	case strings.HasPrefix(answer.Content.Decision, "approve every"):
+		c.decision = "approved for the run"
+		if memo != "" {
+			g.approved.add(memo)
+		}
+	default:
+		return denied("the person denied it")
+	}
+	g.observe.audit(auditRecord{Kind: "approval", Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
+	return nil
+}
