@@ -353,7 +353,7 @@ func TestServeExposesCodeOnlyByDefault(t *testing.T) {
 		all := strings.Join(names, " ")
 		switch expose {
 		case "code":
-			if len(names) != 5 || !strings.Contains(all, "execute_code") || !strings.Contains(all, "search_tools") || strings.Contains(all, "everything__") {
+			if len(names) != 7 || !strings.Contains(all, "execute_code") || !strings.Contains(all, "search_tools") || !strings.Contains(all, "save_script") || strings.Contains(all, "everything__") {
 				t.Fatalf("--expose code lists %s", all)
 			}
 			if _, err := c.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
