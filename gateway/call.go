@@ -49,6 +49,8 @@ type CallResult struct {
 //	scope    -> the caller may call this server      FORBIDDEN, SERVICE_NOT_FOUND
 //	validate -> the arguments match the schema       VALIDATION_FAILED
 //	paths    -> no path escapes the server's roots   PATH_TRAVERSAL
+//	policy   -> the policy allows it, or a person     DENIED
+//	            approves (asked only of valid calls)
 //	token    -> the caller's bearer token            AUTH_REQUIRED
 //	limits   -> the session's share of the server,    RATE_LIMITED
 //	            rate limit and concurrency cap
@@ -104,7 +106,7 @@ type step func(context.Context, *call) *Error
 
 // route runs the steps in order, then forwards.
 func (g *Gateway) route(ctx context.Context, c *call) (*CallResult, *Error) {
-	for _, s := range []step{g.lookupStep, g.scopeStep, g.policyStep, g.validateStep, g.pathsStep, g.tokenStep} {
+	for _, s := range []step{g.lookupStep, g.scopeStep, g.validateStep, g.pathsStep, g.policyStep, g.tokenStep} {
 		if err := s(ctx, c); err != nil {
 			return nil, err
 		}

@@ -460,3 +460,86 @@ func compileDeclarations(t *testing.T, files map[string]string) {
 		}
 	}
 }
+
+// TestServeAsksForApprovalWithTheSDKClient: with a policy rule that asks,
+// a snippet's call of a destructive tool waits for the person behind the
+// official TypeScript SDK client, which answers the elicitation with
+// accept, decline, or never; the audit log records each.
+func TestServeAsksForApprovalWithTheSDKClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npm peers")
+	}
+	sdk := testpeers.Package(t, "@modelcontextprotocol/sdk")
+	dir := t.TempDir()
+	audit := filepath.Join(dir, "audit.jsonl")
+	cfg := fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
+ "gateway": {"policy": {"rules": [{"tools": "demo:delete_*", "action": "approve"}], "approvalTimeout": "1s"},
+             "audit": {"path": %q}}}`, exampleServerBinary(t), audit)
+	url := serveHTTP(t, cfg)
+	script := `
+const [url, sdk] = process.argv.slice(2);
+const { Client } = await import(sdk + "/dist/esm/client/index.js");
+const { StreamableHTTPClientTransport } = await import(sdk + "/dist/esm/client/streamableHttp.js");
+const { ElicitRequestSchema } = await import(sdk + "/dist/esm/types.js");
+const client = new Client({ name: "approver", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+let mode = "accept";
+const asked = [];
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  asked.push(req.params.message);
+  if (mode === "never") return new Promise(() => {});
+  if (mode === "decline") return { action: "decline" };
+  return { action: "accept", content: { decision: "approve" } };
+});
+await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const code = 'try { await demo.deleteTask({ task_id: "T-106" }); return "ran" } catch (e) { return e.code === "DENIED" ? "DENIED: " + e.message : "ran" }';
+const out = {};
+for (const m of ["accept", "decline", "never"]) {
+  mode = m;
+  const r = await client.callTool({ name: "execute_code", arguments: { code } });
+  out[m] = JSON.parse(r.content[0].text).value;
+}
+out.asked = asked;
+process.stdout.write(JSON.stringify(out));
+await client.close();
+`
+	scriptPath := filepath.Join(dir, "approver.mjs")
+	if err := os.WriteFile(scriptPath, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testpeers.Node(t), scriptPath, url, "file://"+sdk)
+	cmd.Env = testpeers.Env(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("sdk client: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Accept, Decline, Never string
+		Asked                  []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Accept != "ran" || !strings.Contains(got.Decline, "the person declined it") || !strings.Contains(got.Never, "nobody answered within 1s") {
+		t.Errorf("accept %q, decline %q, never %q", got.Accept, got.Decline, got.Never)
+	}
+	if len(got.Asked) != 3 || !strings.Contains(got.Asked[0], `demo:delete_task with {"task_id":"T-106"}`) {
+		t.Errorf("the questions: %q", got.Asked)
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(data)
+	for _, want := range []string{`"kind":"approval","principal":"anonymous"`, `"decision":"approved"`, `"decision":"not approved: the person declined it"`, `"kind":"run"`, `"tool":"demo:delete_task"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "T-106") {
+		t.Errorf("the audit log holds an argument value:\n%s", log)
+	}
+}
