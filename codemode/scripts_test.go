@@ -170,8 +170,42 @@ func TestDeniedToolsAreNotSearched(t *testing.T) {
 			t.Errorf("search shows the denied %s", tool.ID)
 		}
 	}
-	run := execute(t, e, ExecuteRequest{Code: `try { await demo.deleteTask({ id: "t1" }) } catch (e: any) { return e.code + " " + e.message }`})
+	run := execute(t, e, ExecuteRequest{Code: `try { await demo.deleteTask({ task_id: "T-106" }) } catch (e: any) { return e.code + " " + e.message }`})
 	if !run.OK || !strings.Contains(string(run.Value), `DENIED the gateway's policy denies demo:delete_task`) {
 		t.Errorf("%s %+v", run.Value, run.Error)
+	}
+}
+
+// BenchmarkSavedScriptCall: calling a saved script from a snippet beside
+// running the same code inline, in the same run of the benchmark. A script
+// call is a nested run on another worker, so the difference is that run's
+// start (worker hand-over, transpile from cache, VM setup).
+func BenchmarkSavedScriptCall(b *testing.B) {
+	e := newEngineWith(b, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 2})
+	body := `const projects: any = await demo.listProjects({ status: input.status }); return projects.length`
+	if err := e.SaveScript(context.Background(), caller("bench", "s"), Script{Name: "count", Description: "Count projects.", Code: body}); err != nil {
+		b.Fatal(err)
+	}
+	cases := map[string]string{
+		"inline": `const input = { status: "active" }; ` + body,
+		"script": `return await scripts.count({ status: "active" })`,
+	}
+	per := map[string]float64{}
+	for _, name := range []string{"inline", "script"} {
+		b.Run(name, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				res := execute(b, e, ExecuteRequest{Code: cases[name], Caller: caller("bench", "s")})
+				if !res.OK {
+					b.Fatal(res.Error)
+				}
+				total += res.Duration
+			}
+			per[name] = float64(total.Microseconds()) / float64(b.N)
+			b.ReportMetric(per[name], "µs/run")
+			if name == "script" {
+				b.ReportMetric(per["script"]-per["inline"], "µs-overhead")
+			}
+		})
 	}
 }
