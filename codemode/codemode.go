@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/vectorindex"
@@ -63,10 +64,11 @@ type Engine struct {
 	opts    Options
 	types   *typegen.Cache
 	log     *slog.Logger
-	shapes  *shapeBook  // result types learned from calls (shapes.go)
-	store   Store       // sandbox.store (store.go, services.go)
-	results *resultBook // big tool results, read in parts (results.go)
-	scripts *ScriptBook // saved scripts (scripts.go)
+	shapes  *shapeBook                      // result types learned from calls (shapes.go)
+	store   Store                           // sandbox.store (store.go, services.go)
+	results *resultBook                     // big tool results, read in parts (results.go)
+	scripts *ScriptBook                     // saved scripts (scripts.go)
+	front   atomic.Pointer[frontend.Server] // set by Install: the sessions that list scripts as tools
 
 	state    atomic.Pointer[catalogState]
 	hits     hitCache

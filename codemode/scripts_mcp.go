@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 )
@@ -44,6 +46,8 @@ var deleteScriptSchema = json.RawMessage(`{
 }`)
 
 func (e *Engine) installScriptTools(front *frontend.Server) error {
+	e.front.Store(front)
+	front.SetSessionTools(e.scriptSessionTools)
 	if err := front.AddTool(SaveScriptToolName, saveScriptDescription, saveScriptSchema, e.handleSaveScript); err != nil {
 		return err
 	}
@@ -71,6 +75,7 @@ func (e *Engine) handleSaveScript(ctx context.Context, req frontend.ToolRequest)
 		}
 		return nil, badInput(SaveScriptToolName, "%v", err)
 	}
+	e.refreshScriptTools(req.Caller.Principal.Key())
 	_, names := scriptTools([]Script{{Name: in.Name}})
 	call := ScriptNamespace + "." + names.Bindings()[0].Function
 	text := fmt.Sprintf("Saved. Call it in execute_code as `await %s({...})`.", call)
@@ -91,5 +96,94 @@ func (e *Engine) handleDeleteScript(_ context.Context, req frontend.ToolRequest)
 	if !deleted {
 		return nil, badInput(DeleteScriptToolName, "you have no saved script %q", in.Name)
 	}
+	e.refreshScriptTools("") // it may have been shared: every session's list
 	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON([]byte("Deleted " + in.Name + "."))}}, nil
+}
+
+// ScriptWirePrefix starts the wire name of a saved script listed as a tool
+// of its owner's sessions (under --expose all): scripts__weekly_report.
+const ScriptWirePrefix = ScriptNamespace + "__"
+
+// scriptSessionTools are a caller's saved scripts as tools of its sessions.
+func (e *Engine) scriptSessionTools(caller auth.Caller) []frontend.SessionTool {
+	var out []frontend.SessionTool
+	for _, s := range e.scripts.Visible(caller.Principal.Key()) {
+		schema := s.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type": "object"}`)
+		}
+		name := s.Name
+		out = append(out, frontend.SessionTool{
+			Name:        ScriptWirePrefix + s.Name,
+			Description: s.Description + " (a saved script; its result is execute_code's report)",
+			InputSchema: schema,
+			Handler: func(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+				return e.runScriptTool(ctx, req, name)
+			},
+		})
+	}
+	return out
+}
+
+// runScriptTool runs a saved script called as a tool on the wire: a
+// top-level run of its code as the caller, its arguments as input.
+func (e *Engine) runScriptTool(ctx context.Context, req frontend.ToolRequest, name string) (*gateway.CallResult, error) {
+	// The script as it is now: saved again, unshared or deleted since the
+	// session's tool list was made.
+	var s Script
+	found := false
+	for _, v := range e.scripts.Visible(req.Caller.Principal.Key()) {
+		if v.Name == name {
+			s, found = v, true
+		}
+	}
+	if !found {
+		return nil, &gateway.Error{Code: gateway.CodeUnknownTool, Tool: ScriptWirePrefix + name, Message: fmt.Sprintf("the saved script %q is gone (deleted or no longer shared); list the tools again", name)}
+	}
+	input := req.Arguments
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	if schema, err := compileScriptSchema(s.InputSchema); err == nil && schema != nil {
+		var v any
+		if err := json.Unmarshal(input, &v); err != nil || schema.Validate(v) != nil {
+			msg := "the arguments are not JSON"
+			if err == nil {
+				msg = strings.Join(strings.Fields(schema.Validate(v).Error()), " ")
+			}
+			return nil, badInput(ScriptWirePrefix+s.Name, "the arguments do not match the script's inputSchema: %s; the schema is %s", msg, s.InputSchema)
+		}
+	}
+	res, err := e.Execute(ctx, ExecuteRequest{Code: s.Code, Filename: s.Name + ".ts", Caller: req.Caller, Input: input})
+	if err != nil {
+		if ge, ok := err.(*gateway.Error); ok {
+			return nil, ge
+		}
+		return nil, badInput(ScriptWirePrefix+s.Name, "%v", err)
+	}
+	body, err := reportJSON(res)
+	if err != nil {
+		return nil, err
+	}
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(body)}, StructuredContent: body, IsError: !res.OK}, nil
+}
+
+// refreshScriptTools gives the sessions that see a principal's scripts
+// their tools again: its own, or everyone's when it has a shared one.
+func (e *Engine) refreshScriptTools(principal string) {
+	front := e.front.Load()
+	if front == nil {
+		return
+	}
+	if principal == "" {
+		front.RefreshSessionTools("")
+		return
+	}
+	for _, s := range e.scripts.Visible(principal) {
+		if s.Shared {
+			front.RefreshSessionTools("")
+			return
+		}
+	}
+	front.RefreshSessionTools(principal)
 }

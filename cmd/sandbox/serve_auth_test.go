@@ -170,9 +170,21 @@ func TestServeSavedScripts(t *testing.T) {
 	dataDir := t.TempDir()
 	cfg := strings.Replace(authConfig(t), `"gateway": {`, fmt.Sprintf(`"codeMode": {"dataDir": %q}, "gateway": {`, dataDir), 1)
 	cfgPath := writeConfig(t, cfg)
-	cmd := exec.Command(sandboxBinary(t), "serve", "-c", cfgPath, "--http", "127.0.0.1:0", "--log-level", "warn")
+	cmd := exec.Command(sandboxBinary(t), "serve", "-c", cfgPath, "--http", "127.0.0.1:0", "--log-level", "warn", "--expose", "all")
 	url := startLogged(t, cmd, listening)
 	agent, admin := keyClient(t, url, agentKey), keyClient(t, url, adminKey)
+	toolNames := func(c *client.Client) string {
+		t.Helper()
+		list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range list.Tools {
+			names = append(names, tl.Name)
+		}
+		return strings.Join(names, " ")
+	}
 	call := func(c *client.Client, tool string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
@@ -200,6 +212,19 @@ func TestServeSavedScripts(t *testing.T) {
 	if text, _ := call(admin, "execute_code", map[string]any{"code": `try { return await scripts.activeIds({}) } catch (e: any) { return e.code }`}); !strings.Contains(text, "UNKNOWN_TOOL") {
 		t.Errorf("another principal calls the agent's script: %s", text)
 	}
+	// Under --expose all the script is a tool of its owner's sessions only.
+	if names := toolNames(agent); !strings.Contains(names, "scripts__active_ids") {
+		t.Errorf("the owner's tools/list lacks the script: %s", names)
+	}
+	if names := toolNames(admin); strings.Contains(names, "scripts__") {
+		t.Errorf("another principal lists the agent's script: %s", names)
+	}
+	if text, isErr := call(agent, "scripts__active_ids", map[string]any{"max": 1}); isErr || !strings.Contains(text, `"ok":true`) {
+		t.Errorf("calling the script as a tool: %s", text)
+	}
+	if text, isErr := call(agent, "scripts__active_ids", map[string]any{"max": "one"}); !isErr || !strings.Contains(text, "do not match the script's inputSchema") {
+		t.Errorf("a script tool with bad arguments: %s", text)
+	}
 
 	r := runCLI(t, "", "scripts", "list", "--data-dir", dataDir)
 	if r.code != 0 || !strings.Contains(r.stdout, "active_ids") || !strings.Contains(r.stdout, "agent-a") {
@@ -214,9 +239,12 @@ func TestServeSavedScripts(t *testing.T) {
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
-	cmd = exec.Command(sandboxBinary(t), "serve", "-c", cfgPath, "--http", "127.0.0.1:0", "--log-level", "warn")
+	cmd = exec.Command(sandboxBinary(t), "serve", "-c", cfgPath, "--http", "127.0.0.1:0", "--log-level", "warn", "--expose", "all")
 	url = startLogged(t, cmd, listening)
 	admin = keyClient(t, url, adminKey)
+	if names := toolNames(admin); !strings.Contains(names, "scripts__active_ids") {
+		t.Errorf("a shared script is not listed for another principal: %s", names)
+	}
 	if text, isErr := call(admin, "execute_code", map[string]any{"code": `return (await scripts.activeIds({ max: 2 })).length`}); isErr || !strings.Contains(text, `"value":2`) {
 		t.Errorf("the shared script after a restart: %s", text)
 	}

@@ -45,7 +45,8 @@ type Server struct {
 	builtinsOnly bool
 	upstream     map[string]string   // wire name -> raw definition, as registered
 	sessions     map[string]*session // by mcp-go session id
-	resReg       map[string]string   // resource URI -> raw, as registered
+	sessionTools func(auth.Caller) []SessionTool
+	resReg       map[string]string // resource URI -> raw, as registered
 	stop         func()
 	hub          bool
 	name         string

@@ -63,6 +63,7 @@ func (s *Server) sessionStarted(ctx context.Context, cs server.ClientSession) {
 	s.mu.Lock()
 	s.sessions[cs.SessionID()] = sess
 	s.mu.Unlock()
+	s.applySessionTools(sess)
 	s.log.Info("session started", "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
 }
 
