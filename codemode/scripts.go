@@ -235,6 +235,14 @@ func scriptTools(scripts []Script) ([]typegen.Tool, *typegen.Names) {
 	return tools, typegen.AssignNames(tools)
 }
 
+// withLearnedResults gives script tools the result types learned from
+// their calls.
+func (e *Engine) withLearnedResults(tools []typegen.Tool, scripts []Script) {
+	for i := range tools {
+		tools[i].InferredOutput, tools[i].InferredFrom = e.shapes.lookup(ScriptNamespace+":"+scripts[i].Name, scriptDefinition(&scripts[i]))
+	}
+}
+
 // compileScriptSchema compiles a script's input schema.
 func compileScriptSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if len(raw) == 0 {
@@ -372,8 +380,20 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 	if deadline, ok := ctx.Deadline(); ok {
 		limits.Timeout = max(time.Millisecond, min(limits.Timeout, time.Until(deadline)))
 	}
+	nested := &callCounter{}
 	res, err := e.execute(context.WithValue(ctx, scriptDepthKey{}, depth+1), ExecuteRequest{
-		Code: script.Code, Filename: script.Name + ".ts", Limits: limits, Caller: call.Caller, Input: call.Arguments}, true, sr.calls)
+		Code: script.Code, Filename: script.Name + ".ts", Limits: limits, Caller: call.Caller, Input: call.Arguments}, true, nested)
+	// The script's calls count against the calling run's budget, and its
+	// console lines show in the calling run's output.
+	sr.calls.add(nested.get())
+	if call.Charge != nil {
+		call.Charge(nested.get())
+	}
+	if err == nil && call.Log != nil {
+		for _, l := range res.Logs {
+			call.Log(runtime.LogEntry{Level: l.Level, Message: "[scripts." + fn + "] " + l.Message})
+		}
+	}
 	if err != nil {
 		if ge, ok := err.(*gateway.Error); ok {
 			return nil, &runtime.ToolError{Code: string(ge.Code), Message: "scripts." + fn + ": " + ge.Message, Data: ge.Data}
@@ -387,7 +407,14 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 	if len(res.Value) == 0 {
 		return json.RawMessage("null"), nil
 	}
+	e.shapes.observe(ScriptNamespace+":"+script.Name, scriptDefinition(script), res.Value)
 	return res.Value, nil
+}
+
+// scriptDefinition keys a script's learned result type: saving it again
+// starts over.
+func scriptDefinition(s *Script) string {
+	return definitionHash(typegen.Tool{Server: ScriptNamespace, Name: s.Name, Description: s.Description + "\x00" + s.Code, InputSchema: s.InputSchema})
 }
 
 // CodeScriptFailed is the MCPToolError code of a saved script that threw

@@ -17,6 +17,7 @@ import (
 
 const countProjects = `
 const projects: any = await demo.listProjects({ status: input.status });
+console.log("counted", projects.length);
 await sandbox.store.set("last_count", projects.length, { scope: "principal" });
 return { status: input.status, count: projects.length };`
 
@@ -66,12 +67,26 @@ func TestSavedScripts(t *testing.T) {
 		t.Errorf("bob after sharing: %s %+v", res.Value, res.Error)
 	}
 
-	// search_tools finds the script by its description, declared with its input.
+	// The script's console lines show in the caller's output; its calls
+	// count against the caller's budget (1 script call + 2 calls inside it).
+	if len(res.Logs) != 1 || !strings.HasPrefix(res.Logs[0].Message, "[scripts.countProjects] counted ") {
+		t.Errorf("the scripts' console lines in the caller's logs: %+v", res.Logs)
+	}
+	res = execute(t, e, ExecuteRequest{Caller: alice, Limits: runtime.Limits{ToolCalls: 4}, Code: `
+		await scripts.countProjects({ status: "active" });
+		try { await demo.listProjects({}); await demo.listProjects({}); return "not stopped" } catch (e: any) { return e.code }`})
+	if !res.OK || string(res.Value) != `"LIMIT_TOOL_CALLS"` {
+		t.Errorf("the calls a script made did not count against the caller's limit: %s %+v", res.Value, res.Error)
+	}
+
+	// search_tools finds the script by its description, declared with its
+	// input and the result type learned from its calls.
 	found, err := e.Search(ctx, SearchRequest{Intent: "count projects by status", Caller: alice, K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if found.Tools[0].Call != "scripts.countProjects" || !strings.Contains(found.Declarations, `function countProjects(input: { status: "active" | "archived" })`) {
+	if found.Tools[0].Call != "scripts.countProjects" || !strings.Contains(found.Declarations, `function countProjects(input: { status: "active" | "archived" })`) ||
+		!strings.Contains(found.Declarations, "@inferred from") || !strings.Contains(found.Declarations, "count: number") {
 		t.Errorf("search: %+v\n%s", found.Tools, found.Declarations)
 	}
 

@@ -331,6 +331,7 @@ func (e *Engine) searchScripts(caller auth.Caller, words []string, k int) ([]Fou
 		return nil, ""
 	}
 	tools, names := scriptTools(scripts)
+	e.withLearnedResults(tools, scripts)
 	type match struct {
 		tool  typegen.Tool
 		found FoundTool

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -487,6 +488,9 @@ func (b *shapeBook) forget(keep map[string]int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for id := range b.tools {
+		if strings.HasPrefix(id, ScriptNamespace+":") {
+			continue // saved scripts are not in the catalog; their key changes when they do
+		}
 		if _, ok := keep[id]; !ok {
 			delete(b.tools, id)
 			b.dirty = true

@@ -44,6 +44,12 @@ type ToolCall struct {
 	Arguments json.RawMessage
 	// Caller is the run's caller (Request.Caller).
 	Caller auth.Caller
+	// Log adds an entry to the run's console output (within its output
+	// limit), for a Host whose work has output of its own: a saved
+	// script's console lines. Charge counts n more tool calls against the
+	// run's limit: the calls a saved script made. Both may be nil.
+	Log    func(LogEntry)
+	Charge func(n int)
 }
 
 // ToolError is a structured tool failure. A Host returns it to fail a call,

@@ -35,6 +35,7 @@ type hostSide struct {
 	calls      []CallTrace
 	callIndex  map[uint64]int
 	inFlight   map[uint64]bool
+	charged    int // tool calls a Host made on the run's behalf (ToolCall.Charge)
 	logs       []LogEntry
 	logBytes   int
 	truncated  bool
@@ -98,7 +99,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 		refuse = &ToolError{Code: CodeHostError, Message: "duplicate call id from the VM"}
 	case !h.mayCall(tool):
 		refuse = &ToolError{Code: CodeNotBound, Message: fmt.Sprintf("tool %q is not bound to this run", tool)}
-	case started >= h.limits.ToolCalls:
+	case started+h.charged >= h.limits.ToolCalls:
 		refuse = &ToolError{Code: CodeToolCallLimit, Message: fmt.Sprintf("more than %d tool calls", h.limits.ToolCalls)}
 	case h.host == nil:
 		refuse = &ToolError{Code: CodeNoHost, Message: "this run has tools bound but no host to call them; pass a Host in the Request"}
@@ -121,7 +122,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 
 	go func() {
 		t0 := time.Now()
-		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args, Caller: h.caller})
+		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge})
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)
@@ -167,6 +168,13 @@ func safeCall(ctx context.Context, host Host, call ToolCall) (res json.RawMessag
 		}
 	}()
 	return host.CallTool(ctx, call)
+}
+
+// charge counts tool calls made on the run's behalf (ToolCall.Charge).
+func (h *hostSide) charge(n int) {
+	h.mu.Lock()
+	h.charged += n
+	h.mu.Unlock()
 }
 
 // log keeps one console entry within the output limit, and passes it on
