@@ -253,8 +253,10 @@ func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings, a *auth.Config)
 			o.Policy, err = p.parsePolicy(v)
 		case "audit":
 			o.Audit, err = p.parseAudit(v)
+		case "secrets":
+			o.Secrets, err = p.stringList(v, "secrets", true)
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets", k.name)
 		}
 		if err != nil {
 			return err

@@ -70,6 +70,12 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	}
 	c := &call{req: req, id: strconv.FormatUint(g.callSeq.Add(1), 10), toolID: req.Tool, start: time.Now()}
 	res, gerr := g.route(ctx, c)
+	red := g.redactor()
+	red.result(res, c.token)
+	if gerr != nil {
+		gerr.Message = red.text(gerr.Message, c.token)
+		gerr.Data = red.raw(gerr.Data, c.token)
+	}
 	if res != nil {
 		c.resultBytes = len(res.StructuredContent)
 		for _, b := range res.Content {

@@ -110,6 +110,9 @@ type Settings struct {
 	Policy *Policy
 	// Audit, when set, writes an audit log (audit.go).
 	Audit *AuditConfig
+	// Secrets are values redacted from everything an agent receives, beside
+	// the servers' env and header values (redact.go).
+	Secrets []string
 }
 
 // Defaults for Settings.

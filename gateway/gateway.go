@@ -38,7 +38,8 @@ type Gateway struct {
 	sessions *sessions
 
 	callSeq  atomic.Uint64
-	approved approvals // "approve every call of this tool in this run"
+	approved approvals                // "approve every call of this tool in this run"
+	redactP  atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -163,6 +164,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	sort.Strings(g.names)
 	g.observe.log = g.log
+	g.redactP.Store(newRedactor(configSecrets(own)))
 	if a := own.Settings.Audit; a != nil && a.Path != "" {
 		log, err := openAudit(*a)
 		if err != nil {

@@ -105,5 +105,6 @@ func (g *Gateway) tokenFor(ctx context.Context, c auth.Caller, server string) (s
 // operator's calls (the CLI, a stdio client) and the gateway's own
 // connection-level requests (initialize, listing, health checks).
 func (g *Gateway) SetOperatorToken(ctx context.Context, server, token string) error {
+	g.addSecrets(token) // redacted from whatever any call hands back
 	return g.tokens.SetToken(ctx, OperatorTokens, NormalizeName(server), token)
 }

@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Secret redaction. Values the gateway knows to be secret never reach an
+// agent or a snippet: the bearer token of the call, the values of the
+// "env" and "headers" the config gives servers (8 characters or more:
+// shorter ones are settings, not secrets, and replacing "prod" everywhere
+// would corrupt results), and the config's "secrets" list. They are
+// replaced by "[redacted]" in tool results and error messages, as written
+// and as they appear JSON-escaped. A server that echoes its own API key
+// back, or an error message that quotes a request header, shows
+// "[redacted]" instead.
+
+// Redacted is what a secret is replaced by.
+const Redacted = "[redacted]"
+
+// minSecretLength is the shortest config value treated as a secret.
+const minSecretLength = 8
+
+// redactor replaces known secrets.
+type redactor struct {
+	secrets []string
+	r       *strings.Replacer
+}
+
+func newRedactor(secrets []string) *redactor {
+	seen := map[string]bool{}
+	var list []string
+	for _, s := range secrets {
+		if len(s) < minSecretLength || seen[s] {
+			continue
+		}
+		seen[s] = true
+		list = append(list, s)
+		if esc, _ := json.Marshal(s); string(esc[1:len(esc)-1]) != s {
+			list = append(list, string(esc[1:len(esc)-1])) // as it appears inside a JSON string
+		}
+	}
+	// Longest first, so a secret that contains another is replaced whole.
+	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
+	var pairs []string
+	for _, s := range list {
+		pairs = append(pairs, s, Redacted)
+	}
+	return &redactor{secrets: list, r: strings.NewReplacer(pairs...)}
+}
+
+// configSecrets are the secrets a config names: the values of servers' env
+// and headers (and the bearer of an Authorization header), and Secrets.
+func configSecrets(cfg *Config) []string {
+	out := append([]string(nil), cfg.Settings.Secrets...)
+	for _, sc := range cfg.Servers {
+		for _, v := range sc.Env {
+			out = append(out, v)
+		}
+		for _, v := range sc.Headers {
+			out = append(out, v)
+			if tok, ok := strings.CutPrefix(v, "Bearer "); ok {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}
+
+// text redacts a string, with one more secret (the call's token) if given.
+func (r *redactor) text(s string, extra string) string {
+	if len(r.secrets) > 0 {
+		s = r.r.Replace(s)
+	}
+	if len(extra) >= minSecretLength && strings.Contains(s, extra) {
+		s = strings.ReplaceAll(s, extra, Redacted)
+	}
+	return s
+}
+
+// raw redacts JSON text; the result stays valid JSON since a secret and
+// its replacement are both plain string contents.
+func (r *redactor) raw(b json.RawMessage, extra string) json.RawMessage {
+	if len(b) == 0 {
+		return b
+	}
+	s := string(b)
+	out := r.text(s, extra)
+	if len(extra) >= minSecretLength {
+		if esc, _ := json.Marshal(extra); string(esc[1:len(esc)-1]) != extra {
+			out = strings.ReplaceAll(out, string(esc[1:len(esc)-1]), Redacted)
+		}
+	}
+	if out == s {
+		return b
+	}
+	if !json.Valid([]byte(out)) { // never hand over broken JSON for a redaction
+		return b
+	}
+	return json.RawMessage(out)
+}
+
+// result redacts a call's result in place.
+func (r *redactor) result(res *CallResult, extra string) {
+	if res == nil {
+		return
+	}
+	for i, b := range res.Content {
+		res.Content[i] = r.raw(b, extra)
+	}
+	res.StructuredContent = r.raw(res.StructuredContent, extra)
+}
+
+func (g *Gateway) redactor() *redactor { return g.redactP.Load() }
+
+// addSecrets adds values to redact (an operator token given at start).
+func (g *Gateway) addSecrets(values ...string) {
+	for {
+		old := g.redactP.Load()
+		next := newRedactor(append(append([]string(nil), old.secrets...), values...))
+		if g.redactP.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
