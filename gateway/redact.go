@@ -51,21 +51,40 @@ func newRedactor(secrets []string) *redactor {
 }
 
 // configSecrets are the secrets a config names: the values of servers' env
-// and headers (and the bearer of an Authorization header), and Secrets.
+// variables and headers whose names say they are secret (GITHUB_TOKEN,
+// API_KEY, Authorization, ...; not ALLOWED_DIR, whose value is a path
+// results must keep), the bearer of an Authorization header, and Secrets.
 func configSecrets(cfg *Config) []string {
 	out := append([]string(nil), cfg.Settings.Secrets...)
 	for _, sc := range cfg.Servers {
-		for _, v := range sc.Env {
-			out = append(out, v)
+		for k, v := range sc.Env {
+			if secretName(k) {
+				out = append(out, v)
+			}
 		}
-		for _, v := range sc.Headers {
+		for k, v := range sc.Headers {
+			if !secretName(k) {
+				continue
+			}
 			out = append(out, v)
-			if tok, ok := strings.CutPrefix(v, "Bearer "); ok {
+			if _, tok, ok := strings.Cut(v, " "); ok { // "Bearer abc", "Basic abc"
 				out = append(out, tok)
 			}
 		}
 	}
 	return out
+}
+
+// secretName reports whether an env variable's or header's name says its
+// value is a secret.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "AUTH", "CREDENTIAL", "PRIVATE", "COOKIE", "SESSION", "SIGNATURE", "CERT"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // text redacts a string, with one more secret (the call's token) if given.

@@ -58,3 +58,21 @@ func TestSecretsAreRedacted(t *testing.T) {
 		t.Errorf("error: %v %s", err, ge.Data)
 	}
 }
+
+func TestConfigSecretsAreTheSecretOnes(t *testing.T) {
+	cfg := &Config{Servers: map[string]*ServerConfig{
+		"a": {Env: map[string]string{"GITHUB_TOKEN": "ghp_abcdefgh123", "ALLOWED_DIR": "/home/user/projects", "API_KEY": "short"}},
+		"b": {Headers: map[string]string{"Authorization": "Bearer tok-1234567890", "Accept": "application/json"}},
+	}}
+	got := strings.Join(newRedactor(configSecrets(cfg)).secrets, ",")
+	for _, want := range []string{"ghp_abcdefgh123", "tok-1234567890", "Bearer tok-1234567890"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("secrets lack %q: %s", want, got)
+		}
+	}
+	for _, not := range []string{"/home/user/projects", "application/json", "short"} {
+		if strings.Contains(got, not) {
+			t.Errorf("secrets hold %q, which is not one: %s", not, got)
+		}
+	}
+}
