@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -193,6 +195,30 @@ func BenchmarkAddedLatency(b *testing.B) {
 	b.Run("inprocess/sequential-with-logs-and-metrics", func(b *testing.B) {
 		g := benchGateway(b, WithInProcessServer("mem", testserver.New(), nil),
 			WithLogger(slog.New(slog.NewJSONHandler(io.Discard, nil))), WithMetrics(prometheus.NewRegistry()))
+		d := newDirect(b, transport.NewInProcessTransport(testserver.New()))
+		runPairs(b, g, "mem:echo", d, 1)
+	})
+	// Policy (three rules, the last one matching), audit log and redaction
+	// (ten secrets) on, beside the same calls with them off above.
+	b.Run("inprocess/sequential-with-policy-audit-redaction", func(b *testing.B) {
+		settings := DefaultSettings()
+		settings.Policy = &Policy{Rules: []PolicyRule{
+			{Tools: "github:delete_*", Action: PolicyDeny},
+			{Tools: "*:*", Annotations: map[string]bool{"readOnlyHint": false, "openWorldHint": false}, Action: PolicyApprove},
+			{Tools: "mem:*", Action: PolicyAllow},
+		}}
+		settings.Audit = &AuditConfig{Path: filepath.Join(b.TempDir(), "audit.jsonl")}
+		for i := range 10 {
+			settings.Secrets = append(settings.Secrets, fmt.Sprintf("secret-value-%02d-abcdefgh", i))
+		}
+		g, err := New(&Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("mem", testserver.New(), nil))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { g.Close() })
+		if err := g.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 		d := newDirect(b, transport.NewInProcessTransport(testserver.New()))
 		runPairs(b, g, "mem:echo", d, 1)
 	})
