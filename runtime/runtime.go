@@ -203,6 +203,17 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
+// Warm reports whether a run could start now without first starting a
+// worker: in process always; with workers, once at least one is up.
+func (r *Runtime) Warm() bool {
+	if r.pool == nil {
+		return true
+	}
+	r.pool.mu.Lock()
+	defer r.pool.mu.Unlock()
+	return len(r.pool.all) > 0 && !r.pool.closed
+}
+
 // Run runs one snippet. The returned error is only for the runtime's own
 // failures (closed, busy: a *BusyError, the context ended while waiting for a
 // worker); everything about the snippet, its failures included, is in the

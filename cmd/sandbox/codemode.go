@@ -19,10 +19,10 @@ import (
 // "codeMode" block says; --index-dir overrides its indexDir. The engine
 // logs to log, serve's own logger: slog's default logger is lowered to
 // Debug for mcp-go's chatter, and would hide the engine's warnings.
-func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) (closeFn func(), err error) {
+func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) (closeFn func(), warm func() bool, err error) {
 	rt, err := runtime.New(cm.Runtime)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := cm.Engine
 	if indexDir != "" {
@@ -32,7 +32,7 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 	engine, err := codemode.New(g, rt, opts)
 	if err != nil {
 		rt.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	closeFn = func() {
 		engine.Close()
@@ -40,11 +40,11 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 	}
 	if err := engine.Install(front); err != nil {
 		closeFn()
-		return nil, err
+		return nil, nil, err
 	}
 	// Workers also die with serve if it is killed (Pdeathsig); closeFn ends
 	// them in an orderly stop.
-	return closeFn, nil
+	return closeFn, rt.Warm, nil
 }
 
 // cliCaller is the caller of a one-shot command: the operator, in a

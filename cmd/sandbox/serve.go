@@ -287,16 +287,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return err
 		}
 	}
+	workersWarm := func() bool { return true }
 	if f.codeMode && !file.CodeMode.Disabled {
 		cm := file.CodeMode
 		if err := f.maxLimits.limits().Validate(); err != nil {
 			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
 		}
 		cm.Engine.MaxLimits = f.maxLimits.limits().Or(cm.Engine.MaxLimits)
-		closeCodeMode, err := addCodeMode(cm, f.indexDir, g, front, log)
+		closeCodeMode, warm, err := addCodeMode(cm, f.indexDir, g, front, log)
 		if err != nil {
 			return err
 		}
+		workersWarm = warm
 		defer closeCodeMode() // reaps the workers on SIGTERM/SIGINT
 	}
 
@@ -324,6 +326,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, g, workersWarm) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	// The address on stderr lets scripts (and tests) find a port-0 listener.
 	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp\n", ln.Addr())
@@ -403,4 +406,26 @@ func unrestrictedOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// readiness answers /readyz: 200 when every enabled server has finished its
+// first connection attempt (ready, or failed and retrying: its tools are
+// then absent, which a restart of serve would not change) and the code-mode
+// workers are up; 503 with the reason otherwise, for a load balancer to
+// hold traffic back. /healthz says only that the process answers.
+func readiness(w http.ResponseWriter, g *gateway.Gateway, warm func() bool) {
+	var waiting []string
+	for _, s := range g.Servers() {
+		if s.State == gateway.StateStarting {
+			waiting = append(waiting, s.Name)
+		}
+	}
+	switch {
+	case len(waiting) > 0:
+		http.Error(w, "not ready: servers still connecting: "+strings.Join(waiting, ", "), http.StatusServiceUnavailable)
+	case !warm():
+		http.Error(w, "not ready: the code-mode workers are starting", http.StatusServiceUnavailable)
+	default:
+		fmt.Fprintln(w, "ready")
+	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/internal/conformancefixture/suite"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // startLogged starts cmd and waits for a line on stderr matching re,
@@ -403,4 +404,30 @@ func keylessClient(t *testing.T, url string) *client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestServeReadiness: /readyz is 200 once the servers have connected and
+// the workers are up; /healthz always answers.
+func TestServeReadiness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}}`, exampleServerBinary(t)))
+	base := strings.TrimSuffix(url, "/mcp")
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	testwait.Until(t, 30*time.Second, "/readyz to say ready", func() bool {
+		code, body := get("/readyz")
+		return code == 200 && strings.TrimSpace(body) == "ready"
+	})
 }
