@@ -214,6 +214,16 @@ func (p *pool) close() {
 	for _, w := range workers {
 		w.kill()
 	}
+	// Wait for them to be reaped, briefly: a caller that exits right after
+	// Close (serve on SIGTERM) leaves no worker running behind it.
+	deadline := time.After(2 * time.Second)
+	for _, w := range workers {
+		select {
+		case <-w.exited:
+		case <-deadline:
+			return
+		}
+	}
 }
 
 func (p *pool) spawn() (*worker, error) {

@@ -270,14 +270,25 @@ func TestServeMixedLoad(t *testing.T) {
 	if alive(pid) {
 		t.Fatal("serve did not exit within 30 s of SIGTERM")
 	}
-	var leaked []int
-	for w, started := range workers {
-		if alive(w) && started != "" && startTime(w) == started {
-			leaked = append(leaked, w)
+	// A worker that serve had not yet reaped (one being started for a
+	// bomb's replacement as SIGTERM came) dies by its parent-death signal
+	// as serve exits: the kernel delivers it at once, the worker takes a
+	// moment to go. None may still run a few seconds later.
+	leaked := func() []int {
+		var out []int
+		for w, started := range workers {
+			if alive(w) && started != "" && startTime(w) == started {
+				out = append(out, w)
+			}
 		}
+		return out
 	}
-	if len(leaked) > 0 {
-		t.Fatalf("worker processes outlived serve: %v", leaked)
+	deadline = time.Now().Add(5 * time.Second)
+	for len(leaked()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if l := leaked(); len(l) > 0 {
+		t.Fatalf("worker processes outlived serve by 5 s: %v", l)
 	}
 	if len(workers) == 0 {
 		t.Fatal("no worker process was seen: the test did not observe what it checks")

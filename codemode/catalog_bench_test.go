@@ -1,0 +1,76 @@
+package codemode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	goruntime "runtime"
+	"testing"
+	"time"
+
+	"github.com/sandboxrt/sandbox/gateway"
+)
+
+// BenchmarkLargeCatalogStart: how long a gateway and code mode over n tools
+// take to be ready to search (connect, list, name, index), with a cold index
+// directory and then a warm one (a restart), the heap they hold after, and a
+// search's latency, over copies of the 341-tool corpus (targets: 10,000 tools ready in < 5 s cold and < 1 s warm,
+// < 300 MB).
+func BenchmarkLargeCatalogStart(b *testing.B) {
+	corpus := loadCorpus(b)
+	for _, copies := range []int{3, 30} { // 1,023 and 10,230 tools
+		n := copies * len(corpus)
+		dir := b.TempDir()
+		servers := corpusServers(b, corpus, copies)
+		for _, phase := range []string{"cold", "warm"} {
+			b.Run(fmt.Sprintf("tools=%d/%s", n, phase), func(b *testing.B) {
+				var heap uint64
+				var search time.Duration
+				for b.Loop() {
+					if phase == "cold" {
+						b.StopTimer()
+						os.RemoveAll(dir)
+						b.StartTimer()
+					}
+					goruntime.GC()
+					var before, after goruntime.MemStats
+					goruntime.ReadMemStats(&before)
+					cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
+					var opts []gateway.Option
+					for name, s := range servers {
+						opts = append(opts, gateway.WithInProcessServer(name, s, nil))
+					}
+					gw, err := gateway.New(cfg, opts...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := gw.Start(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					e, err := New(gw, nil, Options{IndexDir: dir})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					if got := e.ToolCount(); got != n {
+						b.Fatalf("%d tools", got)
+					}
+					t0 := time.Now()
+					if _, err := e.Search(context.Background(), SearchRequest{Intent: "list the open pull requests of a repository", K: 5}); err != nil {
+						b.Fatal(err)
+					}
+					search = time.Since(t0)
+					goruntime.GC()
+					goruntime.ReadMemStats(&after)
+					heap = after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+					e.Close()
+					gw.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/ready")
+				b.ReportMetric(float64(heap)/(1<<20), "MiB-heap")
+				b.ReportMetric(float64(search.Microseconds()), "µs/search")
+			})
+		}
+	}
+}
