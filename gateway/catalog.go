@@ -94,6 +94,56 @@ type catalog struct {
 	subMu sync.Mutex
 	subs  map[int]func(CatalogChange)
 	next  int
+
+	// While servers make their first connection together (Gateway.Start),
+	// their listings gather in held and are published once, by release:
+	// publishing after each of n servers rebuilt the whole catalog n times
+	// (10,000 tools on 30 servers took 4 s). held is nil otherwise.
+	held map[string]*serverListing
+}
+
+// hold gathers listings instead of publishing them, until release.
+func (c *catalog) hold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = map[string]*serverListing{}
+	for k, v := range c.load().servers {
+		c.held[k] = v
+	}
+}
+
+// listing is a server's latest listing: the one gathered while held, or
+// the published one.
+func (c *catalog) listing(server string) *serverListing {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held != nil {
+		return c.held[server]
+	}
+	return c.load().servers[server]
+}
+
+// release publishes what was gathered since hold, once, and tells the
+// subscribers what each server added.
+func (c *catalog) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held == nil {
+		return
+	}
+	old := c.load()
+	next := c.publish(c.held)
+	c.held = nil
+	names := make([]string, 0, len(next.servers))
+	for name := range next.servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if change := diffListing(name, old.servers[name], next.servers[name], old, next); !change.empty() {
+			c.notify(change)
+		}
+	}
 }
 
 func newCatalog(naming WireNaming) *catalog {
@@ -119,6 +169,14 @@ func (c *catalog) reserveWireNames(names ...string) {
 func (c *catalog) setServer(server string, l *serverListing) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.held != nil {
+		if l == nil {
+			delete(c.held, server)
+		} else {
+			c.held[server] = l
+		}
+		return
+	}
 	old := c.load()
 	servers := make(map[string]*serverListing, len(old.servers)+1)
 	for k, v := range old.servers {
@@ -135,6 +193,11 @@ func (c *catalog) setServer(server string, l *serverListing) {
 	if change.empty() {
 		return
 	}
+	c.notify(change)
+}
+
+// notify delivers a change to the subscribers; c.mu is held.
+func (c *catalog) notify(change CatalogChange) {
 	c.subMu.Lock()
 	subs := make([]func(CatalogChange), 0, len(c.subs))
 	keys := make([]int, 0, len(c.subs))

@@ -211,6 +211,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 		return fmt.Errorf("gateway: Start called twice")
 	}
 	firstTry := make(chan struct{}, len(g.upstreams))
+	// The first listings are published together, once: see catalog.hold.
+	g.catalog.hold()
+	defer g.catalog.release()
 	n := 0
 	for _, name := range g.names {
 		u := g.upstreams[name]

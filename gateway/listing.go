@@ -35,7 +35,7 @@ func (u *upstream) refresh(ctx context.Context, c *connection, kind refreshKind)
 	if c.isDead() {
 		return &connLostError{c.deathReason()}
 	}
-	prev := u.g.catalog.load().servers[u.name]
+	prev := u.g.catalog.listing(u.name)
 	l := &serverListing{}
 	if prev != nil {
 		*l = *prev
