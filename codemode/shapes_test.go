@@ -268,3 +268,22 @@ func BenchmarkShapeObserve(b *testing.B) {
 		book.observe("s:t", "d", result)
 	}
 }
+
+// FuzzShapeAndPath: whatever bytes a result holds, folding it into a shape
+// and walking a path in it never panics; for JSON, the learned schema is
+// JSON and a path that resolves gives JSON.
+func FuzzShapeAndPath(f *testing.F) {
+	for _, seed := range []string{`{"a":[1,{"b":"c"}]}`, `[[[[[]]]]]`, `"x"`, `{"a\u0000":1}`, `{"a":`, strings.Repeat("[", 5000), `{"items":[{"id":1}]}`} {
+		f.Add([]byte(seed), "items.0.id")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, path string) {
+		b := newShapeBook("")
+		b.observe("s:t", "d", data)
+		if schema, n := b.lookup("s:t", "d"); n > 0 && !json.Valid(schema) {
+			t.Fatalf("schema is not JSON: %s", schema)
+		}
+		if part, err := jsonAt(data, path); err == nil && json.Valid(data) && !json.Valid(part) {
+			t.Fatalf("path %q of valid JSON gave %q", path, part)
+		}
+	})
+}
