@@ -2,8 +2,6 @@ package vectorindex
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -79,37 +76,33 @@ func New(opts Options) (*Index, error) {
 func newIndex(dir string, emb embedder) (*Index, error) {
 	var err error
 	ix := &Index{emb: emb, an: defaultAnalyzer(), dir: dir}
-	if dir == "" {
-		ix.db = chromem.NewDB()
-	} else {
+	// chromem holds the index in memory; with a directory, the collection
+	// is kept in one file (storeFile), written whole after each change and
+	// read whole at start. chromem's own persistence writes a gzip+gob file
+	// per document: 10,000 tools took ~8 s to write and 1.2 s to read, and
+	// two ids whose hashes share 4 bytes shared a file.
+	ix.db = chromem.NewDB()
+	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("vectorindex: cannot create index directory: %w", err)
 		}
-		ix.db, err = chromem.NewPersistentDB(dir, true)
-		if err != nil {
-			// chromem refuses the whole directory when one file is torn (a
-			// crash in the middle of a write). The index is only a cache of
-			// the catalog: drop our collection and start over; the next Sync
-			// embeds the tools again.
-			os.RemoveAll(filepath.Join(dir, chromemDirName(collectionPrefix+emb.id())))
-			os.Remove(filepath.Join(dir, manifestFile))
-			ix.db, err = chromem.NewPersistentDB(dir, true)
-			if err != nil {
-				return nil, fmt.Errorf("vectorindex: cannot read the index in %s: %w (it is a cache: delete the directory and sync again)", dir, err)
+		dropLegacyLayout(dir)
+		path := filepath.Join(dir, storeFile)
+		if _, statErr := os.Stat(path); statErr == nil {
+			if err := ix.db.ImportFromFile(path, "", collectionPrefix+emb.id()); err != nil {
+				// A damaged file (the disk, not a crash: it is replaced by a
+				// rename). The index is only a cache of the catalog: start
+				// over; the next Sync embeds the tools again.
+				os.Remove(path)
+				os.Remove(filepath.Join(dir, manifestFile))
+				ix.db = chromem.NewDB()
 			}
 		}
 	}
+	// Only our embedder's collection is read: vectors of another embedder
+	// (or an older built-in version) can never be compared with ours, and
+	// the next save keeps ours alone.
 	name := collectionPrefix + emb.id()
-	// Vectors of another embedder (or an older built-in version) can never
-	// be compared with ours: drop those collections rather than keep stale
-	// files around.
-	for n := range ix.db.ListCollections() {
-		if n != name && strings.HasPrefix(n, collectionPrefix) {
-			if err := ix.db.DeleteCollection(n); err != nil {
-				return nil, fmt.Errorf("vectorindex: removing stale collection in %s: %w", dir, err)
-			}
-		}
-	}
 	ix.coll, err = ix.db.GetOrCreateCollection(name, nil, emb.chromemFunc())
 	if err != nil {
 		return nil, fmt.Errorf("vectorindex: %w", err)
@@ -158,9 +151,59 @@ func (ix *Index) load() error {
 		if err := ix.coll.Delete(context.Background(), nil, nil, bad...); err != nil {
 			return fmt.Errorf("vectorindex: removing unreadable documents: %w", err)
 		}
+		if err := ix.save(); err != nil {
+			return err
+		}
 	}
 	ix.state.Store(newState(entries))
 	return nil
+}
+
+// storeFile is the file in Dir that holds the collection (chromem's export
+// format: gob, not compressed: gzip took most of the time of a save and
+// of a load, for a file of a few tens of MB at 10,000 tools).
+const storeFile = "index.gob"
+
+// save writes the collection to storeFile: to a temporary file first, then
+// renamed over it, so a crash leaves the old file or the new one whole.
+func (ix *Index) save() error {
+	if ix.dir == "" {
+		return nil
+	}
+	path := filepath.Join(ix.dir, storeFile)
+	tmp := path + ".tmp"
+	if err := ix.db.ExportToFile(tmp, false, "", ix.coll.Name); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("vectorindex: saving the index: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("vectorindex: saving the index: %w", err)
+	}
+	return nil
+}
+
+// dropLegacyLayout removes what earlier versions kept in dir: chromem's
+// per-document directories (named by 8 hex digits). It was a cache; the
+// next Sync embeds the tools again.
+func dropLegacyLayout(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() && len(e.Name()) == 8 && isHex(e.Name()) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // collectionIDs lists the document ids in the chromem collection. chromem
@@ -353,7 +396,7 @@ func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exac
 			docs[i] = chromem.Document{ID: e.tool.ID, Embedding: e.vec, Content: content,
 				Metadata: map[string]string{metaHash: e.hash}}
 		}
-		if err := ix.coll.AddDocuments(ctx, docs, addConcurrency(ix.dir)); err != nil {
+		if err := ix.coll.AddDocuments(ctx, docs, 1); err != nil {
 			return SyncStats{}, fmt.Errorf("vectorindex: storing embeddings: %w", err)
 		}
 		if err := ix.writeManifest(len(changed[0].vec)); err != nil {
@@ -370,14 +413,10 @@ func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exac
 			return st, fmt.Errorf("vectorindex: removing tools from the store: %w", err)
 		}
 	}
-	return st, nil
-}
-
-func addConcurrency(dir string) int {
-	if dir == "" {
-		return 1 // in memory: nothing to overlap
+	if err := ix.save(); err != nil {
+		return st, err
 	}
-	return 4 // file writes
+	return st, nil
 }
 
 // embedAll analyses and embeds the given entries, concurrently: remote
@@ -442,12 +481,3 @@ func (ix *Index) embedAll(ctx context.Context, es []*entry, dims int) error {
 // ErrEmptyIntent is returned by Search for an intent with nothing to
 // search for: empty, blank, or only words like "the" and "it".
 var ErrEmptyIntent = errors.New("vectorindex: the intent has no words to search for: describe the task, e.g. \"list open pull requests in acme/webapp\"")
-
-// chromemDirName is the directory chromem-go v0.7 keeps a collection in:
-// the first 4 bytes of the SHA-256 of its name, in hex. (Document files are
-// named the same way from their ids, so two tool ids can, rarely, share a
-// file; load then drops the loser and the next Sync embeds it again.)
-func chromemDirName(collection string) string {
-	h := sha256.Sum256([]byte(collection))
-	return hex.EncodeToString(h[:4])
-}
