@@ -436,19 +436,7 @@ func mergeTables(tables ...*unicode.RangeTable) *unicode.RangeTable {
 }
 
 func complementTable(t *unicode.RangeTable) *unicode.RangeTable {
-	set := normalize(flatten(t))
-	var out runeSet
-	next := rune(0)
-	for _, r := range set {
-		if r[0] > next {
-			out = append(out, [2]rune{next, r[0] - 1})
-		}
-		next = r[1] + 1
-	}
-	if next <= unicode.MaxRune {
-		out = append(out, [2]rune{next, unicode.MaxRune})
-	}
-	return toTable(out)
+	return toTable(complementRunes(flatten(t)))
 }
 
 func normalize(s runeSet) runeSet {
@@ -475,8 +463,14 @@ func toTable(s runeSet) *unicode.RangeTable {
 // rangesOf writes a table as the inside of a character class, with \u{...}
 // escapes (valid under the u flag the pattern already has).
 func rangesOf(t *unicode.RangeTable) string {
+	return rangesText(normalize(flatten(t)))
+}
+
+// rangesText writes sorted, merged ranges as the inside of a character
+// class with \u{...} escapes.
+func rangesText(set runeSet) string {
 	var b strings.Builder
-	for _, r := range normalize(flatten(t)) {
+	for _, r := range set {
 		fmt.Fprintf(&b, `\u{%X}`, r[0])
 		if r[1] != r[0] {
 			fmt.Fprintf(&b, `-\u{%X}`, r[1])

@@ -75,16 +75,10 @@ type classSet struct {
 }
 
 func (s classSet) source() string {
-	var ranges strings.Builder
-	for _, r := range s.runes {
-		fmt.Fprintf(&ranges, `\u{%X}`, r[0])
-		if r[1] != r[0] {
-			fmt.Fprintf(&ranges, `-\u{%X}`, r[1])
-		}
-	}
-	class := "[" + ranges.String() + "]"
+	ranges := rangesText(s.runes)
+	class := "[" + ranges + "]"
 	if s.negated {
-		return "[^" + ranges.String() + "]"
+		return "[^" + ranges + "]"
 	}
 	if len(s.strs) == 0 {
 		return class
