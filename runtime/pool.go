@@ -97,16 +97,7 @@ func (p *pool) get() (*worker, error) {
 			p.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if n := len(p.idle); n > 0 {
-			w := p.idle[n-1]
-			p.idle = p.idle[:n-1]
-			if w.dead() {
-				// It died while idle (killed from outside, the OOM killer):
-				// replace it and look again. p.live keeps counting the slot.
-				delete(p.all, w)
-				go p.replenish()
-				continue
-			}
+		if w := p.takeIdle(); w != nil {
 			p.mu.Unlock()
 			return w, nil
 		}
@@ -132,6 +123,22 @@ func (p *pool) get() (*worker, error) {
 // pool.
 const minNestedExtras = 4
 
+// takeIdle takes a live idle worker, or returns nil; p.mu is held. One
+// that died while idle (killed from outside, the OOM killer) is replaced,
+// and p.live keeps counting its slot.
+func (p *pool) takeIdle() *worker {
+	for n := len(p.idle); n > 0; n = len(p.idle) {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		if !w.dead() {
+			return w
+		}
+		delete(p.all, w)
+		go p.replenish()
+	}
+	return nil
+}
+
 // getNested takes a worker for a nested run (Request.Nested), whose caller
 // holds a worker and waits for this one: an idle worker, or an extra one
 // beyond the pool's size, at most max(size, minNestedExtras) extras at once. It never waits for a
@@ -142,15 +149,9 @@ func (p *pool) getNested() (*worker, error) {
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
-	for n := len(p.idle); n > 0; n = len(p.idle) {
-		w := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		if !w.dead() {
-			p.mu.Unlock()
-			return w, nil
-		}
-		delete(p.all, w)
-		go p.replenish()
+	if w := p.takeIdle(); w != nil {
+		p.mu.Unlock()
+		return w, nil
 	}
 	if p.extra >= max(p.size, minNestedExtras) {
 		p.mu.Unlock()
