@@ -178,8 +178,7 @@ func jsonAt(data []byte, path string) ([]byte, error) {
 			sc.i++
 			found := false
 			for !found {
-				sc.space()
-				if sc.i < len(sc.b) && sc.b[sc.i] == '}' {
+				if sc.eat('}') {
 					return nil, fmt.Errorf("no key %q at %s", step, where)
 				}
 				k, err := sc.key()
@@ -193,10 +192,7 @@ func jsonAt(data []byte, path string) ([]byte, error) {
 				if err := sc.skip(); err != nil {
 					return nil, err
 				}
-				sc.space()
-				if sc.i < len(sc.b) && sc.b[sc.i] == ',' {
-					sc.i++
-				}
+				sc.eat(',')
 			}
 		case '[':
 			n, err := strconv.Atoi(step)
@@ -205,8 +201,7 @@ func jsonAt(data []byte, path string) ([]byte, error) {
 			}
 			sc.i++
 			for i := 0; ; i++ {
-				sc.space()
-				if sc.i < len(sc.b) && sc.b[sc.i] == ']' {
+				if sc.eat(']') {
 					return nil, fmt.Errorf("index %d is past the end of the array at %s (%d items)", n, where, i)
 				}
 				if i == n {
@@ -215,10 +210,7 @@ func jsonAt(data []byte, path string) ([]byte, error) {
 				if err := sc.skip(); err != nil {
 					return nil, err
 				}
-				sc.space()
-				if sc.i < len(sc.b) && sc.b[sc.i] == ',' {
-					sc.i++
-				}
+				sc.eat(',')
 			}
 		default:
 			return nil, fmt.Errorf("%s is neither an object nor an array: the path cannot go on to %q", where, step)

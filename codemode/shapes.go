@@ -82,9 +82,7 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 		sc.i++
 		first := true
 		for {
-			sc.space()
-			if sc.i < len(sc.b) && sc.b[sc.i] == '}' && first {
-				sc.i++
+			if first && sc.eat('}') {
 				return nil
 			}
 			key, err := sc.key()
@@ -111,13 +109,10 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 			if err := child.absorb(sc, depth+1); err != nil {
 				return err
 			}
-			sc.space()
-			if sc.i < len(sc.b) && sc.b[sc.i] == ',' {
-				sc.i++
+			if sc.eat(',') {
 				continue
 			}
-			if sc.i < len(sc.b) && sc.b[sc.i] == '}' {
-				sc.i++
+			if sc.eat('}') {
 				return nil
 			}
 			return errShapeSyntax
@@ -126,9 +121,7 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 		s.Kinds |= kArray
 		sc.i++
 		for n := 0; ; n++ {
-			sc.space()
-			if sc.i < len(sc.b) && sc.b[sc.i] == ']' && n == 0 {
-				sc.i++
+			if n == 0 && sc.eat(']') {
 				return nil
 			}
 			if n < maxShapeItems {
@@ -141,13 +134,10 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 			} else if err := sc.skip(); err != nil {
 				return err
 			}
-			sc.space()
-			if sc.i < len(sc.b) && sc.b[sc.i] == ',' {
-				sc.i++
+			if sc.eat(',') {
 				continue
 			}
-			if sc.i < len(sc.b) && sc.b[sc.i] == ']' {
-				sc.i++
+			if sc.eat(']') {
 				return nil
 			}
 			return errShapeSyntax
@@ -307,8 +297,19 @@ func (sc *jsonScanner) space() {
 	}
 }
 
+// eat skips spaces and consumes c if it comes next, reporting whether it did.
+func (sc *jsonScanner) eat(c byte) bool {
+	sc.space()
+	if sc.i < len(sc.b) && sc.b[sc.i] == c {
+		sc.i++
+		return true
+	}
+	return false
+}
+
 // key reads an object key and the colon after it.
 func (sc *jsonScanner) key() (string, error) {
+	sc.space()
 	if sc.i >= len(sc.b) || sc.b[sc.i] != '"' {
 		return "", errShapeSyntax
 	}
@@ -316,11 +317,9 @@ func (sc *jsonScanner) key() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sc.space()
-	if sc.i >= len(sc.b) || sc.b[sc.i] != ':' {
+	if !sc.eat(':') {
 		return "", errShapeSyntax
 	}
-	sc.i++
 	return k, nil
 }
 
