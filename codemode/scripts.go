@@ -109,14 +109,21 @@ func (b *ScriptBook) save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
+	return writeFileAtomic(b.path, data)
+}
+
+// writeFileAtomic writes what code mode keeps in its directories (scripts,
+// store values, learned shapes): to a temporary file, renamed over the old
+// one, so a crash leaves one or the other whole. The file is the owner's only.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := b.path + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, b.path)
+	return os.Rename(tmp, path)
 }
 
 func (b *ScriptBook) allLocked() []*Script {

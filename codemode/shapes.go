@@ -510,11 +510,10 @@ func (b *shapeBook) save() error {
 	if err != nil {
 		return err
 	}
-	tmp := b.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	if err := writeFileAtomic(b.path, data); err != nil {
 		return fmt.Errorf("saving learned result types: %w", err)
 	}
-	return os.Rename(tmp, b.path)
+	return nil
 }
 
 // WithLearnedOutputs returns tools with the result types learned by a code

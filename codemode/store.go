@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -292,12 +291,8 @@ func (s *MemoryStore) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+	if err := writeFileAtomic(s.path, data); err != nil {
 		return fmt.Errorf("codemode: saving the store: %w", err)
 	}
-	tmp := s.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("codemode: saving the store: %w", err)
-	}
-	return os.Rename(tmp, s.path)
+	return nil
 }
