@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -262,23 +263,27 @@ func compileScriptSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if m, ok := doc.(map[string]any); !ok || (m["type"] != nil && m["type"] != "object") {
 		return nil, fmt.Errorf(`inputSchema must describe an object ({"type": "object", "properties": {...}}): a script's input is an object of named parameters`)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refuseSchemaLoads{})
-	if err := c.AddResource("urn:sandbox:script-input", doc); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile("urn:sandbox:script-input")
+	s, err := gateway.CompileSchema(raw)
 	if err != nil {
-		return nil, fmt.Errorf("inputSchema is not a valid JSON Schema: %v", err)
+		return nil, fmt.Errorf("inputSchema is not a valid JSON Schema (keep it self-contained: it cannot load other documents): %v", err)
 	}
 	return s, nil
 }
 
-type refuseSchemaLoads struct{}
-
-func (refuseSchemaLoads) Load(url string) (any, error) {
-	return nil, fmt.Errorf("a script's input schema cannot load %s: keep it self-contained", url)
+// checkInput says what is wrong with input for the script's schema, or nil.
+func (s *Script) checkInput(input json.RawMessage) error {
+	schema, err := compileScriptSchema(s.InputSchema)
+	if err != nil || schema == nil {
+		return nil // none, or one that was checked when saved
+	}
+	var v any
+	if err := json.Unmarshal(input, &v); err != nil {
+		return errors.New("it is not JSON")
+	}
+	if err := schema.Validate(v); err != nil {
+		return errors.New(strings.Join(strings.Fields(err.Error()), " "))
+	}
+	return nil
 }
 
 // SaveScript checks and saves a script for caller: a valid name, a
@@ -368,15 +373,9 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 	if depth >= maxScriptDepth {
 		return nil, &runtime.ToolError{Code: CodeScriptFailed, Message: fmt.Sprintf("scripts.%s: scripts call scripts at most %d deep", fn, maxScriptDepth)}
 	}
-	if schema, err := compileScriptSchema(script.InputSchema); err == nil && schema != nil {
-		var v any
-		if err := json.Unmarshal(call.Arguments, &v); err != nil {
-			return nil, &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: "scripts." + fn + ": the input is not JSON"}
-		}
-		if err := schema.Validate(v); err != nil {
-			return nil, &runtime.ToolError{Code: string(gateway.CodeValidationFailed),
-				Message: fmt.Sprintf("scripts.%s: the input does not match the script's inputSchema: %v; the schema is %s", fn, strings.Join(strings.Fields(err.Error()), " "), script.InputSchema)}
-		}
+	if err := script.checkInput(call.Arguments); err != nil {
+		return nil, &runtime.ToolError{Code: string(gateway.CodeValidationFailed),
+			Message: fmt.Sprintf("scripts.%s: the input does not match the script's inputSchema: %v; the schema is %s", fn, err, script.InputSchema)}
 	}
 	// One script at a time per run: a nested run takes a worker, and a
 	// snippet firing scripts in a Promise.all must not take them all.

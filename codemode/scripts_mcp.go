@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -144,15 +143,8 @@ func (e *Engine) runScriptTool(ctx context.Context, req frontend.ToolRequest, na
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	if schema, err := compileScriptSchema(s.InputSchema); err == nil && schema != nil {
-		var v any
-		if err := json.Unmarshal(input, &v); err != nil || schema.Validate(v) != nil {
-			msg := "the arguments are not JSON"
-			if err == nil {
-				msg = strings.Join(strings.Fields(schema.Validate(v).Error()), " ")
-			}
-			return nil, badInput(ScriptWirePrefix+s.Name, "the arguments do not match the script's inputSchema: %s; the schema is %s", msg, s.InputSchema)
-		}
+	if err := s.checkInput(input); err != nil {
+		return nil, badInput(ScriptWirePrefix+s.Name, "the arguments do not match the script's inputSchema: %v; the schema is %s", err, s.InputSchema)
 	}
 	res, err := e.Execute(ctx, ExecuteRequest{Code: s.Code, Filename: s.Name + ".ts", Caller: req.Caller, Input: input})
 	if err != nil {

@@ -69,6 +69,11 @@ func (v *inputValidator) compiled() (*jsonschema.Schema, error) {
 	return v.schema, v.err
 }
 
+// CompileSchema compiles a JSON Schema as the gateway does for tool inputs
+// (draft 2020-12 unless "$schema" says otherwise, no remote $ref, lenient
+// regexps), for code that validates arguments of its own (saved scripts).
+func CompileSchema(raw json.RawMessage) (*jsonschema.Schema, error) { return compileSchema(raw) }
+
 // compileSchema compiles a raw JSON Schema. A schema without "$schema" is
 // draft 2020-12 (the MCP default); "$schema" selects draft-07 and others.
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
