@@ -47,8 +47,7 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 		r := auditRecord{Kind: "call", Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Tool: c.toolID,
 			Decision: c.decision, Outcome: outcome, DurationMs: float64(elapsed.Microseconds()) / 1000, ArgBytes: len(c.req.Arguments), ResultBytes: c.resultBytes}
 		if len(c.req.Arguments) > 0 {
-			sum := sha256.Sum256(c.req.Arguments)
-			r.ArgsSHA256 = hex.EncodeToString(sum[:])
+			r.ArgsSHA256 = sha256Hex(c.req.Arguments)
 		}
 		o.audit(r)
 	}
@@ -92,9 +91,13 @@ func (g *Gateway) AuditRun(caller auth.Caller, outcome string, d time.Duration, 
 	if g.observe.auditLog == nil {
 		return
 	}
-	sum := sha256.Sum256(code)
 	g.observe.audit(auditRecord{Kind: "run", Principal: caller.Principal.Key(), Session: string(caller.Session), Tool: "execute_code",
-		Outcome: outcome, DurationMs: float64(d.Microseconds()) / 1000, ArgBytes: len(code), ArgsSHA256: hex.EncodeToString(sum[:]), ResultBytes: resultBytes})
+		Outcome: outcome, DurationMs: float64(d.Microseconds()) / 1000, ArgBytes: len(code), ArgsSHA256: sha256Hex(code), ResultBytes: resultBytes})
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // AuditAuthFailure writes the audit record of a request refused for its

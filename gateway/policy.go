@@ -169,7 +169,7 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	denied := func(why string) *Error {
 		c.decision = "not approved: " + why
-		g.observe.audit(auditRecord{Kind: "approval", Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
+		g.auditApproval(c)
 		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
 			"%s needs a person's approval (policy rule %d, %q) and %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, why)
 	}
@@ -234,6 +234,11 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	default:
 		return denied("the person denied it")
 	}
-	g.observe.audit(auditRecord{Kind: "approval", Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
+	g.auditApproval(c)
 	return nil
+}
+
+// auditApproval records a person's (or the client's) answer to an approval.
+func (g *Gateway) auditApproval(c *call) {
+	g.observe.audit(auditRecord{Kind: "approval", Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
 }

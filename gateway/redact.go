@@ -37,8 +37,8 @@ func newRedactor(secrets []string) *redactor {
 		}
 		seen[s] = true
 		list = append(list, s)
-		if esc, _ := json.Marshal(s); string(esc[1:len(esc)-1]) != s {
-			list = append(list, string(esc[1:len(esc)-1])) // as it appears inside a JSON string
+		if esc := jsonEscaped(s); esc != s {
+			list = append(list, esc) // as it appears inside a JSON string
 		}
 	}
 	// Longest first, so a secret that contains another is replaced whole.
@@ -87,6 +87,12 @@ func secretName(name string) bool {
 	return false
 }
 
+// jsonEscaped is s as it is written inside a JSON string.
+func jsonEscaped(s string) string {
+	esc, _ := json.Marshal(s)
+	return string(esc[1 : len(esc)-1])
+}
+
 // text redacts a string, with one more secret (the call's token) if given.
 func (r *redactor) text(s string, extra string) string {
 	if len(r.secrets) > 0 {
@@ -107,8 +113,8 @@ func (r *redactor) raw(b json.RawMessage, extra string) json.RawMessage {
 	s := string(b)
 	out := r.text(s, extra)
 	if len(extra) >= minSecretLength {
-		if esc, _ := json.Marshal(extra); string(esc[1:len(esc)-1]) != extra {
-			out = strings.ReplaceAll(out, string(esc[1:len(esc)-1]), Redacted)
+		if esc := jsonEscaped(extra); esc != extra {
+			out = strings.ReplaceAll(out, esc, Redacted)
 		}
 	}
 	if out == s {
