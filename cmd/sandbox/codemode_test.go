@@ -390,20 +390,7 @@ const graph = await client.callTool({ name: "search_tools", arguments: { intent:
 process.stdout.write(JSON.stringify({ progress, logs, run: run.content[0].text, sum: sum.content[0].text, graph: graph.content[0].text }));
 await client.close();
 `
-	scriptPath := filepath.Join(dir, "client.mjs")
-	if err := os.WriteFile(scriptPath, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(testpeers.Node(t), scriptPath, url, "file://"+sdk, snippet)
-	cmd.Env = testpeers.Env(t)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("sdk client: %v\n%s", err, stderr)
-	}
+	out := runNodeScript(t, filepath.Join(dir, "client.mjs"), script, url, "file://"+sdk, snippet)
 	var got struct {
 		Progress, Logs  []string
 		Run, Sum, Graph string
@@ -502,20 +489,7 @@ out.asked = asked;
 process.stdout.write(JSON.stringify(out));
 await client.close();
 `
-	scriptPath := filepath.Join(dir, "approver.mjs")
-	if err := os.WriteFile(scriptPath, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(testpeers.Node(t), scriptPath, url, "file://"+sdk)
-	cmd.Env = testpeers.Env(t)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("sdk client: %v\n%s", err, stderr)
-	}
+	out := runNodeScript(t, filepath.Join(dir, "approver.mjs"), script, url, "file://"+sdk)
 	var got struct {
 		Accept, Decline, Never string
 		Asked                  []string
@@ -542,4 +516,24 @@ await client.close();
 	if strings.Contains(log, "T-106") {
 		t.Errorf("the audit log holds an argument value:\n%s", log)
 	}
+}
+
+// runNodeScript runs an ES module (an MCP client on the official SDK) with
+// the pinned Node, and returns what it printed; stderr comes with a failure.
+func runNodeScript(t *testing.T, path, script string, args ...string) []byte {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testpeers.Node(t), append([]string{path}, args...)...)
+	cmd.Env = testpeers.Env(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v\n%s", filepath.Base(path), err, stderr)
+	}
+	return out
 }
