@@ -33,7 +33,16 @@ func newEngine(t testing.TB, servers map[string]*server.MCPServer, iso runtime.I
 
 func newEngineWith(t testing.TB, servers map[string]*server.MCPServer, rtOpts runtime.Options) *Engine {
 	t.Helper()
-	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
+	return newEngineFull(t, servers, gateway.DefaultSettings(), rtOpts, Options{Limits: runtime.Limits{Timeout: 20 * time.Second}})
+}
+
+// newEngineFull starts a gateway with settings over in-process servers, a
+// runtime and an engine with opts; all three are closed when the test ends
+// (closing the engine earlier, to restart one over the same directories,
+// is fine).
+func newEngineFull(t testing.TB, servers map[string]*server.MCPServer, settings gateway.Settings, rtOpts runtime.Options, engineOpts Options) *Engine {
+	t.Helper()
+	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}
 	var opts []gateway.Option
 	for name, srv := range servers {
 		opts = append(opts, gateway.WithInProcessServer(name, srv, nil))
@@ -53,7 +62,7 @@ func newEngineWith(t testing.TB, servers map[string]*server.MCPServer, rtOpts ru
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	e, err := New(gw, rt, Options{Limits: runtime.Limits{Timeout: 20 * time.Second}})
+	e, err := New(gw, rt, engineOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

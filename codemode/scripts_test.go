@@ -155,27 +155,8 @@ func TestDeniedToolsAreNotSearched(t *testing.T) {
 	t.Parallel()
 	settings := gateway.DefaultSettings()
 	settings.Policy = &gateway.Policy{Rules: []gateway.PolicyRule{{Tools: "demo:delete_*", Action: gateway.PolicyDeny}}}
-	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}
-	gw, err := gateway.New(cfg, gateway.WithInProcessServer("demo", mcpserver.New(), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	e, err := New(gw, rt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := newEngineFull(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, settings, runtime.Options{Isolation: runtime.InProcess}, Options{})
+	ctx := context.Background()
 	res, err := e.Search(ctx, SearchRequest{Intent: "delete a task", K: 50})
 	if err != nil {
 		t.Fatal(err)

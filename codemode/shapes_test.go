@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -131,27 +130,8 @@ func TestLearnedResultTypesReachSearchAndPersist(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	start := func(description string) *Engine {
-		cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
-		gw, err := gateway.New(cfg, gateway.WithInProcessServer("shop", shapedServer(description), nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := gw.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { gw.Close() })
-		rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Close() })
-		e, err := New(gw, rt, Options{IndexDir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return newEngineFull(t, map[string]*server.MCPServer{"shop": shapedServer(description)}, gateway.DefaultSettings(),
+			runtime.Options{Isolation: runtime.InProcess}, Options{IndexDir: dir})
 	}
 	declared := func(e *Engine) string {
 		res, err := e.Search(context.Background(), SearchRequest{Intent: "find a customer's orders", K: 1})

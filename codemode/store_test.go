@@ -19,27 +19,8 @@ import (
 // its values in dir.
 func storeEngine(t *testing.T, dir string, limits StoreLimits) *Engine {
 	t.Helper()
-	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
-	gw, err := gateway.New(cfg, gateway.WithInProcessServer("demo", mcpserver.New(), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	rt, err := runtime.New(runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	e, err := New(gw, rt, Options{DataDir: dir, StoreLimits: limits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return newEngineFull(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(),
+		runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1}, Options{DataDir: dir, StoreLimits: limits})
 }
 
 func caller(principal, session string) auth.Caller {
