@@ -18,6 +18,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/atomicfile"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
 )
@@ -114,17 +115,10 @@ func (b *ScriptBook) save() error {
 }
 
 // writeFileAtomic writes what code mode keeps in its directories (scripts,
-// store values, learned shapes): to a temporary file, renamed over the old
-// one, so a crash leaves one or the other whole. The file is the owner's only.
+// store values, learned shapes): a crash leaves the old or the new file
+// whole. The file is the owner's only.
 func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, 0o600, 0o700)
 }
 
 func (b *ScriptBook) allLocked() []*Script {

@@ -6,12 +6,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/internal/atomicfile"
 	"github.com/sandboxrt/sandbox/typegen"
 )
 
@@ -209,25 +209,5 @@ func writeGlobals(f typesFlags, stdout, stderr io.Writer) error {
 // writeFileAtomic replaces path only once the new content is complete, so a
 // failure never leaves a half-written .d.ts behind.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %w", path, werr)
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o644, 0o755)
 }

@@ -1,0 +1,39 @@
+// Package atomicfile replaces a file only once its new content is complete:
+// the content goes to a temporary file in the same folder, which is renamed
+// over the old one, so a crash or a full disk leaves the old file or the new
+// one whole, never half of each. Two writers never share a temporary file.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data, file mode perm. Missing folders are made
+// with mode dirPerm (0700 for files that are their owner's only).
+func Write(path string, data []byte, perm, dirPerm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("cannot write %s: %w", path, werr)
+	}
+	return nil
+}

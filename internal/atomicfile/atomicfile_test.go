@@ -1,0 +1,39 @@
+package atomicfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sandboxrt/sandbox/internal/atomicfile"
+)
+
+func TestWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "state.json")
+	if err := atomicfile.Write(path, []byte("one"), 0o600, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.Write(path, []byte("two"), 0o600, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "two" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	if d, _ := os.Stat(filepath.Dir(path)); d.Mode().Perm() != 0o700 {
+		t.Errorf("folder mode %v, want 0700", d.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	// A folder where the file should be: an error naming the path, and
+	// no temporary file left.
+	if err := atomicfile.Write(filepath.Dir(path), []byte("x"), 0o600, 0o700); err == nil {
+		t.Error("writing over a folder succeeded")
+	}
+}
