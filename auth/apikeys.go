@@ -34,15 +34,7 @@ func newAPIKeys(keys []APIKey) *apiKeys {
 			b, _ := hex.DecodeString(k.SHA256)
 			copy(d[:], b)
 		}
-		tenant := k.Tenant
-		if tenant == "" {
-			tenant = k.Name
-		}
-		var scopes []string
-		for _, s := range k.Servers {
-			scopes = append(scopes, ServerScope(s))
-		}
-		ks.keys = append(ks.keys, apiKey{digest: d, principal: Principal{ID: k.Name, Tenant: tenant, Scopes: scopes}})
+		ks.keys = append(ks.keys, apiKey{digest: d, principal: k.Principal()})
 	}
 	return ks
 }
@@ -78,4 +70,18 @@ func (ks *apiKeys) owns(p Principal) bool {
 func sha256Sum(s string) []byte {
 	d := sha256.Sum256([]byte(s))
 	return d[:]
+}
+
+// Principal is who the key authenticates: its name, in its tenant (the name
+// when none is given), scoped to its servers.
+func (k APIKey) Principal() Principal {
+	tenant := k.Tenant
+	if tenant == "" {
+		tenant = k.Name
+	}
+	var scopes []string
+	for _, s := range k.Servers {
+		scopes = append(scopes, ServerScope(s))
+	}
+	return Principal{ID: k.Name, Tenant: tenant, Scopes: scopes}
 }

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,43 +35,10 @@ func startAuthServer(t *testing.T) *authServer {
 	if testing.Short() {
 		t.Skip("runs an npm peer (oidc-provider)")
 	}
-	cmd := exec.Command(testpeers.Node(t), filepath.Join("testdata", "authserver.mjs"))
-	cmd.Env = append(testpeers.Env(t), "OIDC_PROVIDER="+testpeers.Package(t, "oidc-provider"))
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close() // the script exits when its stdin ends
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
 	var hello struct{ Issuer string }
-	select {
-	case l := <-line:
-		if err := json.Unmarshal([]byte(l), &hello); err != nil || hello.Issuer == "" {
-			t.Fatalf("authserver.mjs said %q (%v); stderr:\n%s", l, err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("authserver.mjs did not start; stderr:\n%s", stderr.String())
+	testpeers.StartScript(t, filepath.Join("testdata", "authserver.mjs"), []string{"OIDC_PROVIDER=" + testpeers.Package(t, "oidc-provider")}, &hello)
+	if hello.Issuer == "" {
+		t.Fatal("authserver.mjs named no issuer")
 	}
 	return &authServer{t: t, issuer: hello.Issuer}
 }

@@ -51,18 +51,26 @@ func TestParseConfigGatewaySettings(t *testing.T) {
   "mcpServers": {
     "gh": {"url": "https://example.com/mcp", "sessionToken": true, "timeout": "10s",
            "toolTimeouts": {"Search.Code": "1m"}, "rateLimit": {"perSecond": 2.5, "burst": 3},
-           "maxConcurrent": 4, "maxWait": "0s", "pathRoots": [], "protocolVersion": "2025-06-18"}
+           "maxConcurrent": 4, "maxWait": "0s", "pathRoots": [], "protocolVersion": "2025-06-18"},
+    "linear": {"url": "https://mcp.linear.example/mcp", "oauth": {"clientId": "cli", "clientSecret": "${SANDBOX_TEST_SECRET}", "scopes": ["read"], "redirectPort": 8976}}
   },
   "gateway": {"timeout": "5s", "maxResultBytes": 1024, "maxWait": "250ms", "pathRoots": ["/srv/data", "rel"],
               "toolNames": "passthrough", "healthInterval": "0s",
               "policy": {"rules": [{"tools": "gh:delete_*", "action": "deny"}, {"tools": "*:*", "annotations": {"destructiveHint": true}, "action": "approve"}], "approvalTimeout": "1m"},
-              "audit": {"path": "audit.jsonl", "maxBytes": 1000, "keep": 2}}
+              "audit": {"path": "audit.jsonl", "maxBytes": 1000, "keep": 2}, "oauthTokens": "tokens.json"}
 }`)
+	t.Setenv("SANDBOX_TEST_SECRET", "s3cret")
 	file, err := Parse("/etc/sandbox/gw.json", data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := file.Gateway
+	if o := cfg.Servers["linear"].OAuth; o == nil || o.ClientID != "cli" || o.ClientSecret != "s3cret" || len(o.Scopes) != 1 || o.RedirectPort != 8976 {
+		t.Fatalf("linear oauth = %+v", o)
+	}
+	if cfg.Settings.OAuthTokenFile != "/etc/sandbox/tokens.json" {
+		t.Fatalf("oauthTokens = %q (relative to the config's folder)", cfg.Settings.OAuthTokenFile)
+	}
 	gh := cfg.Servers["gh"]
 	if !gh.SessionToken || gh.MaxConcurrent != 4 || gh.RateLimit.PerSecond != 2.5 || gh.RateLimit.Burst != 3 || gh.ProtocolVersion != "2025-06-18" {
 		t.Fatalf("gh = %+v", gh)
@@ -115,6 +123,10 @@ func TestParseConfigErrorsCarryPositions(t *testing.T) {
 		{"audit path", "{\"mcpServers\": {}, \"gateway\": {\"audit\": {\"keep\": 3}}}", `"audit" needs "path"`},
 		{"upper case name", "{\"mcpServers\": {\"GitHub\": {\"command\": \"x\"}}}", `use "github"`},
 		{"bad char", "{\"mcpServers\": {\"a/b\": {\"command\": \"x\"}}}", `'/'`},
+		{"oauth on stdio", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"oauth\": {}}}}", `"oauth" needs an HTTP server`},
+		{"oauth key", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"client\": \"x\"}}}}", `unknown key "client" in "oauth"; known keys: clientId`},
+		{"oauth secret alone", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"clientSecret\": \"x\"}}}}", `"clientSecret" but no "clientId"`},
+		{"oauth port", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"redirectPort\": 70000}}}}", `must be a TCP port`},
 		{"token on stdio", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"sessionToken\": true}}}", `"sessionToken" needs an HTTP server`},
 		{"stdio transport with url", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"type\": \"stdio\"}}}", `not "stdio"`},
 		{"bad transport", "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"transport\": \"ws\"}}}", `must be "stdio", "streamable-http" or "sse"`},

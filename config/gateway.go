@@ -45,7 +45,7 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 var serverKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type",
 	"timeout", "toolTimeouts", "rateLimit", "maxConcurrent", "maxConcurrentPerSession", "maxInFlightBytesPerSession",
 	"maxWait", "pathRoots", "checkPaths",
-	"sessionToken", "protocolVersion", "disabled", "readOnly"}
+	"sessionToken", "protocolVersion", "disabled", "readOnly", "oauth"}
 
 // parseServer reads one entry of "mcpServers". Its keys say either how to
 // reach the server (transportField) or how calls to it are routed and
@@ -169,6 +169,8 @@ func (p *parser) routingField(sc *gateway.ServerConfig, k jsonKey) (known bool, 
 		sc.Disabled, err = p.boolean(v, "disabled")
 	case "readOnly":
 		sc.ReadOnly, err = p.boolean(v, "readOnly")
+	case "oauth":
+		sc.OAuth, err = p.parseOAuthClient(v)
 	default:
 		return false, nil
 	}
@@ -195,6 +197,9 @@ func (p *parser) settleTransport(name string, n *jsonNode, sc *gateway.ServerCon
 		}
 		if sc.SessionToken {
 			return p.errAt(n.offset, "server %q: \"sessionToken\" needs an HTTP server (\"url\"); pass a stdio server its token through \"env\"", name)
+		}
+		if sc.OAuth != nil {
+			return p.errAt(n.offset, "server %q: \"oauth\" needs an HTTP server (\"url\"); a stdio server gets its credentials through \"env\"", name)
 		}
 	default:
 		if sc.Transport == "" {
@@ -255,8 +260,13 @@ func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings, a *auth.Config)
 			o.Audit, err = p.parseAudit(v)
 		case "secrets":
 			o.Secrets, err = p.stringList(v, "secrets", true)
+		case "oauthTokens":
+			o.OAuthTokenFile, err = p.expandedString(v, "oauthTokens")
+			if err == nil && !filepath.IsAbs(o.OAuthTokenFile) && p.baseDir != "" {
+				o.OAuthTokenFile = filepath.Join(p.baseDir, o.OAuthTokenFile)
+			}
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens", k.name)
 		}
 		if err != nil {
 			return err

@@ -134,3 +134,38 @@ func (p *parser) parseAudit(n *jsonNode) (*gateway.AuditConfig, error) {
 	}
 	return a, nil
 }
+
+// parseOAuthClient reads a server's "oauth" block: {"clientId": "...",
+// "clientSecret": "${SECRET}", "scopes": [...], "redirectPort": 8976}, every
+// key optional ({} is a login with dynamic client registration).
+func (p *parser) parseOAuthClient(n *jsonNode) (*gateway.OAuthConfig, error) {
+	if n.kind != jsonObject {
+		return nil, p.errAt(n.offset, `"oauth" must be an object such as {"clientId": "..."} or {}, found %s`, n.kind)
+	}
+	o := &gateway.OAuthConfig{}
+	var err error
+	for _, k := range n.keys {
+		switch k.name {
+		case "clientId":
+			o.ClientID, err = p.expandedString(k.value, "clientId")
+		case "clientSecret":
+			o.ClientSecret, err = p.expandedString(k.value, "clientSecret")
+		case "scopes":
+			o.Scopes, err = p.stringList(k.value, "scopes", false)
+		case "redirectPort":
+			o.RedirectPort, err = p.positiveInt(k.value, "redirectPort")
+			if err == nil && o.RedirectPort > 65535 {
+				err = p.errAt(k.value.offset, `"redirectPort" must be a TCP port (1-65535), got %d`, o.RedirectPort)
+			}
+		default:
+			return nil, p.errAt(k.offset, `unknown key %q in "oauth"; known keys: clientId, clientSecret, scopes, redirectPort`, k.name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		return nil, p.errAt(n.offset, `"oauth" has a "clientSecret" but no "clientId"`)
+	}
+	return o, nil
+}

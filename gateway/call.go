@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
+
 	"github.com/sandboxrt/sandbox/auth"
 )
 
@@ -51,7 +53,9 @@ type CallResult struct {
 //	paths    -> no path escapes the server's roots   PATH_TRAVERSAL
 //	policy   -> the policy allows it, or a person     DENIED
 //	            approves (asked only of valid calls)
-//	token    -> the caller's bearer token            AUTH_REQUIRED
+//	token    -> the caller's bearer token, or its     AUTH_REQUIRED
+//	            principal's OAuth grant (renewed when
+//	            expired, and once more on a 401)
 //	limits   -> the session's share of the server,    RATE_LIMITED
 //	            rate limit and concurrency cap
 //	forward  -> the upstream call                    TIMEOUT, CANCELLED, UPSTREAM_*, PROTOCOL_ERROR, RESULT_TOO_LARGE
@@ -102,6 +106,9 @@ type call struct {
 	args    json.RawMessage // after validateStep: the canonical encoding of decoded, never the caller's bytes
 	decoded any             // args, decoded once for validation and path checks
 	token   string          // the bearer token to send, "" for none
+	// oauthOwner is whose OAuth grant the call carries ("" for a server
+	// that takes no OAuth login).
+	oauthOwner string
 
 	decision    string // what the policy decided, for the audit log
 	resultBytes int
@@ -122,7 +129,34 @@ func (g *Gateway) route(ctx context.Context, c *call) (*CallResult, *Error) {
 		return nil, err
 	}
 	defer release()
-	return g.forwardStep(ctx, c)
+	res, err := g.forwardStep(ctx, c)
+	if err != nil && c.oauthOwner != "" && errors.Is(err, transport.ErrAuthorizationRequired) {
+		// The server refused the token (401): it ran nothing, so once the
+		// token is renewed the call is sent again.
+		return g.reauthorize(ctx, c)
+	}
+	return res, err
+}
+
+// reauthorize renews the OAuth token a server refused and sends the call
+// again, or says to log in.
+func (g *Gateway) reauthorize(ctx context.Context, c *call) (*CallResult, *Error) {
+	if c.token == "" {
+		return nil, g.loginRequired(c.toolID, c.u, c.oauthOwner, "the server asks for one and there is none")
+	}
+	refused := c.token
+	g.oauthRejected(ctx, c.u, c.oauthOwner, refused)
+	if err := g.oauthStep(ctx, c); err != nil {
+		return nil, err
+	}
+	if c.token == "" || c.token == refused {
+		return nil, g.loginRequired(c.toolID, c.u, c.oauthOwner, "the server refused the token")
+	}
+	res, err := g.forwardStep(ctx, c)
+	if err != nil && errors.Is(err, transport.ErrAuthorizationRequired) {
+		return nil, g.loginRequired(c.toolID, c.u, c.oauthOwner, "the server refused the renewed token too; the login may be for another server or lack its scopes")
+	}
+	return res, err
 }
 
 // lookupStep resolves the tool and its server.
@@ -190,6 +224,9 @@ func (g *Gateway) pathsStep(_ context.Context, c *call) *Error {
 
 // tokenStep finds the caller's bearer token for a "sessionToken" server.
 func (g *Gateway) tokenStep(ctx context.Context, c *call) *Error {
+	if usesOAuth(c.u.sc) {
+		return g.oauthStep(ctx, c)
+	}
 	if !c.u.sc.SessionToken {
 		return nil
 	}

@@ -69,6 +69,9 @@ type ServerConfig struct {
 	// 2026-07-28 stateless protocol when the server offers it, else the newest
 	// 2025 version).
 	ProtocolVersion string
+	// OAuth configures logins to this server (oauth.go); nil is fine:
+	// any HTTP server takes a login when it asks for one.
+	OAuth *OAuthConfig
 	// Disabled servers are listed but never started.
 	Disabled bool
 	// ReadOnly lets only the server's tools annotated readOnlyHint be
@@ -110,6 +113,9 @@ type Settings struct {
 	Policy *Policy
 	// Audit, when set, writes an audit log (audit.go).
 	Audit *AuditConfig
+	// OAuthTokenFile is where OAuth logins to upstreams are kept (""
+	// DefaultOAuthTokenFile).
+	OAuthTokenFile string
 	// Secrets are values redacted from everything an agent receives, beside
 	// the servers' env and header values (redact.go).
 	Secrets []string

@@ -271,6 +271,11 @@ func (c *connection) sendFailed(ctx context.Context, req transport.JSONRPCReques
 		c.markDead("the transport closed", "")
 		return &connLostError{c.deathReason()}
 	}
+	if errors.Is(err, transport.ErrAuthorizationRequired) {
+		// The server refused this request's credentials (401): the
+		// connection is fine, and other callers' tokens may be good.
+		return err
+	}
 	if c.isHTTP {
 		// The server is unreachable or forgot our session: reconnect.
 		c.markDead(req.Method+" failed", err.Error())

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -153,8 +154,26 @@ func (g *Gateway) forwardError(ctx context.Context, u *upstream, id string, err 
 			Message: fmt.Sprintf("%s failed with JSON-RPC error %d: %s (check the arguments against the tool's schema, or try another tool)", id, re.Code, truncate(re.Message, 500))}
 	case errors.As(err, &lost):
 		return g.unavailable(u, id, err)
+	case errors.Is(err, transport.ErrAuthorizationRequired):
+		return g.refusedCredentials(u, id, err)
 	}
 	return g.unavailable(u, id, err)
+}
+
+// refusedCredentials is AUTH_REQUIRED for a request the server answered
+// with 401, saying whose credentials it refused.
+func (g *Gateway) refusedCredentials(u *upstream, id string, err error) *Error {
+	data := map[string]any{"server": u.name}
+	switch {
+	case u.sc.SessionToken:
+		return newError(CodeAuthRequired, id, err, data,
+			"server %q refused this session's token (HTTP 401); set a valid token for %q (for `sandbox serve` over HTTP, the header \"Sandbox-Token-%s: <token>\") and call again", u.name, u.name, u.name)
+	case usesOAuth(u.sc):
+		return newError(CodeAuthRequired, id, err, data,
+			"server %q asks for an OAuth login (HTTP 401); run `sandbox login %s --config <your mcp.json>`, then call again", u.name, u.name)
+	}
+	return newError(CodeAuthRequired, id, err, data,
+		"server %q refused the Authorization header the gateway config gives it (HTTP 401); tell the operator to renew it", u.name)
 }
 
 // contextError distinguishes the caller's cancellation from a deadline.

@@ -28,6 +28,7 @@ type Gateway struct {
 	cfg     *Config
 	log     *slog.Logger
 	tokens  TokenStore
+	oauth   oauthClients // OAuth grants to upstreams (oauth.go)
 	rates   RateLimiter
 	catalog *catalog
 	observe *observer

@@ -3,10 +3,13 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 
-	"github.com/sandboxrt/sandbox/auth"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // Pass-through of resources, prompts and completions: the MCP front end
@@ -71,6 +74,16 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 		}
 		ctx = context.WithValue(ctx, tokenKey{}, tok)
 	}
+	var oauthTok string
+	if usesOAuth(u.sc) {
+		c := &call{req: CallRequest{Caller: caller}, u: u, toolID: ""}
+		if err := g.oauthStep(ctx, c); err != nil {
+			return nil, err
+		}
+		if oauthTok = c.token; oauthTok != "" {
+			ctx = context.WithValue(ctx, tokenKey{}, oauthTok)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.timeoutFor(u.sc, ""))
 	defer cancel()
 	ctx = withCallCaller(ctx, caller)
@@ -79,6 +92,9 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 		params["_meta"] = meta
 	}
 	raw, err := c.request(ctx, method, params, nil)
+	if err != nil && oauthTok != "" && errors.Is(err, transport.ErrAuthorizationRequired) {
+		g.oauthRejected(ctx, u, OAuthOwner(caller.Principal), oauthTok) // renewed at the next request
+	}
 	if err != nil {
 		return nil, g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, ""))
 	}

@@ -57,6 +57,9 @@ func newRedactor(secrets []string) *redactor {
 func configSecrets(cfg *Config) []string {
 	out := append([]string(nil), cfg.Settings.Secrets...)
 	for _, sc := range cfg.Servers {
+		if sc.OAuth != nil && sc.OAuth.ClientSecret != "" {
+			out = append(out, sc.OAuth.ClientSecret)
+		}
 		for k, v := range sc.Env {
 			if secretName(k) {
 				out = append(out, v)

@@ -6,6 +6,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/logx"
 )
 
@@ -48,7 +50,7 @@ func (u *upstream) connect(ctx context.Context) (*connection, error) {
 	}
 	if err := c.start(ctx, initCtx, tr, pinned); err != nil {
 		c.close()
-		return nil, err
+		return nil, u.connectRefused(initCtx, err)
 	}
 	// A streamable-HTTP server that turned out not to speak the stateless
 	// protocol sends its notifications (list_changed, resources/updated) on
@@ -76,6 +78,24 @@ func (u *upstream) connect(ctx context.Context) (*connection, error) {
 	u.resubscribe(initCtx, c)
 	u.g.applyLogLevel(initCtx, c)
 	return c, nil
+}
+
+// connectRefused explains a connection the server refused with 401: the
+// operator's OAuth login is missing or was refused (then it is renewed at
+// the next attempt), or the configured credentials are wrong.
+func (u *upstream) connectRefused(ctx context.Context, err error) error {
+	if !errors.Is(err, transport.ErrAuthorizationRequired) {
+		return err
+	}
+	if usesOAuth(u.sc) {
+		tok, _ := ctx.Value(tokenKey{}).(string)
+		u.g.oauthRejected(ctx, u, auth.Operator.Key(), tok)
+		return fmt.Errorf("the server asks for an OAuth login: run `sandbox login %s --config <your mcp.json>` (%w)", u.name, err)
+	}
+	if u.sc.SessionToken {
+		return fmt.Errorf("the server refused the operator's token: pass a valid one with --token-env %s=VAR (%w)", u.name, err)
+	}
+	return fmt.Errorf("the server refused the connection's credentials: check its \"headers\" in the config (%w)", err)
 }
 
 // newTransport builds the mcp-go transport for the server's configuration.
@@ -140,6 +160,16 @@ type tokenKey struct{}
 // health checks, subscriptions) the operator's token for a "sessionToken"
 // server: those requests serve every caller, so no caller's token is used.
 func (u *upstream) withOperatorToken(ctx context.Context) context.Context {
+	if usesOAuth(u.sc) {
+		tok, err := u.g.oauthToken(ctx, u, auth.Operator.Key())
+		if err != nil {
+			u.g.log.Warn("the operator's OAuth login cannot be used", "server", u.name, "error", err)
+		}
+		if tok != "" {
+			return context.WithValue(ctx, tokenKey{}, tok)
+		}
+		return ctx
+	}
 	if !u.sc.SessionToken {
 		return ctx
 	}

@@ -52,6 +52,9 @@ type ServerStatus struct {
 	// most 300 characters), for agents choosing among servers.
 	Instructions string `json:"instructions,omitempty"`
 	InFlight     int    `json:"inFlight"`
+	// Auth is the operator's OAuth login state, filled in by `sandbox
+	// servers` ("" when the server takes no login or nobody asked).
+	Auth string `json:"auth,omitempty"`
 }
 
 // ForAgents is the status as agents may see it: without LastError.

@@ -30,6 +30,7 @@ Start with:
   sandbox serve --config mcp.json [--http ADDR] one MCP endpoint for all servers, with
                                                 search_tools and execute_code for agents
   sandbox servers --config mcp.json             the servers' state
+  sandbox login SERVER --config mcp.json        log in to a server that asks for OAuth
   sandbox types --from tools.json               TypeScript declarations for MCP tools
 
 mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
@@ -38,7 +39,7 @@ mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("sandbox {{.Version}}\n")
-	root.AddCommand(newRunCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newLoginCmd(), newLogoutCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 )
@@ -98,7 +100,11 @@ func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) 
 	if err := g.Start(ctx); err != nil {
 		return nil, err
 	}
-	return g.Servers(), nil
+	rows := g.Servers()
+	for i := range rows {
+		rows[i].Auth = g.OAuthState(ctx, rows[i].Name, auth.Operator.Key())
+	}
+	return rows, nil
 }
 
 func serversFromURL(ctx context.Context, url string) ([]gateway.ServerStatus, error) {
@@ -132,7 +138,12 @@ func serversFromURL(ctx context.Context, url string) ([]gateway.ServerStatus, er
 
 func printServers(w io.Writer, rows []gateway.ServerStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tTRANSPORT\tTOOLS\tRESOURCES\tPROMPTS\tRESTARTS\tLAST ERROR")
+	withAuth := slices.ContainsFunc(rows, func(r gateway.ServerStatus) bool { return r.Auth != "" })
+	header := "NAME\tSTATE\tTRANSPORT\tTOOLS\tRESOURCES\tPROMPTS\tRESTARTS\tLAST ERROR"
+	if withAuth {
+		header = "NAME\tSTATE\tTRANSPORT\tAUTH\tTOOLS\tRESOURCES\tPROMPTS\tRESTARTS\tLAST ERROR"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rows {
 		lastErr := strings.ReplaceAll(r.LastError, "\n", " ")
 		if len(lastErr) > 100 {
@@ -141,7 +152,15 @@ func printServers(w io.Writer, rows []gateway.ServerStatus) {
 		if lastErr == "" {
 			lastErr = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.Name, r.State, r.Transport, r.Tools, r.Resources, r.Prompts, r.Restarts, lastErr)
+		tr := string(r.Transport)
+		if withAuth {
+			a := r.Auth
+			if a == "" {
+				a = "-"
+			}
+			tr += "\t" + a
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.Name, r.State, tr, r.Tools, r.Resources, r.Prompts, r.Restarts, lastErr)
 	}
 	tw.Flush()
 }
