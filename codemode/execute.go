@@ -145,7 +145,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 				return nil, terr
 			}
 		}
-		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID})
+		res, err := e.gw.Call(gateway.WithApprovalPause(ctx, call.PauseClock), gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID})
 		if err != nil {
 			var ge *gateway.Error
 			if errors.As(err, &ge) {

@@ -118,7 +118,7 @@ func (b *ScriptBook) save() error {
 // store values, learned shapes): a crash leaves the old or the new file
 // whole. The file is the owner's only.
 func writeFileAtomic(path string, data []byte) error {
-	return atomicfile.Write(path, data, 0o600, 0o700)
+	return atomicfile.WriteAll(path, data, 0o600, 0o700)
 }
 
 func (b *ScriptBook) allLocked() []*Script {

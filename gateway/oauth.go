@@ -213,7 +213,7 @@ func (s *FileOAuthStore) Update(ctx context.Context, owner, server string, fn fu
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(s.path, data, 0o600, 0o700); err != nil {
+	if err := atomicfile.WriteAll(s.path, data, 0o600, 0o700); err != nil {
 		return err
 	}
 	if st, err := os.Stat(s.path); err == nil {

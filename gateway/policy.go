@@ -203,6 +203,10 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	askCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The snippet's time limit stands while the person reads.
+	if pause, _ := ctx.Value(approvalPauseKey{}).(func() func()); pause != nil {
+		defer pause()()
+	}
 	raw, err := peer.Request(askCtx, "elicitation/create", params)
 	if err != nil {
 		if askCtx.Err() != nil && ctx.Err() == nil {
@@ -236,6 +240,18 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	g.auditApproval(c)
 	return nil
+}
+
+type approvalPauseKey struct{}
+
+// WithApprovalPause gives a call the means to stop its run's time limit
+// while a person is asked to approve it (runtime.ToolCall.PauseClock): the
+// run should not spend its time on a person's reading.
+func WithApprovalPause(ctx context.Context, pause func() (resume func())) context.Context {
+	if pause == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, approvalPauseKey{}, pause)
 }
 
 // auditApproval records a person's (or the client's) answer to an approval.

@@ -59,10 +59,13 @@ type execution struct {
 	// sourceLines is the snippet's line count: frames past it are the wrapper's.
 	sourceLines int
 
-	queue    jobQueue
-	stopOnce sync.Once
-	stopped  chan struct{} // closed when the run must end (deadline, memory, cancel)
-	stopErr  *Error        // why; written once before stopped is closed
+	queue        jobQueue
+	clockMu      sync.Mutex
+	deadline     *deadline // the time limit; it stands while a person is asked (clock.go)
+	clockStopped bool
+	stopOnce     sync.Once
+	stopped      chan struct{} // closed when the run must end (deadline, memory, cancel)
+	stopErr      *Error        // why; written once before stopped is closed
 
 	// VM-goroutine state.
 	calls       map[uint64]*pendingCall
@@ -143,6 +146,17 @@ func newExecution(side vmSide, limits Limits, filename string) *execution {
 	}
 }
 
+// standClock stops the run's time limit (a person is being asked about one
+// of its calls) or starts it again. Safe from any goroutine.
+func (e *execution) standClock(stopped bool) {
+	e.clockMu.Lock()
+	defer e.clockMu.Unlock()
+	e.clockStopped = stopped
+	if e.deadline != nil {
+		e.deadline.stand(stopped)
+	}
+}
+
 // interrupt ends the run with err. Safe from any goroutine; the first reason wins.
 func (e *execution) interrupt(err *Error) {
 	e.stopOnce.Do(func() {
@@ -162,11 +176,15 @@ func (e *execution) deliver(id uint64, result json.RawMessage, toolErr *ToolErro
 func (e *execution) run(t *transpiled, tools []Tool, services []string) (out execOutcome) {
 	e.start = time.Now()
 	e.sourceLines = t.Lines
-	deadline := time.AfterFunc(e.limits.Timeout, func() {
+	dl := newDeadline(e.limits.Timeout, func() {
 		e.interrupt(&Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
 			"the snippet ran past its %v time limit; do less work per snippet (fewer or smaller tool calls, no busy loops) or raise the limit", e.limits.Timeout)})
 	})
-	defer deadline.Stop()
+	defer dl.cancel()
+	e.clockMu.Lock()
+	e.deadline = dl
+	dl.stand(e.clockStopped)
+	e.clockMu.Unlock()
 	defer func() {
 		// A host function that panics re-raises through goja (design notes):
 		// never let that take the process down.

@@ -50,6 +50,10 @@ type ToolCall struct {
 	// run's limit: the calls a saved script made. Both may be nil.
 	Log    func(LogEntry)
 	Charge func(n int)
+	// PauseClock stops the run's time limit until resume is called: for a
+	// Host that waits on a person (an approval), whose reading time is not
+	// the snippet's. Nil outside a run.
+	PauseClock func() (resume func())
 }
 
 // ToolError is a structured tool failure. A Host returns it to fail a call,

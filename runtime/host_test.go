@@ -388,3 +388,73 @@ func TestOnEventStreamsLogsAndCallsWhileRunning(t *testing.T) {
 		}
 	}
 }
+
+// TestPauseClockStopsTheTimeLimit: a Host waiting on a person stops the
+// run's time limit (in the worker and in its parent), and the limit runs
+// again with the time it had left once the person answered; without a
+// pause the same wait is past the limit.
+func TestPauseClockStopsTheTimeLimit(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		const limit = 400 * time.Millisecond
+		for _, pause := range []bool{true, false} {
+			host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+				if pause {
+					defer c.PauseClock()()
+				}
+				select {
+				case <-time.After(3 * limit):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return json.RawMessage(`"approved"`), nil
+			})
+			res, err := rt.Run(context.Background(), Request{Code: `const a = await demo.echo({}); return a`, Tools: demoTools, Host: host, Limits: Limits{Timeout: limit}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pause != res.OK {
+				t.Fatalf("pause %v: ok %v, error %v", pause, res.OK, res.Error)
+			}
+			if !pause && (res.Error.Kind != KindLimit || res.Error.Limit != LimitTime) {
+				t.Fatalf("without a pause: %+v", res.Error)
+			}
+		}
+		// The limit still holds after a pause: the time left runs out.
+		host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+			c.PauseClock()()
+			return json.RawMessage(`1`), nil
+		})
+		res, err := rt.Run(context.Background(), Request{Code: `await demo.echo({}); while (true) {}`, Tools: demoTools, Host: host, Limits: Limits{Timeout: limit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OK || res.Error.Limit != LimitTime {
+			t.Fatalf("after a pause the loop was not stopped: %+v", res.Error)
+		}
+	})
+}
+
+func TestDeadlineStands(t *testing.T) {
+	t.Parallel()
+	fired := make(chan time.Time, 1)
+	start := time.Now()
+	dl := newDeadline(200*time.Millisecond, func() { fired <- time.Now() })
+	time.Sleep(50 * time.Millisecond)
+	dl.stand(true)
+	dl.stand(true) // twice is once
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-fired:
+		t.Fatal("a standing deadline fired")
+	default:
+	}
+	dl.stand(false)
+	at := <-fired
+	// 200 ms of running time, plus the 300 ms it stood.
+	if d := at.Sub(start); d < 450*time.Millisecond {
+		t.Fatalf("fired after %v, before its running time was up", d)
+	}
+	dl.stand(true) // after firing: nothing
+	dl.cancel()
+}

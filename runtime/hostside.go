@@ -29,6 +29,7 @@ type hostSide struct {
 	services map[string]bool
 	limits   Limits
 	start    time.Time
+	clock    runClock // stands while a person is asked (ToolCall.PauseClock)
 
 	mu         sync.Mutex
 	finished   bool
@@ -122,7 +123,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 
 	go func() {
 		t0 := time.Now()
-		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge})
+		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)

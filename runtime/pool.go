@@ -372,8 +372,16 @@ func (w *worker) start(run *runMessage) (uint64, error) {
 // another snippet; lost reports a worker whose stdout ended before it
 // acknowledged the run (it died before the run reached it).
 func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits Limits, codeBytes int) (out execOutcome, reusable, lost bool) {
-	deadline := time.NewTimer(limits.Timeout + killGrace)
-	defer deadline.Stop()
+	expired := make(chan struct{})
+	deadline := newDeadline(limits.Timeout+killGrace, func() { close(expired) })
+	defer deadline.cancel()
+	// While a person is asked about a call, both the worker's time limit
+	// and this one stand.
+	hs.clock.setNotify(func(stopped bool) {
+		deadline.stand(stopped)
+		_ = w.fw.send(&message{T: msgClock, RunID: runID, Stopped: stopped})
+	})
+	defer hs.clock.setNotify(nil)
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
 	started, compiled := false, false
@@ -403,7 +411,7 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 			grace = time.After(killGrace)
 		case <-grace:
 			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false, false
-		case <-deadline.C:
+		case <-expired:
 			if !compiled {
 				// Transpiling and compiling see no interrupts either.
 				return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(

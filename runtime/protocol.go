@@ -61,6 +61,9 @@ type message struct {
 	// Retire asks the parent not to reuse this worker (its heap grew large).
 	Retire bool `json:"retire,omitempty"`
 
+	// clock
+	Stopped bool `json:"stopped,omitempty"`
+
 	// ready
 	PID int `json:"pid,omitempty"`
 }
@@ -86,6 +89,9 @@ const (
 	msgCall     = "call"
 	msgLog      = "log"
 	msgDone     = "done"
+	// msgClock: the parent stops (Stopped) or restarts the run's time
+	// limit while a person is asked to approve a call.
+	msgClock = "clock"
 )
 
 // frameWriter writes frames; safe for concurrent use (tool answers arrive on

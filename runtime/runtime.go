@@ -272,6 +272,7 @@ func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled,
 	side := &inProcessSide{hs: hs}
 	ex := newExecution(side, limits, filename)
 	side.ex = ex
+	hs.clock.setNotify(ex.standClock)
 	stop := context.AfterFunc(ctx, func() {
 		ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()})
 	})

@@ -99,6 +99,10 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			if run != nil && run.id == m.RunID {
 				run.ex.deliver(m.ID, m.Result, m.Err)
 			}
+		case msgClock:
+			if run != nil && run.id == m.RunID {
+				run.ex.standClock(m.Stopped)
+			}
 		case msgCancel:
 			if run != nil && run.id == m.RunID {
 				run.ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller"})

@@ -451,7 +451,9 @@ func compileDeclarations(t *testing.T, files map[string]string) {
 // TestServeAsksForApprovalWithTheSDKClient: with a policy rule that asks,
 // a snippet's call of a destructive tool waits for the person behind the
 // official TypeScript SDK client, which answers the elicitation with
-// accept, decline, or never; the audit log records each.
+// accept, decline, or never; the audit log records each. A person who takes
+// longer than the snippet's time limit to approve does not make it fail:
+// the run's clock stands while the person reads.
 func TestServeAsksForApprovalWithTheSDKClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts npm peers")
@@ -460,7 +462,7 @@ func TestServeAsksForApprovalWithTheSDKClient(t *testing.T) {
 	dir := t.TempDir()
 	audit := filepath.Join(dir, "audit.jsonl")
 	cfg := fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
- "gateway": {"policy": {"rules": [{"tools": "demo:delete_*", "action": "approve"}], "approvalTimeout": "1s"},
+ "gateway": {"policy": {"rules": [{"tools": "demo:delete_*", "action": "approve"}], "approvalTimeout": "2s"},
              "audit": {"path": %q}}}`, exampleServerBinary(t), audit)
 	url := serveHTTP(t, cfg)
 	script := `
@@ -474,15 +476,18 @@ const asked = [];
 client.setRequestHandler(ElicitRequestSchema, async (req) => {
   asked.push(req.params.message);
   if (mode === "never") return new Promise(() => {});
+  if (mode === "slow") await new Promise((r) => setTimeout(r, 1200));
   if (mode === "decline") return { action: "decline" };
   return { action: "accept", content: { decision: "approve" } };
 });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 const code = 'try { await demo.deleteTask({ task_id: "T-106" }); return "ran" } catch (e) { return e.code === "DENIED" ? "DENIED: " + e.message : "ran" }';
 const out = {};
-for (const m of ["accept", "decline", "never"]) {
+for (const m of ["accept", "decline", "never", "slow"]) {
   mode = m;
-  const r = await client.callTool({ name: "execute_code", arguments: { code } });
+  // slow: the person answers after 1.2 s, past the snippet's 0.5 s limit.
+  const limits = m === "slow" ? { timeoutMs: 500 } : undefined;
+  const r = await client.callTool({ name: "execute_code", arguments: { code, limits } });
   out[m] = JSON.parse(r.content[0].text).value;
 }
 out.asked = asked;
@@ -491,16 +496,19 @@ await client.close();
 `
 	out := runNodeScript(t, filepath.Join(dir, "approver.mjs"), script, url, "file://"+sdk)
 	var got struct {
-		Accept, Decline, Never string
-		Asked                  []string
+		Accept, Decline, Never, Slow string
+		Asked                        []string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if got.Accept != "ran" || !strings.Contains(got.Decline, "the person declined it") || !strings.Contains(got.Never, "nobody answered within 1s") {
+	if got.Accept != "ran" || !strings.Contains(got.Decline, "the person declined it") || !strings.Contains(got.Never, "nobody answered within 2s") {
 		t.Errorf("accept %q, decline %q, never %q", got.Accept, got.Decline, got.Never)
 	}
-	if len(got.Asked) != 3 || !strings.Contains(got.Asked[0], `demo:delete_task with {"task_id":"T-106"}`) {
+	if got.Slow != "ran" {
+		t.Errorf("an approval slower than the snippet's time limit: %q", got.Slow)
+	}
+	if len(got.Asked) != 4 || !strings.Contains(got.Asked[0], `demo:delete_task with {"task_id":"T-106"}`) {
 		t.Errorf("the questions: %q", got.Asked)
 	}
 	data, err := os.ReadFile(audit)

@@ -171,6 +171,8 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	defer g.Close()
+	// A policy rule that asks for approval asks on the terminal.
+	defer g.OpenSession(cliCaller, newTerminalPeer(cmd.ErrOrStderr())).Close()
 	// The config's "codeMode" block sets the index, the embedder and default
 	// limits; limit flags given on the command line win.
 	cmOpts := file.CodeMode.Engine

@@ -222,3 +222,57 @@ func TestRunPrintsConsoleOutputAsItHappens(t *testing.T) {
 		t.Errorf("the line was printed again at the end: %q", rest)
 	}
 }
+
+// TestRunAsksOnTheTerminal: a policy rule that asks for approval asks the
+// person at `sandbox run`'s terminal (a pseudo-terminal here, by
+// util-linux's script), whose "every call of this tool in this run" answers
+// the second call too; without a terminal the call is denied, saying why.
+func TestRunAsksOnTheTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an MCP server")
+	}
+	dir := t.TempDir()
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
+  "gateway": {"policy": {"rules": [{"tools": "demo:delete_*", "action": "approve"}], "approvalTimeout": "20s"}}}`, exampleServerBinary(t)))
+	snippet := filepath.Join(dir, "del.ts")
+	code := `const out = [];
+for (const id of ["T-106", "T-107"]) {
+  try { await demo.deleteTask({ task_id: id }); out.push("ran") } catch (e) { out.push(e.code + ": " + e.message) }
+}
+return out`
+	if err := os.WriteFile(snippet, []byte(code), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runCLI(t, "", "run", snippet, "-c", cfg)
+	if !strings.Contains(r.stdout, "DENIED") || !strings.Contains(r.stdout, "stdin is not one") {
+		t.Fatalf("without a terminal: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no util-linux script to give sandbox run a terminal")
+	}
+	cmd := exec.Command(scriptBin, "-q", "-e", "-c", strings.Join([]string{sandboxBinary(t), "run", snippet, "-c", cfg}, " "), "/dev/null")
+	cmd.Stdin = strings.NewReader("2\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	text := string(out)
+	if strings.Count(text, "answer with a number") != 1 || !strings.Contains(text, "demo:delete_task") {
+		t.Fatalf("the question (once, naming the tool):\n%s", text)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(text), ""), `["ran","ran"]`) {
+		t.Fatalf("both calls should have run:\n%s", text)
+	}
+}
+
+func TestPickAnAnswer(t *testing.T) {
+	options := []string{"approve", "approve every call of this tool in this run", "deny"}
+	for answer, want := range map[string]string{"1": "approve", "2": options[1], "3": "deny", "4": "", "0": "", "d": "deny", "Deny": "deny", "approve every": options[1], "": "", "x": "", "1x": ""} {
+		if got := pick(answer, options); got != want {
+			t.Errorf("pick(%q) = %q, want %q", answer, got, want)
+		}
+	}
+}

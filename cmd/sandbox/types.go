@@ -209,5 +209,5 @@ func writeGlobals(f typesFlags, stdout, stderr io.Writer) error {
 // writeFileAtomic replaces path only once the new content is complete, so a
 // failure never leaves a half-written .d.ts behind.
 func writeFileAtomic(path string, data []byte) error {
-	return atomicfile.Write(path, data, 0o644, 0o755)
+	return atomicfile.Write(path, data, 0o644)
 }

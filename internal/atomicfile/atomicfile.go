@@ -10,13 +10,9 @@ import (
 	"path/filepath"
 )
 
-// Write replaces path with data, file mode perm. Missing folders are made
-// with mode dirPerm (0700 for files that are their owner's only).
-func Write(path string, data []byte, perm, dirPerm os.FileMode) error {
+// Write replaces path with data, file mode perm. The folder must exist.
+func Write(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
@@ -36,4 +32,13 @@ func Write(path string, data []byte, perm, dirPerm os.FileMode) error {
 		return fmt.Errorf("cannot write %s: %w", path, werr)
 	}
 	return nil
+}
+
+// WriteAll is Write that first makes missing folders, with mode dirPerm
+// (0700 for files that are their owner's only).
+func WriteAll(path string, data []byte, perm, dirPerm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return Write(path, data, perm)
 }

@@ -10,10 +10,10 @@ import (
 
 func TestWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "state.json")
-	if err := atomicfile.Write(path, []byte("one"), 0o600, 0o700); err != nil {
+	if err := atomicfile.WriteAll(path, []byte("one"), 0o600, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := atomicfile.Write(path, []byte("two"), 0o600, 0o700); err != nil {
+	if err := atomicfile.Write(path, []byte("two"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -33,7 +33,11 @@ func TestWrite(t *testing.T) {
 	}
 	// A folder where the file should be: an error naming the path, and
 	// no temporary file left.
-	if err := atomicfile.Write(filepath.Dir(path), []byte("x"), 0o600, 0o700); err == nil {
+	if err := atomicfile.Write(filepath.Dir(path), []byte("x"), 0o600); err == nil {
 		t.Error("writing over a folder succeeded")
+	}
+	// Write makes no folders: a missing one is an error.
+	if err := atomicfile.Write(filepath.Join(filepath.Dir(path), "no", "x"), []byte("x"), 0o600); err == nil {
+		t.Error("Write made a missing folder")
 	}
 }
