@@ -12,8 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/telemetry"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
@@ -124,6 +129,8 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 
 	limits, clamped := e.applyLimits(req.Limits)
 	runID := newRunID()
+	ctx, span := startRunSpan(ctx, runID, limits.WithDefaults(), nested)
+	defer span.End()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
@@ -175,15 +182,18 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
+		span.SetStatus(codes.Error, string(CodeBusy))
 		return nil, busyError(busy)
 	}
 	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
 		return nil, err
 	}
 	outcome := "OK"
 	if !res.OK {
 		outcome = string(res.Error.Kind)
 	}
+	endRunSpan(span, res, outcome)
 	e.gw.AuditRun(req.Caller, outcome, res.Duration, []byte(req.Code), len(res.Value))
 	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
 }
@@ -248,4 +258,35 @@ func newRunID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// startRunSpan is the span of one execute_code run (a saved script called
+// from a snippet is one too, nested in its caller's), with its limits.
+func startRunSpan(ctx context.Context, runID string, l runtime.Limits, nested bool) (context.Context, trace.Span) {
+	name := ExecuteToolName
+	if nested {
+		name = "saved_script"
+	}
+	ctx, span := telemetry.Tracer().Start(ctx, name)
+	if span.IsRecording() {
+		span.SetAttributes(
+			attribute.String("sandbox.run.id", runID),
+			attribute.Int64("sandbox.limits.timeout_ms", l.Timeout.Milliseconds()),
+			attribute.Int64("sandbox.limits.memory_bytes", l.MemoryBytes),
+			attribute.Int("sandbox.limits.tool_calls", l.ToolCalls),
+		)
+	}
+	return ctx, span
+}
+
+// endRunSpan records how the run ended.
+func endRunSpan(span trace.Span, res *runtime.Result, outcome string) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(attribute.String("sandbox.run.outcome", outcome), attribute.Int("sandbox.run.tool_calls", len(res.Calls)),
+		attribute.Int64("sandbox.run.duration_ms", res.Duration.Milliseconds()))
+	if !res.OK {
+		span.SetStatus(codes.Error, outcome)
+	}
 }

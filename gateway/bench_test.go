@@ -19,6 +19,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
@@ -201,26 +204,19 @@ func BenchmarkAddedLatency(b *testing.B) {
 	// Policy (three rules, the last one matching), audit log and redaction
 	// (ten secrets) on, beside the same calls with them off above.
 	b.Run("inprocess/sequential-with-policy-audit-redaction", func(b *testing.B) {
-		settings := DefaultSettings()
-		settings.Policy = &Policy{Rules: []PolicyRule{
-			{Tools: "github:delete_*", Action: PolicyDeny},
-			{Tools: "*:*", Annotations: map[string]bool{"readOnlyHint": false, "openWorldHint": false}, Action: PolicyApprove},
-			{Tools: "mem:*", Action: PolicyAllow},
-		}}
-		settings.Audit = &AuditConfig{Path: filepath.Join(b.TempDir(), "audit.jsonl")}
-		for i := range 10 {
-			settings.Secrets = append(settings.Secrets, fmt.Sprintf("secret-value-%02d-abcdefgh", i))
-		}
-		g, err := New(&Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("mem", testserver.New(), nil))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { g.Close() })
-		if err := g.Start(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		d := newDirect(b, transport.NewInProcessTransport(testserver.New()))
-		runPairs(b, g, "mem:echo", d, 1)
+		runPairs(b, policyAuditGateway(b), "mem:echo", newDirect(b, transport.NewInProcessTransport(testserver.New())), 1)
+	})
+	// The same with tracing on: every call a span exported (to a sink that
+	// drops it) by the SDK's batch processor, as a configured OTLP export
+	// would; the calls above run with OpenTelemetry's no-op provider.
+	b.Run("inprocess/sequential-with-policy-audit-redaction-tracing", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
+		otel.SetTracerProvider(tp)
+		b.Cleanup(func() {
+			_ = tp.Shutdown(context.Background())
+			otel.SetTracerProvider(noop.NewTracerProvider())
+		})
+		runPairs(b, policyAuditGateway(b), "mem:echo", newDirect(b, transport.NewInProcessTransport(testserver.New())), 1)
 	})
 	exe, _ := os.Executable()
 	stdioDirect := func(b *testing.B) *directConn {
@@ -255,4 +251,34 @@ func BenchmarkValidateAndCheck(b *testing.B) {
 			b.Fatal(tr)
 		}
 	}
+}
+
+// discardExporter drops the spans it is given.
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+// policyAuditGateway has a three-rule policy (the last one matching), the
+// audit log and ten secrets to redact.
+func policyAuditGateway(b *testing.B) *Gateway {
+	settings := DefaultSettings()
+	settings.Policy = &Policy{Rules: []PolicyRule{
+		{Tools: "github:delete_*", Action: PolicyDeny},
+		{Tools: "*:*", Annotations: map[string]bool{"readOnlyHint": false, "openWorldHint": false}, Action: PolicyApprove},
+		{Tools: "mem:*", Action: PolicyAllow},
+	}}
+	settings.Audit = &AuditConfig{Path: filepath.Join(b.TempDir(), "audit.jsonl")}
+	for i := range 10 {
+		settings.Secrets = append(settings.Secrets, fmt.Sprintf("secret-value-%02d-abcdefgh", i))
+	}
+	g, err := New(&Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("mem", testserver.New(), nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return g
 }

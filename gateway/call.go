@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrt/sandbox/auth"
 )
@@ -73,6 +74,8 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 		req.Caller.Principal = auth.Anonymous
 	}
 	c := &call{req: req, id: strconv.FormatUint(g.callSeq.Add(1), 10), toolID: req.Tool, start: time.Now()}
+	ctx = startCall(ctx, c)
+	defer c.span.End()
 	res, gerr := g.route(ctx, c)
 	red := g.redactor()
 	red.result(res, c.token)
@@ -112,6 +115,7 @@ type call struct {
 
 	decision    string // what the policy decided, for the audit log
 	resultBytes int
+	span        trace.Span // the call's span (observe.go)
 }
 
 // step is one stage of the pipeline.

@@ -16,6 +16,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
 // connection is one live session with an upstream. Requests are sent raw
@@ -204,9 +209,23 @@ func (c *connection) requestMeta(progressToken string, logLevel string) map[stri
 
 // request sends one JSON-RPC request and returns the raw result. params is
 // encoded as given (it carries its own _meta).
-func (c *connection) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
+func (c *connection) request(ctx context.Context, method string, params any, header http.Header) (_ json.RawMessage, err error) {
 	if c.isDead() {
 		return nil, &connLostError{c.deathReason()}
+	}
+	// A request made for a traced call or MCP request gets its own span
+	// (and an HTTP upstream its traceparent: transport.go); the gateway's
+	// own requests (health checks, listing) start no traces.
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		var span trace.Span
+		ctx, span = telemetry.Tracer().Start(ctx, "upstream "+method, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("sandbox.server", c.u.name), attribute.String("rpc.method", method)))
+		defer func() {
+			if err != nil {
+				span.SetStatus(codes.Error, err.Error())
+			}
+			span.End()
+		}()
 	}
 	req, err := c.newRequest(method, params, header)
 	if err != nil {

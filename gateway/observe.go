@@ -7,7 +7,11 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
 // observer is the one place that watches the gateway: every routed call
@@ -42,6 +46,17 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 			level, msg = logLevelFor(gerr.Code), gerr.Message
 		}
 	}
+	if c.span.IsRecording() {
+		c.span.SetName("call " + c.toolID)
+		c.span.SetAttributes(attribute.String("mcp.tool.name", c.toolID), attribute.String("sandbox.principal", c.req.Caller.Principal.Key()),
+			attribute.String("sandbox.call.outcome", outcome), attribute.Int("sandbox.call.result_bytes", c.resultBytes))
+		if c.decision != "" {
+			c.span.SetAttributes(attribute.String("sandbox.call.decision", c.decision))
+		}
+		if gerr != nil {
+			c.span.SetStatus(codes.Error, outcome)
+		}
+	}
 	o.metrics.call(c.toolID, outcome, elapsed)
 	if o.auditLog != nil {
 		r := auditRecord{Kind: "call", Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Tool: c.toolID,
@@ -66,6 +81,13 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 		attrs = append(attrs, slog.String("error", truncate(msg, 300)))
 	}
 	o.log.LogAttrs(ctx, level, "call", attrs...)
+}
+
+// startCall is the span of one routed call: a child of the caller's (its
+// run's, or its MCP request's). callEnded names and closes the books on it.
+func startCall(ctx context.Context, c *call) context.Context {
+	ctx, c.span = telemetry.Tracer().Start(ctx, "call")
+	return ctx
 }
 
 // logLevelFor: failures the caller caused are Info, the gateway's or the

@@ -13,9 +13,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/logx"
+	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
 // clientCapabilities are advertised upstream: the union of what downstream
@@ -103,10 +105,17 @@ func (u *upstream) newTransport(c *connection, legacyListen bool) (transport.Int
 	max := u.g.cfg.Settings.MaxResultBytes
 	httpClient := &http.Client{Transport: &cappedTransport{base: http.DefaultTransport, max: max, activity: &c.activity}}
 	headerFunc := func(ctx context.Context) map[string]string {
+		var h map[string]string
 		if tok, ok := ctx.Value(tokenKey{}).(string); ok && tok != "" {
-			return map[string]string{"Authorization": "Bearer " + tok}
+			h = map[string]string{"Authorization": "Bearer " + tok}
 		}
-		return nil
+		if trace.SpanContextFromContext(ctx).IsValid() {
+			if h == nil {
+				h = map[string]string{}
+			}
+			telemetry.Inject(ctx, h) // W3C traceparent of the request's span
+		}
+		return h
 	}
 	switch u.sc.Transport {
 	case TransportStdio:

@@ -166,6 +166,11 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), &codemode.ExecuteResult{Result: res}, f.jsonOut, live.count())
 	}
 
+	stopTracing, err := startTracing(ctx, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	g, file, err := startGateway(ctx, f.gw, cmd.ErrOrStderr())
 	if err != nil {
 		return err

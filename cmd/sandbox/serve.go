@@ -247,6 +247,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(cmd.Context(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	log, err := f.gw.logger(os.Stderr)
 	if err != nil {
 		return err

@@ -18,8 +18,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/logx"
+	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
 // notifier delivers a JSON-RPC notification for the call in progress, in
@@ -227,6 +231,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	env, _ := parseEnvelope(body)
 	method, isRequest := env.Method, len(env.ID) > 0
+	if isRequest {
+		var end func()
+		r, end = traceRequest(r, env)
+		defer end()
+	}
 	// A built-in tool's arguments over its limit are answered here (with
 	// room for the envelope around them), before mcp-go decodes the body.
 	if method == string(mcp.MethodToolsCall) && isRequest {
@@ -386,7 +395,8 @@ type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name string `json:"name"`
+		Name string         `json:"name"`
+		Meta map[string]any `json:"_meta"` // traceparent, for tracing
 	} `json:"params"`
 }
 
@@ -701,4 +711,24 @@ func (cs *callStream) eventsFrom(seq int) ([]sseEvent, bool, <-chan struct{}) {
 		}
 	}
 	return out, cs.complete, cs.changed
+}
+
+// traceRequest starts the span of one MCP request: a child of the client's
+// trace context, from the request's _meta (the client's own) or else its
+// HTTP headers.
+func traceRequest(r *http.Request, env rpcEnvelope) (*http.Request, func()) {
+	ctx := telemetry.FromMeta(telemetry.FromHeaders(r.Context(), r.Header), env.Params.Meta)
+	name := "mcp " + env.Method
+	if env.Params.Name != "" && env.Method == string(mcp.MethodToolsCall) {
+		name += " " + env.Params.Name
+	}
+	ctx, span := telemetry.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", env.Method),
+			attribute.String("mcp.session.id", r.Header.Get(server.HeaderKeySessionID)))
+		if env.Params.Name != "" {
+			span.SetAttributes(attribute.String("mcp.tool.name", env.Params.Name))
+		}
+	}
+	return r.WithContext(ctx), func() { span.End() }
 }
