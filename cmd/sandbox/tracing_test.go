@@ -226,3 +226,39 @@ func TestTracing(t *testing.T) {
 		})
 	}
 }
+
+// TestTracingOverStdio: over stdio, where no HTTP header can carry it, an
+// execute_code request's span is the child of the traceparent in its _meta.
+func TestTracingOverStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	sink := &spanSink{}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlpHTTPReceiver(t, sink))
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+	cfg := writeConfig(t, `{"mcpServers": {}}`)
+	c, err := client.NewStdioMCPClient(sandboxBinary(t), nil, "serve", "-c", cfg, "--log-level", "warn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	const metaTrace, metaSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	if _, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": `return 1`},
+		Meta: &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-" + metaTrace + "-" + metaSpan + "-01"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var request, run receivedSpan
+	testwait.Until(t, 15*time.Second, "the spans to arrive", func() bool {
+		var ok1, ok2 bool
+		request, ok1 = sink.byName(metaTrace, "mcp tools/call execute_code")
+		run, ok2 = sink.byName(metaTrace, "execute_code")
+		return ok1 && ok2
+	})
+	if request.parent != metaSpan || run.parent != request.id {
+		t.Fatalf("request %+v, run %+v", request, run)
+	}
+}

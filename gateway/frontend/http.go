@@ -732,3 +732,24 @@ func traceRequest(r *http.Request, env rpcEnvelope) (*http.Request, func()) {
 	}
 	return r.WithContext(ctx), func() { span.End() }
 }
+
+// traceToolCall gives a tools/call that arrived without a span of ours (over
+// stdio: the HTTP front end starts one per request in traceRequest) its
+// request span, a child of the trace context in its _meta.
+func traceToolCall(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsRemote() {
+			return next(ctx, req)
+		}
+		if req.Params.Meta != nil {
+			ctx = telemetry.FromMeta(ctx, req.Params.Meta.AdditionalFields)
+		}
+		ctx, span := telemetry.Tracer().Start(ctx, "mcp tools/call "+req.Params.Name, trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", string(mcp.MethodToolsCall)),
+				attribute.String("mcp.tool.name", req.Params.Name))
+		}
+		return next(ctx, req)
+	}
+}

@@ -135,6 +135,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		server.WithPromptFilter(s.filterPrompts),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
+		server.WithToolHandlerMiddleware(traceToolCall),
 	}
 	s.mcp = server.NewMCPServer(s.name, s.version, append(serverOpts, s.extra...)...)
 	if s.hub {
