@@ -29,6 +29,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/state/redisstate"
 )
 
 // File is a parsed configuration file: the options of each package it
@@ -41,6 +42,9 @@ type File struct {
 	// Auth is the "auth" block of "gateway": how network clients of
 	// `sandbox serve --http` authenticate. Zero: nobody is authenticated.
 	Auth auth.Config
+	// Redis is the "redis" block of "gateway": the state replicas share
+	// (nil: everything stays in the process).
+	Redis *redisstate.Config
 }
 
 // Error is a configuration problem at a position in a file.
@@ -112,7 +116,7 @@ func (p *parser) parse() (*File, error) {
 		case "mcpServers":
 			servers = k.value
 		case "gateway":
-			if err := p.parseSettings(k.value, &f.Gateway.Settings, &f.Auth); err != nil {
+			if err := p.parseSettings(k.value, f); err != nil {
 				return nil, err
 			}
 		case "codeMode":

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 )
@@ -215,7 +214,8 @@ func (p *parser) settleTransport(name string, n *jsonNode, sc *gateway.ServerCon
 	return nil
 }
 
-func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings, a *auth.Config) error {
+func (p *parser) parseSettings(n *jsonNode, f *File) error {
+	o, a := &f.Gateway.Settings, &f.Auth
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "\"gateway\" must be an object, found %s", n.kind)
 	}
@@ -260,13 +260,15 @@ func (p *parser) parseSettings(n *jsonNode, o *gateway.Settings, a *auth.Config)
 			o.Audit, err = p.parseAudit(v)
 		case "secrets":
 			o.Secrets, err = p.stringList(v, "secrets", true)
+		case "redis":
+			f.Redis, err = p.parseRedis(v)
 		case "oauthTokens":
 			o.OAuthTokenFile, err = p.expandedString(v, "oauthTokens")
 			if err == nil && !filepath.IsAbs(o.OAuthTokenFile) && p.baseDir != "" {
 				o.OAuthTokenFile = filepath.Join(p.baseDir, o.OAuthTokenFile)
 			}
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis", k.name)
 		}
 		if err != nil {
 			return err

@@ -25,6 +25,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/state/redisstate"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -258,7 +259,21 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	g, err := gateway.New(file.Gateway, gateway.WithLogger(log), gateway.WithMetrics(reg), gateway.WithClientInfo("sandbox-gateway", gatewayVersion))
+	gwOpts := []gateway.Option{gateway.WithLogger(log), gateway.WithMetrics(reg), gateway.WithClientInfo("sandbox-gateway", gatewayVersion)}
+	shared, err := openShared(file)
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		defer shared.Close()
+		// What replicas share (docs/deploy.md): rate-limit buckets, session
+		// tokens, OAuth grants and sandbox.store's values.
+		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.RateLimiter(nil)), gateway.WithTokenStore(shared.TokenStore()),
+			gateway.WithOAuthStore(shared.OAuthStore()))
+		file.CodeMode.Engine.Store = shared.Store(file.CodeMode.Engine.StoreLimits, nil)
+		log.Info("shared state on redis", "keyPrefix", file.Redis.KeyPrefix)
+	}
+	g, err := gateway.New(file.Gateway, gwOpts...)
 	if err != nil {
 		return err
 	}
@@ -331,7 +346,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, g, workersWarm) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, r, g, workersWarm, shared) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	// The address on stderr lets scripts (and tests) find a port-0 listener.
 	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp\n", ln.Addr())
@@ -346,6 +361,28 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	defer cancel()
 	_ = srv.Shutdown(shutdown)
 	return nil
+}
+
+// openShared connects to the Redis of "gateway.redis" (or
+// SANDBOX_REDIS_URL, with SANDBOX_REDIS_KEY), nil without one.
+func openShared(file *config.File) (*redisstate.Client, error) {
+	if u := os.Getenv("SANDBOX_REDIS_URL"); u != "" {
+		if file.Redis == nil {
+			file.Redis = &redisstate.Config{}
+		}
+		file.Redis.URL = u
+		if file.Redis.EncryptionKey == "" {
+			file.Redis.EncryptionKey = os.Getenv("SANDBOX_REDIS_KEY")
+		}
+	}
+	if file.Redis == nil {
+		return nil, nil
+	}
+	c, err := redisstate.Open(*file.Redis)
+	if err != nil {
+		return nil, &exitError{code: 2, msg: "gateway.redis: " + err.Error()}
+	}
+	return c, nil
 }
 
 // gatewayVersion is reported to MCP peers.
@@ -418,7 +455,15 @@ func unrestrictedOnly(h http.Handler) http.Handler {
 // then absent, which a restart of serve would not change) and the code-mode
 // workers are up; 503 with the reason otherwise, for a load balancer to
 // hold traffic back. /healthz says only that the process answers.
-func readiness(w http.ResponseWriter, g *gateway.Gateway, warm func() bool) {
+func readiness(w http.ResponseWriter, r *http.Request, g *gateway.Gateway, warm func() bool, shared *redisstate.Client) {
+	if shared != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := shared.Ping(ctx); err != nil {
+			http.Error(w, "not ready: "+err.Error()+" (the state replicas share is in Redis)", http.StatusServiceUnavailable)
+			return
+		}
+	}
 	var waiting []string
 	for _, s := range g.Servers() {
 		if s.State == gateway.StateStarting {

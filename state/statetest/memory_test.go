@@ -43,3 +43,16 @@ func TestMemoryStoreInAFile(t *testing.T) {
 		return s
 	})
 }
+
+func TestFileOAuthStore(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	statetest.TestOAuthStore(t, func(t *testing.T) gateway.OAuthStore {
+		n++
+		s, err := gateway.NewFileOAuthStore(filepath.Join(dir, fmt.Sprintf("tokens%d.json", n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandboxrt/sandbox/internal/redistest"
+	"github.com/sandboxrt/sandbox/internal/testwait"
+)
+
+// replicas starts n `sandbox serve --http` processes on one config that
+// shares state in a real redis-server.
+func replicas(t *testing.T, n int, extra string) (*redistest.Server, []string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	cfg := fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q, "rateLimit": {"perSecond": 0.5, "burst": 3}, "maxWait": "0s"}},
+  "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}", "keyPrefix": "replicas:"},
+    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}]}}%s}`, exampleServerBinary(t), srv.URL(), extra)
+	var urls []string
+	for range n {
+		urls = append(urls, serveHTTP(t, cfg))
+	}
+	return srv, urls
+}
+
+func execute(t *testing.T, c *client.Client, code string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toolText(res)
+}
+
+// TestReplicasShareState: three replicas on one Redis: a value one keeps
+// for a principal (sandbox.store) is read on another, a server's rate limit
+// holds for the whole deployment, and when Redis stops the calls that need
+// it fail at once saying so, /readyz says so, and both recover by themselves
+// when it returns.
+func TestReplicasShareState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and three replicas")
+	}
+	redisSrv, urls := replicas(t, 3, "")
+	a, b, c := keyClient(t, urls[0], agentKey), keyClient(t, urls[1], agentKey), keyClient(t, urls[2], agentKey)
+
+	if out := execute(t, a, `await sandbox.store.set("prefs", {tz: "UTC"}, {scope: "principal"}); return "kept"`); !strings.Contains(out, `"kept"`) {
+		t.Fatalf("set on replica 1: %s", out)
+	}
+	if out := execute(t, b, `return await sandbox.store.get("prefs", {scope: "principal"})`); !strings.Contains(out, `"tz":"UTC"`) {
+		t.Fatalf("get on replica 2: %s", out)
+	}
+
+	// The bucket holds 3 calls and refills one per 2 s: of six calls made
+	// two on each replica, three pass, wherever they land.
+	passed := 0
+	for i := range 6 {
+		out := execute(t, []*client.Client{a, b, c}[i%3], `try { await demo.listProjects({}); return "ran" } catch (e) { return e.code }`)
+		if strings.Contains(out, `"value":"ran"`) {
+			passed++
+		} else if !strings.Contains(out, "RATE_LIMITED") {
+			t.Fatalf("call %d: %s", i, out)
+		}
+	}
+	if passed != 3 {
+		t.Fatalf("%d of 6 calls passed a limit of 3 for the deployment", passed)
+	}
+
+	redisSrv.Stop()
+	start := time.Now()
+	out := execute(t, c, `try { await sandbox.store.get("prefs", {scope: "principal"}); return "read" } catch (e) { return e.code + ": " + e.message }`)
+	if !strings.Contains(out, "redis is unavailable") {
+		t.Fatalf("a store call with Redis down: %s", out)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("failing took %v", d)
+	}
+	ready := func(url string) (int, string) {
+		resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := ready(urls[0]); code != http.StatusServiceUnavailable || !strings.Contains(body, "redis is unavailable") {
+		t.Fatalf("/readyz with Redis down: %d %s", code, body)
+	}
+	redisSrv.Restart()
+	testwait.Until(t, 10*time.Second, "/readyz to recover", func() bool { code, _ := ready(urls[0]); return code == http.StatusOK })
+	if out := execute(t, a, `await sandbox.store.set("again", 1, {scope: "principal"}); return await sandbox.store.get("again", {scope: "principal"})`); !strings.Contains(out, `"value":1`) {
+		t.Fatalf("after Redis came back: %s", out)
+	}
+}

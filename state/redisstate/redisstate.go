@@ -1,0 +1,155 @@
+// Package redisstate keeps the state that sandbox serve replicas share in
+// Redis (or Valkey): rate-limit buckets (gateway.RateLimiter), the values
+// of sandbox.store (codemode.Store), per-session upstream tokens
+// (gateway.TokenStore) and OAuth grants (gateway.OAuthStore). Each type
+// implements the interface its package already uses, and passes the same
+// conformance suite as the in-memory default (state/statetest).
+//
+// Every multi-step change is one Lua script, so it is atomic across
+// replicas. Tokens and grants are encrypted (AES-256-GCM) with a key from
+// the configuration before they reach Redis: a Redis dump holds no usable
+// credential. Times come from the caller's clock (replicas keep theirs in
+// step with NTP), so the suites can move time by hand.
+package redisstate
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Config says how to reach Redis ("gateway.redis" in mcp.json).
+type Config struct {
+	// URL is redis://[user:password@]host:port/db (rediss:// for TLS).
+	URL string
+	// TLS forces TLS on a redis:// URL (rediss:// needs nothing more).
+	TLS bool
+	// KeyPrefix starts every key (default "sandbox:"), so deployments can
+	// share a Redis.
+	KeyPrefix string
+	// EncryptionKey is 32 bytes, base64: tokens and grants are encrypted
+	// with it before they are stored.
+	EncryptionKey string
+}
+
+// Client is a connection pool to Redis with the key prefix and the
+// encryption key.
+type Client struct {
+	rdb    *redis.Client
+	prefix string
+	aead   cipher.AEAD
+}
+
+func init() {
+	// go-redis logs dial failures itself; here every call that fails
+	// returns its error to a caller that reports it.
+	redis.SetLogger(quiet{})
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// Open connects (lazily: a Redis that is down now fails calls, not Open)
+// and checks the configuration.
+func Open(cfg Config) (*Client, error) {
+	opts, err := redis.ParseURL(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w (want redis://host:6379/0)", err)
+	}
+	if cfg.TLS && opts.TLSConfig == nil {
+		opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOf(opts.Addr)}
+	}
+	// Calls that need Redis fail fast while it is down, and the pool
+	// reconnects by itself when it is back.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	opts.MaxRetries = 1
+	key, err := base64.StdEncoding.DecodeString(cfg.EncryptionKey)
+	if err != nil || len(key) != 32 {
+		return nil, errors.New(`redis "encryptionKey" must be 32 random bytes in base64 (make one with: head -c 32 /dev/urandom | base64); tokens are encrypted with it before they are stored`)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	prefix := cfg.KeyPrefix
+	if prefix == "" {
+		prefix = "sandbox:"
+	}
+	return &Client{rdb: redis.NewClient(opts), prefix: prefix, aead: aead}, nil
+}
+
+func hostOf(addr string) string {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == ':' {
+			return addr[:i]
+		}
+	}
+	return addr
+}
+
+// Ping reports whether Redis answers (for /readyz).
+func (c *Client) Ping(ctx context.Context) error {
+	return unavailable(c.rdb.Ping(ctx).Err())
+}
+
+// Close closes the pool.
+func (c *Client) Close() error { return c.rdb.Close() }
+
+// key is a key under the prefix: its parts escaped (a principal's key may
+// hold ':'), joined by ':'.
+func (c *Client) key(parts ...string) string {
+	k := c.prefix
+	for i, p := range parts {
+		if i > 0 {
+			k += ":"
+		}
+		k += url.QueryEscape(p)
+	}
+	return k
+}
+
+// seal encrypts a secret, bound to where it is stored (the associated
+// data), so a value copied to another key does not decrypt.
+func (c *Client) seal(where, plain string) string {
+	nonce := make([]byte, c.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return base64.StdEncoding.EncodeToString(c.aead.Seal(nonce, nonce, []byte(plain), []byte(where)))
+}
+
+// open decrypts what seal made for where.
+func (c *Client) open(where, sealed string) (string, error) {
+	raw, err := base64.StdEncoding.DecodeString(sealed)
+	if err != nil || len(raw) < c.aead.NonceSize() {
+		return "", errors.New("a stored secret is damaged")
+	}
+	n := c.aead.NonceSize()
+	plain, err := c.aead.Open(nil, raw[:n], raw[n:], []byte(where))
+	if err != nil {
+		return "", errors.New("a stored secret does not decrypt with this encryptionKey (was the key changed?)")
+	}
+	return string(plain), nil
+}
+
+// unavailable wraps a Redis failure so callers can say what happened.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return err
+	}
+	return fmt.Errorf("redis is unavailable: %w", err)
+}

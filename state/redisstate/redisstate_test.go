@@ -1,0 +1,149 @@
+package redisstate_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/redistest"
+	"github.com/sandboxrt/sandbox/state/redisstate"
+	"github.com/sandboxrt/sandbox/state/statetest"
+)
+
+func newKey() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// clients opens a client per test on one server, each under its own key
+// prefix, so each gets an empty store.
+func clients(t *testing.T) (*redistest.Server, func(t *testing.T) *redisstate.Client) {
+	srv := redistest.Start(t)
+	n := 0
+	key := newKey()
+	return srv, func(t *testing.T) *redisstate.Client {
+		n++
+		c, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: fmt.Sprintf("t%d:", n), EncryptionKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+}
+
+func TestRedisState(t *testing.T) {
+	_, open := clients(t)
+	t.Run("rate limiter", func(t *testing.T) {
+		statetest.TestRateLimiter(t, func(t *testing.T, now func() time.Time) gateway.RateLimiter { return open(t).RateLimiter(now) })
+	})
+	t.Run("store", func(t *testing.T) {
+		statetest.TestStore(t, func(t *testing.T, limits codemode.StoreLimits, now func() time.Time) codemode.Store {
+			return open(t).Store(limits, now)
+		})
+	})
+	t.Run("tokens", func(t *testing.T) {
+		statetest.TestTokenStore(t, func(t *testing.T) gateway.TokenStore { return open(t).TokenStore() })
+	})
+	t.Run("oauth grants", func(t *testing.T) {
+		statetest.TestOAuthStore(t, func(t *testing.T) gateway.OAuthStore { return open(t).OAuthStore() })
+	})
+}
+
+// TestSecretsAreEncrypted: what Redis holds of tokens and grants is
+// ciphertext; another encryption key cannot read it, and a value moved to
+// another key does not decrypt.
+func TestSecretsAreEncrypted(t *testing.T) {
+	srv, open := clients(t)
+	ctx := context.Background()
+	c := open(t)
+	const secret = "ghp_very-secret-token-value"
+	if err := c.TokenStore().SetToken(ctx, gateway.TokenScope{Principal: "acme/alice", Session: "s1"}, "gh", secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.OAuthStore().Update(ctx, "operator", "gh", func(*gateway.OAuthGrant) *gateway.OAuthGrant {
+		g := &gateway.OAuthGrant{URL: "https://gh/mcp"}
+		g.Token.AccessToken = secret
+		return g
+	}); err != nil {
+		t.Fatal(err)
+	}
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
+	defer raw.Close()
+	keys, _ := raw.Keys(ctx, "*").Result()
+	if len(keys) < 2 {
+		t.Fatalf("keys: %v", keys)
+	}
+	for _, k := range keys {
+		dump, _ := raw.Dump(ctx, k).Result()
+		if strings.Contains(dump, secret) || strings.Contains(dump, "ghp_") {
+			t.Fatalf("%s holds the token in clear", k)
+		}
+	}
+	other, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: "t1:", EncryptionKey: newKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, _, err := other.TokenStore().Token(ctx, gateway.TokenScope{Principal: "acme/alice", Session: "s1"}, "gh"); err == nil || !strings.Contains(err.Error(), "encryptionKey") {
+		t.Fatalf("another key read the token: %v", err)
+	}
+	// Bob's hash given alice's sealed token: it does not decrypt there.
+	sealed, _ := raw.HGet(ctx, "t1:tokens:acme%2Falice:s1", "gh").Result()
+	raw.HSet(ctx, "t1:tokens:acme%2Fbob:s1", "gh", sealed)
+	if tok, ok, err := c.TokenStore().Token(ctx, gateway.TokenScope{Principal: "acme/bob", Session: "s1"}, "gh"); err == nil || ok {
+		t.Fatalf("a moved token decrypted: %q %v %v", tok, ok, err)
+	}
+}
+
+// TestRedisDown: calls fail fast with an error that says Redis is
+// unavailable, and work again once it is back, without a new client.
+func TestRedisDown(t *testing.T) {
+	srv, open := clients(t)
+	ctx := context.Background()
+	c := open(t)
+	rl := c.RateLimiter(nil)
+	limit := gateway.RateLimit{PerSecond: 100, Burst: 10}
+	if _, ok, err := rl.Reserve(ctx, "k", limit, 0); !ok || err != nil {
+		t.Fatalf("before: %v %v", ok, err)
+	}
+	srv.Stop()
+	start := time.Now()
+	if _, _, err := rl.Reserve(ctx, "k", limit, 0); err == nil || !strings.Contains(err.Error(), "redis is unavailable") {
+		t.Fatalf("while down: %v", err)
+	}
+	if err := c.Ping(ctx); err == nil {
+		t.Fatal("Ping while down")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("failing took %v", d)
+	}
+	srv.Restart()
+	if _, ok, err := rl.Reserve(ctx, "k", limit, 0); !ok || err != nil {
+		t.Fatalf("after Redis came back: %v %v", ok, err)
+	}
+}
+
+func TestOpenChecksTheConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  redisstate.Config
+		want string
+	}{
+		{redisstate.Config{URL: "http://h", EncryptionKey: newKey()}, "redis URL"},
+		{redisstate.Config{URL: "redis://127.0.0.1:1/0"}, "encryptionKey"},
+		{redisstate.Config{URL: "redis://127.0.0.1:1/0", EncryptionKey: "c2hvcnQ="}, "32 random bytes"},
+	} {
+		if _, err := redisstate.Open(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v", c.cfg, err)
+		}
+	}
+}
