@@ -26,11 +26,11 @@ func newKey() string {
 
 // clients opens a client per test on one server, each under its own key
 // prefix, so each gets an empty store.
-func clients(t *testing.T) (*redistest.Server, func(t *testing.T) *redisstate.Client) {
-	srv := redistest.Start(t)
+func clients(tb testing.TB) (*redistest.Server, func(t testing.TB) *redisstate.Client) {
+	srv := redistest.Start(tb)
 	n := 0
 	key := newKey()
-	return srv, func(t *testing.T) *redisstate.Client {
+	return srv, func(t testing.TB) *redisstate.Client {
 		n++
 		c, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: fmt.Sprintf("t%d:", n), EncryptionKey: key})
 		if err != nil {
