@@ -53,7 +53,10 @@ type Options struct {
 	// (a MemoryStore in DataDir); StoreLimits bound the default's.
 	Store       Store
 	StoreLimits StoreLimits
-	Logger      *slog.Logger
+	// Scripts, when set, keeps saved scripts instead of the default (a
+	// ScriptBook in DataDir).
+	Scripts ScriptStore
+	Logger  *slog.Logger
 }
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
@@ -67,7 +70,7 @@ type Engine struct {
 	shapes  *shapeBook                      // result types learned from calls (shapes.go)
 	store   Store                           // sandbox.store (store.go, services.go)
 	results *resultBook                     // big tool results, read in parts (results.go)
-	scripts *ScriptBook                     // saved scripts (scripts.go)
+	scripts ScriptStore                     // saved scripts (scripts.go)
 	front   atomic.Pointer[frontend.Server] // set by Install: the sessions that list scripts as tools
 
 	state    atomic.Pointer[catalogState]
@@ -132,10 +135,14 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 		store = ms
 	}
-	scripts, err := OpenScripts(opts.DataDir)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("codemode: %w", err)
+	scripts := opts.Scripts
+	if scripts == nil {
+		book, err := OpenScripts(opts.DataDir)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("codemode: %w", err)
+		}
+		scripts = book
 	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
 		shapes: newShapeBook(opts.IndexDir), store: store, results: newResultBook()}

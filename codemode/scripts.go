@@ -54,14 +54,47 @@ type Script struct {
 
 var scriptName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
-// maxScriptsPerPrincipal and maxScriptBytesPerPrincipal bound what one
-// principal saves: the scripts live in serve's memory and file.
+// MaxScriptsPerPrincipal and MaxScriptBytesPerPrincipal bound what one
+// principal saves (Script.Size of all its scripts), in every ScriptStore.
 const (
-	maxScriptsPerPrincipal     = 200
-	maxScriptBytesPerPrincipal = 4 << 20
+	MaxScriptsPerPrincipal     = 200
+	MaxScriptBytesPerPrincipal = 4 << 20
 )
 
-func (s *Script) size() int { return len(s.Code) + len(s.Description) + len(s.InputSchema) }
+// Size is what a script counts against MaxScriptBytesPerPrincipal.
+func (s *Script) Size() int { return len(s.Code) + len(s.Description) + len(s.InputSchema) }
+
+// ScriptStore keeps saved scripts. The default is a ScriptBook (memory and
+// a file); a store replicas share implements the same interface and passes
+// state/statetest.TestScriptStore.
+type ScriptStore interface {
+	// All lists every script of every owner, sorted by owner and name.
+	All(ctx context.Context) ([]Script, error)
+	// Visible lists the scripts a principal may call, sorted by name: its
+	// own, and the shared ones of others (its own win a name they share).
+	Visible(ctx context.Context, principal string) ([]Script, error)
+	// Put saves or replaces a script of its owner (a replacement keeps
+	// Shared), within the limits above (TooManyScripts, ScriptsTooLarge).
+	Put(ctx context.Context, s Script) error
+	// Delete removes an owner's script; false when there was none.
+	Delete(ctx context.Context, owner, name string) (bool, error)
+	// Share marks an owner's script shared (or not).
+	Share(ctx context.Context, owner, name string, shared bool) error
+}
+
+// TooManyScripts is Put's error for an owner at MaxScriptsPerPrincipal.
+func TooManyScripts() error {
+	return fmt.Errorf("you have %d saved scripts, the most there may be; delete some with delete_script", MaxScriptsPerPrincipal)
+}
+
+// ScriptsTooLarge is Put's error for an owner whose scripts would take total
+// bytes, over MaxScriptBytesPerPrincipal.
+func ScriptsTooLarge(total int) error {
+	return fmt.Errorf("your saved scripts would take %d bytes, over the %d a principal may keep; delete some with delete_script or save shorter code", total, MaxScriptBytesPerPrincipal)
+}
+
+// NoSuchScript is Share's error for a script that does not exist.
+func NoSuchScript(owner, name string) error { return fmt.Errorf("%s has no script %q", owner, name) }
 
 // ScriptBook keeps saved scripts, in memory and (with a path) in a file.
 type ScriptBook struct {
@@ -137,20 +170,19 @@ func (b *ScriptBook) allLocked() []*Script {
 	return all
 }
 
-// All lists every script, of every owner (for the operator's CLI).
-func (b *ScriptBook) All() []Script {
+// All implements ScriptStore.
+func (b *ScriptBook) All(context.Context) ([]Script, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Script
 	for _, s := range b.allLocked() {
 		out = append(out, *s)
 	}
-	return out
+	return out, nil
 }
 
-// Visible lists the scripts a principal may call: its own, and the shared
-// ones of others (its own win a name they share).
-func (b *ScriptBook) Visible(principal string) []Script {
+// Visible implements ScriptStore.
+func (b *ScriptBook) Visible(_ context.Context, principal string) ([]Script, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	byName := map[string]*Script{}
@@ -169,36 +201,36 @@ func (b *ScriptBook) Visible(principal string) []Script {
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return out, nil
 }
 
-// Put saves (or replaces) a script of its owner.
-func (b *ScriptBook) Put(s Script) error {
+// Put implements ScriptStore.
+func (b *ScriptBook) Put(_ context.Context, s Script) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.scripts[s.Owner] == nil {
 		b.scripts[s.Owner] = map[string]*Script{}
 	}
-	total := s.size()
+	total := s.Size()
 	for name, other := range b.scripts[s.Owner] {
 		if name != s.Name {
-			total += other.size()
+			total += other.Size()
 		}
 	}
 	if old, ok := b.scripts[s.Owner][s.Name]; ok {
 		s.Shared = old.Shared // replacing keeps the operator's choice
-	} else if len(b.scripts[s.Owner]) >= maxScriptsPerPrincipal {
-		return fmt.Errorf("you have %d saved scripts, the most there may be; delete some with delete_script", maxScriptsPerPrincipal)
+	} else if len(b.scripts[s.Owner]) >= MaxScriptsPerPrincipal {
+		return TooManyScripts()
 	}
-	if total > maxScriptBytesPerPrincipal {
-		return fmt.Errorf("your saved scripts would take %d bytes, over the %d a principal may keep; delete some with delete_script or save shorter code", total, maxScriptBytesPerPrincipal)
+	if total > MaxScriptBytesPerPrincipal {
+		return ScriptsTooLarge(total)
 	}
 	b.scripts[s.Owner][s.Name] = &s
 	return b.save()
 }
 
-// Delete removes an owner's script; false when there was none.
-func (b *ScriptBook) Delete(owner, name string) (bool, error) {
+// Delete implements ScriptStore.
+func (b *ScriptBook) Delete(_ context.Context, owner, name string) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.scripts[owner][name]; !ok {
@@ -211,13 +243,13 @@ func (b *ScriptBook) Delete(owner, name string) (bool, error) {
 	return true, b.save()
 }
 
-// Share marks an owner's script shared (or not).
-func (b *ScriptBook) Share(owner, name string, shared bool) error {
+// Share implements ScriptStore.
+func (b *ScriptBook) Share(_ context.Context, owner, name string, shared bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.scripts[owner][name]
 	if !ok {
-		return fmt.Errorf("%s has no script %q", owner, name)
+		return NoSuchScript(owner, name)
 	}
 	s.Shared = shared
 	return b.save()
@@ -308,7 +340,17 @@ func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) e
 	}
 	s.Owner = caller.Principal.Key()
 	s.Saved = time.Now().UTC()
-	return e.scripts.Put(s)
+	return e.scripts.Put(ctx, s)
+}
+
+// visibleScripts is ScriptStore.Visible for listings (search, session
+// tools): a store that cannot answer lists nothing, and the log says why.
+func (e *Engine) visibleScripts(ctx context.Context, principal string) []Script {
+	scripts, err := e.scripts.Visible(ctx, principal)
+	if err != nil {
+		e.log.Warn("the saved scripts could not be read", "principal", principal, "error", err)
+	}
+	return scripts
 }
 
 type scriptDepthKey struct{}
@@ -342,7 +384,10 @@ func (c *callCounter) get() int {
 // callScript runs scripts.<function>(input) for the run's caller.
 func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scriptRun) (json.RawMessage, error) {
 	fn := strings.TrimPrefix(call.Tool, ScriptNamespace+".")
-	scripts := e.scripts.Visible(call.Caller.Principal.Key())
+	scripts, err := e.scripts.Visible(ctx, call.Caller.Principal.Key())
+	if err != nil {
+		return nil, &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "the saved scripts could not be read: " + err.Error()}
+	}
 	tools, names := scriptTools(scripts)
 	var script *Script
 	for i := range tools {

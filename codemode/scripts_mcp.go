@@ -81,14 +81,14 @@ func (e *Engine) handleSaveScript(ctx context.Context, req frontend.ToolRequest)
 	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON([]byte(text))}}, nil
 }
 
-func (e *Engine) handleDeleteScript(_ context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+func (e *Engine) handleDeleteScript(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
 	var in struct {
 		Name string `json:"name"`
 	}
 	if err := strictDecode(req.Arguments, &in); err != nil {
 		return nil, badInput(DeleteScriptToolName, "delete_script takes {\"name\": \"...\"}: %v", err)
 	}
-	deleted, err := e.scripts.Delete(req.Caller.Principal.Key(), in.Name)
+	deleted, err := e.scripts.Delete(ctx, req.Caller.Principal.Key(), in.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ const ScriptWirePrefix = ScriptNamespace + "__"
 // scriptSessionTools are a caller's saved scripts as tools of its sessions.
 func (e *Engine) scriptSessionTools(caller auth.Caller) []frontend.SessionTool {
 	var out []frontend.SessionTool
-	for _, s := range e.scripts.Visible(caller.Principal.Key()) {
+	for _, s := range e.visibleScripts(context.Background(), caller.Principal.Key()) {
 		schema := s.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type": "object"}`)
@@ -131,7 +131,11 @@ func (e *Engine) runScriptTool(ctx context.Context, req frontend.ToolRequest, na
 	// session's tool list was made.
 	var s Script
 	found := false
-	for _, v := range e.scripts.Visible(req.Caller.Principal.Key()) {
+	visible, err := e.scripts.Visible(ctx, req.Caller.Principal.Key())
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range visible {
 		if v.Name == name {
 			s, found = v, true
 		}
@@ -171,7 +175,7 @@ func (e *Engine) refreshScriptTools(principal string) {
 		front.RefreshSessionTools("")
 		return
 	}
-	for _, s := range e.scripts.Visible(principal) {
+	for _, s := range e.visibleScripts(context.Background(), principal) {
 		if s.Shared {
 			front.RefreshSessionTools("")
 			return

@@ -326,7 +326,7 @@ func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller aut
 // task (at most k, most words first) and declares them, without the
 // preamble (the catalog's declarations carry it).
 func (e *Engine) searchScripts(caller auth.Caller, words []string, k int) ([]FoundTool, string) {
-	scripts := e.scripts.Visible(caller.Principal.Key())
+	scripts := e.visibleScripts(context.Background(), caller.Principal.Key())
 	if len(scripts) == 0 || len(words) == 0 {
 		return nil, ""
 	}

@@ -129,7 +129,8 @@ func ownerFlag(a auth.Config, principal string) string {
 }
 
 // offlineGateway is the config's gateway, not started (enough to log in and
-// out), and the config's authentication.
+// out), and the config's authentication. With "gateway.redis" the logins
+// are kept there, for every replica.
 func (f *gatewayFlags) offlineGateway() (*gateway.Gateway, auth.Config, error) {
 	file, err := f.load()
 	if err != nil {
@@ -139,7 +140,15 @@ func (f *gatewayFlags) offlineGateway() (*gateway.Gateway, auth.Config, error) {
 	if err != nil {
 		return nil, auth.Config{}, err
 	}
-	g, err := gateway.New(file.Gateway, gateway.WithLogger(log))
+	opts := []gateway.Option{gateway.WithLogger(log)}
+	shared, err := openShared(file)
+	if err != nil {
+		return nil, auth.Config{}, err
+	}
+	if shared != nil {
+		opts = append(opts, gateway.WithOAuthStore(shared.OAuthStore()))
+	}
+	g, err := gateway.New(file.Gateway, opts...)
 	return g, file.Auth, err
 }
 

@@ -49,7 +49,8 @@ func execute(t *testing.T, c *client.Client, code string) string {
 }
 
 // TestReplicasShareState: three replicas on one Redis: a value one keeps
-// for a principal (sandbox.store) is read on another, a server's rate limit
+// for a principal (sandbox.store) is read on another, a script saved
+// through one runs on another, a server's rate limit
 // holds for the whole deployment, and when Redis stops the calls that need
 // it fail at once saying so, /readyz says so, and both recover by themselves
 // when it returns.
@@ -65,6 +66,16 @@ func TestReplicasShareState(t *testing.T) {
 	}
 	if out := execute(t, b, `return await sandbox.store.get("prefs", {scope: "principal"})`); !strings.Contains(out, `"tz":"UTC"`) {
 		t.Fatalf("get on replica 2: %s", out)
+	}
+	// A script saved through one replica runs on another.
+	res, err := a.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "save_script", Arguments: map[string]any{
+		"name": "double", "description": "Twice the input's n", "code": `return input.n * 2`,
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "number"}}, "required": []string{"n"}}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("save_script on replica 1: %v %s", err, toolText(res))
+	}
+	if out := execute(t, c, `return await scripts.double({n: 21})`); !strings.Contains(out, `"value":42`) {
+		t.Fatalf("the script on replica 3: %s", out)
 	}
 
 	// The bucket holds 3 calls and refills one per 2 s: of six calls made

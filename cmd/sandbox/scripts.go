@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -16,12 +17,19 @@ import (
 func newScriptsCmd() *cobra.Command {
 	var f gatewayFlags
 	var dataDir, owner string
-	open := func() (*codemode.ScriptBook, error) {
+	open := func() (codemode.ScriptStore, error) {
 		dir := dataDir
 		if dir == "" {
 			file, err := f.load()
 			if err != nil {
 				return nil, err
+			}
+			shared, err := openShared(file)
+			if err != nil {
+				return nil, err
+			}
+			if shared != nil { // the replicas' scripts, in Redis
+				return shared.ScriptStore(), nil
 			}
 			dir = file.CodeMode.Engine.DataDir
 		}
@@ -30,9 +38,13 @@ func newScriptsCmd() *cobra.Command {
 		}
 		return codemode.OpenScripts(dir)
 	}
-	find := func(b *codemode.ScriptBook, name string) (codemode.Script, error) {
+	find := func(ctx context.Context, b codemode.ScriptStore, name string) (codemode.Script, error) {
+		all, err := b.All(ctx)
+		if err != nil {
+			return codemode.Script{}, err
+		}
 		var found []codemode.Script
-		for _, s := range b.All() {
+		for _, s := range all {
 			if s.Name == name && (owner == "" || s.Owner == owner) {
 				found = append(found, s)
 			}
@@ -51,8 +63,9 @@ func newScriptsCmd() *cobra.Command {
 		Long: `Agents save snippets as scripts with the save_script tool of "sandbox serve"; a
 script is its owner's (the principal that saved it) unless shared. This command
 is the operator's view of all of them, in the data directory of the config's
-"codeMode" block (or --data-dir). serve reads the scripts when it starts: change
-them while it is stopped.`,
+"codeMode" block (or --data-dir), or in the Redis of "gateway.redis" that
+replicas share. serve reads a data directory's scripts when it starts: change
+them while it is stopped (Redis is read at each use).`,
 		Example: `  sandbox scripts list --config mcp.json
   sandbox scripts show weekly_report --owner agent-a
   sandbox scripts share weekly_report --owner agent-a`,
@@ -63,13 +76,18 @@ them while it is stopped.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			ctx := cmd.Context()
 			if args[0] == "list" {
-				return listScripts(out, b.All())
+				all, err := b.All(ctx)
+				if err != nil {
+					return err
+				}
+				return listScripts(out, all)
 			}
 			if len(args) != 2 {
 				return &exitError{code: 2, msg: "scripts " + args[0] + " takes the script's name"}
 			}
-			s, err := find(b, args[1])
+			s, err := find(ctx, b, args[1])
 			if err != nil {
 				return err
 			}
@@ -82,10 +100,10 @@ them while it is stopped.`,
 				_, err := io.WriteString(out, s.Code+"\n")
 				return err
 			case "rm":
-				_, err := b.Delete(s.Owner, s.Name)
+				_, err := b.Delete(ctx, s.Owner, s.Name)
 				return err
 			case "share", "unshare":
-				return b.Share(s.Owner, s.Name, args[0] == "share")
+				return b.Share(ctx, s.Owner, s.Name, args[0] == "share")
 			}
 			return &exitError{code: 2, msg: fmt.Sprintf("scripts: no subcommand %q (list, show, rm, share, unshare)", args[0])}
 		},

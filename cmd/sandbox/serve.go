@@ -267,10 +267,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if shared != nil {
 		defer shared.Close()
 		// What replicas share (docs/deploy.md): rate-limit buckets, session
-		// tokens, OAuth grants and sandbox.store's values.
+		// tokens, OAuth grants, sandbox.store's values and saved scripts.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.RateLimiter(nil)), gateway.WithTokenStore(shared.TokenStore()),
 			gateway.WithOAuthStore(shared.OAuthStore()))
 		file.CodeMode.Engine.Store = shared.Store(file.CodeMode.Engine.StoreLimits, nil)
+		file.CodeMode.Engine.Scripts = shared.ScriptStore()
 		log.Info("shared state on redis", "keyPrefix", file.Redis.KeyPrefix)
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)

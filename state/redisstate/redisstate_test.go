@@ -54,6 +54,9 @@ func TestRedisState(t *testing.T) {
 	t.Run("tokens", func(t *testing.T) {
 		statetest.TestTokenStore(t, func(t *testing.T) gateway.TokenStore { return open(t).TokenStore() })
 	})
+	t.Run("scripts", func(t *testing.T) {
+		statetest.TestScriptStore(t, func(t *testing.T) codemode.ScriptStore { return open(t).ScriptStore() })
+	})
 	t.Run("oauth grants", func(t *testing.T) {
 		statetest.TestOAuthStore(t, func(t *testing.T) gateway.OAuthStore { return open(t).OAuthStore() })
 	})

@@ -56,3 +56,13 @@ func TestFileOAuthStore(t *testing.T) {
 		return s
 	})
 }
+
+func TestScriptBook(t *testing.T) {
+	statetest.TestScriptStore(t, func(t *testing.T) codemode.ScriptStore {
+		b, err := codemode.OpenScripts("") // the file is codemode's own test
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}
