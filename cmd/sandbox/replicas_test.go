@@ -7,7 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,5 +123,128 @@ func TestReplicasShareState(t *testing.T) {
 	testwait.Until(t, 10*time.Second, "/readyz to recover", func() bool { code, _ := ready(urls[0]); return code == http.StatusOK })
 	if out := execute(t, a, `await sandbox.store.set("again", 1, {scope: "principal"}); return await sandbox.store.get("again", {scope: "principal"})`); !strings.Contains(out, `"value":1`) {
 		t.Fatalf("after Redis came back: %s", out)
+	}
+}
+
+// roundRobin is the load balancer in front of the replicas: each request
+// to the next live one, no affinity. SSE answers are flushed as they come.
+type roundRobin struct {
+	mu       sync.Mutex
+	backends []*url.URL
+	down     map[int]bool
+	next     int
+}
+
+func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rr.mu.Lock()
+	var target *url.URL
+	for range rr.backends {
+		i := rr.next % len(rr.backends)
+		rr.next++
+		if !rr.down[i] {
+			target = rr.backends[i]
+			break
+		}
+	}
+	rr.mu.Unlock()
+	if target == nil {
+		http.Error(w, "no replica", http.StatusBadGateway)
+		return
+	}
+	p := httputil.NewSingleHostReverseProxy(target)
+	p.FlushInterval = -1
+	p.ServeHTTP(w, r)
+}
+
+func (rr *roundRobin) markDown(i int) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	rr.down[i] = true
+}
+
+// TestSessionMovesBetweenReplicas: a 2025-era client's session, made on
+// one replica, is served by every replica behind a round-robin balancer
+// (re-established there for the same principal only); when a replica dies
+// under a call, the call fails at once instead of hanging, and the session
+// goes on on the others.
+func TestSessionMovesBetweenReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and three replicas")
+	}
+	srv := redistest.Start(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {},
+  "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}"},
+    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "admin", "key": %q}]}}}`, srv.URL(), adminKey))
+	rr := &roundRobin{down: map[int]bool{}}
+	var procs []*exec.Cmd
+	for range 3 {
+		cmd := exec.Command(sandboxBinary(t), "serve", "-c", cfg, "--http", "127.0.0.1:0", "--log-level", "warn")
+		u, _ := url.Parse(startLogged(t, cmd, listening))
+		u.Path = "" // the balancer passes the request's path on
+		rr.backends = append(rr.backends, u)
+		procs = append(procs, cmd)
+	}
+	lb := httptest.NewServer(rr)
+	t.Cleanup(lb.Close)
+
+	c := keyClient(t, lb.URL+"/mcp", agentKey) // initialize: replica 1
+	for i := range 6 {                         // every replica, twice
+		if out := execute(t, c, fmt.Sprintf(`return %d`, i)); !strings.Contains(out, fmt.Sprintf(`"value":%d`, i)) {
+			t.Fatalf("call %d through the balancer: %s", i, out)
+		}
+	}
+
+	// Another principal naming that session gets nothing, on any replica.
+	sid := c.GetSessionId()
+	if sid == "" {
+		t.Fatal("no session id: not a 2025-era session")
+	}
+	for _, b := range rr.backends {
+		req, _ := http.NewRequest("POST", b.String()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("admin with agent-a's session on %s: %d", b, resp.StatusCode)
+		}
+	}
+
+	// A replica dies under a call: the call fails within seconds.
+	rr.mu.Lock()
+	victim := rr.next % 3
+	rr.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code",
+			Arguments: map[string]any{"code": `await new Promise(r => setTimeout(r, 20000)); return "late"`}}})
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	rr.markDown(victim)
+	_ = procs[victim].Process.Kill()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the call on the killed replica answered")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call on the killed replica hung")
+	}
+	for i := range 4 {
+		if out := execute(t, c, fmt.Sprintf(`return "after %d"`, i)); !strings.Contains(out, fmt.Sprintf(`"after %d"`, i)) {
+			t.Fatalf("the session after its replica died: %s", out)
+		}
 	}
 }

@@ -342,7 +342,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if f.requestBudgetMB < 16 {
 		return fmt.Errorf("--request-budget-mb %d: at least 16 (one request body may be 16 MiB)", f.requestBudgetMB)
 	}
-	mux.Handle("/mcp", protect(front.HTTPHandler(frontend.HTTPOptions{AllowedHosts: f.allowHosts, MaxInFlightBytes: int64(f.requestBudgetMB) << 20})))
+	httpOpts := frontend.HTTPOptions{AllowedHosts: f.allowHosts, MaxInFlightBytes: int64(f.requestBudgetMB) << 20}
+	if shared != nil {
+		httpOpts.Sessions = shared.SessionDirectory() // a session made here is served on every replica
+	}
+	mux.Handle("/mcp", protect(front.HTTPHandler(httpOpts)))
 	// Metrics name every server and tool: with authentication on, only a
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))

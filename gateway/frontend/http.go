@@ -67,6 +67,9 @@ type HTTPOptions struct {
 	// BodyReadTimeout bounds reading one request body (default 30 s), so a
 	// client trickling bytes cannot hold its share of MaxInFlightBytes.
 	BodyReadTimeout time.Duration
+	// Sessions, when set, is the directory replicas share their sessions
+	// in (directory.go); nil: a session is valid on this process only.
+	Sessions SessionDirectory
 }
 
 // defaultMaxInFlightBytes is HTTPOptions.MaxInFlightBytes' default: four
@@ -88,8 +91,12 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if idle == 0 {
 		idle = 30 * time.Minute
 	}
+	sessions := server.WithStateful(true)
+	if opts.Sessions != nil {
+		sessions = server.WithSessionIdManagerResolver(&directoryResolver{s: s, dir: opts.Sessions, idle: idle})
+	}
 	inner := server.NewStreamableHTTPServer(s.mcp,
-		server.WithStateful(true),
+		sessions,
 		server.WithSessionIdleTTL(idle),
 		server.WithDisableLocalhostProtection(true), // ours checks Origin too
 		server.WithStreamableHTTPLogger(logx.DebugOnly(s.log)),

@@ -150,3 +150,32 @@ func TestOpenChecksTheConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionDirectory: a claimed session has its principal; using it keeps
+// it alive; unused, it idles out; released, it is gone.
+func TestSessionDirectory(t *testing.T) {
+	_, open := clients(t)
+	ctx := context.Background()
+	d := open(t).SessionDirectory()
+	const idle = 300 * time.Millisecond
+	if err := d.Claim(ctx, "s1", "acme/alice", idle); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // used every 150 ms: alive past its first idle period
+		time.Sleep(idle / 2)
+		if p, ok, err := d.Owner(ctx, "s1", idle); !ok || err != nil || p != "acme/alice" {
+			t.Fatalf("owner: %q %v %v", p, ok, err)
+		}
+	}
+	time.Sleep(2 * idle)
+	if _, ok, _ := d.Owner(ctx, "s1", idle); ok {
+		t.Fatal("an idle session is still there")
+	}
+	_ = d.Claim(ctx, "s2", "bob", time.Minute)
+	if err := d.Release(ctx, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := d.Owner(ctx, "s2", time.Minute); ok {
+		t.Fatal("a released session is still there")
+	}
+}
