@@ -56,9 +56,10 @@ func execute(t *testing.T, c *client.Client, code string) string {
 // TestReplicasShareState: three replicas on one Redis: a value one keeps
 // for a principal (sandbox.store) is read on another, a script saved
 // through one runs on another, a server's rate limit
-// holds for the whole deployment, and when Redis stops the calls that need
-// it fail at once saying so, /readyz says so, and both recover by themselves
-// when it returns.
+// holds for the whole deployment, and when Redis stops under a stream of
+// writes the calls that need it fail at once saying so, /readyz says so,
+// both recover by themselves when it returns, and every write a snippet saw
+// acknowledged is still there.
 func TestReplicasShareState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server and three replicas")
@@ -98,6 +99,31 @@ func TestReplicasShareState(t *testing.T) {
 		t.Fatalf("%d of 6 calls passed a limit of 3 for the deployment", passed)
 	}
 
+	// Under load: a stream of writes through the replicas while Redis stops
+	// and comes back. Every write a snippet saw succeed must be there after.
+	stopLoad := make(chan struct{})
+	loadDone := make(chan []int)
+	go func() {
+		var acked []int
+		for i := 0; ; i++ {
+			select {
+			case <-stopLoad:
+				loadDone <- acked
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			res, err := []*client.Client{a, b, c}[i%3].CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{
+				"code": fmt.Sprintf(`try { await sandbox.store.set("w%d", %d, {scope: "principal"}); return "acked" } catch (e) { return e.code }`, i, i)}}})
+			cancel()
+			if err == nil && strings.Contains(toolText(res), `"acked"`) {
+				acked = append(acked, i)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+
 	redisSrv.Stop()
 	start := time.Now()
 	out := execute(t, c, `try { await sandbox.store.get("prefs", {scope: "principal"}); return "read" } catch (e) { return e.code + ": " + e.message }`)
@@ -121,6 +147,24 @@ func TestReplicasShareState(t *testing.T) {
 	}
 	redisSrv.Restart()
 	testwait.Until(t, 10*time.Second, "/readyz to recover", func() bool { code, _ := ready(urls[0]); return code == http.StatusOK })
+	time.Sleep(300 * time.Millisecond)
+	close(stopLoad)
+	acked := <-loadDone
+	if len(acked) < 5 {
+		t.Fatalf("only %d writes were acknowledged around the restart", len(acked))
+	}
+	var check strings.Builder
+	check.WriteString("const missing = [];\n")
+	for _, i := range acked {
+		fmt.Fprintf(&check, "if (await sandbox.store.get(\"w%d\", {scope: \"principal\"}) !== %d) missing.push(%d);\n", i, i, i)
+	}
+	check.WriteString("return missing")
+	if out := execute(t, b, check.String()); !strings.Contains(out, `"value":[]`) {
+		t.Fatalf("acknowledged writes lost across the Redis restart (of %d): %s", len(acked), out)
+	}
+	if out := execute(t, b, `return await sandbox.store.get("prefs", {scope: "principal"})`); !strings.Contains(out, `"tz":"UTC"`) {
+		t.Fatalf("a value kept before the restart: %s", out)
+	}
 	if out := execute(t, a, `await sandbox.store.set("again", 1, {scope: "principal"}); return await sandbox.store.get("again", {scope: "principal"})`); !strings.Contains(out, `"value":1`) {
 		t.Fatalf("after Redis came back: %s", out)
 	}

@@ -1,5 +1,8 @@
 // Package redistest runs a real redis-server (Debian's package) for tests,
-// on a free loopback port, with nothing persisted.
+// on a free loopback port. It persists what it acknowledges (an append-only
+// file, fsynced at every write, in the test's temporary folder), as a
+// production Redis whose data matters does, so a test can stop it as a
+// crash would and find the acknowledged writes after Restart.
 package redistest
 
 import (
@@ -19,6 +22,7 @@ import (
 type Server struct {
 	t    testing.TB
 	Port int
+	dir  string
 	cmd  *exec.Cmd
 }
 
@@ -46,13 +50,13 @@ func Start(t testing.TB) *Server {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	s := &Server{t: t, Port: port}
+	s := &Server{t: t, Port: port, dir: t.TempDir()}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
 }
 
-// Stop stops the server (as a crash would: no save).
+// Stop kills the server, as a crash would.
 func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
@@ -62,11 +66,13 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts the server (again) on its port, empty.
+// Restart starts the server (again) on its port, with what it had
+// acknowledged before it stopped.
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
-	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no")
+	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "yes", "--appendfsync", "always", "--dir", s.dir, "--protected-mode", "no")
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
