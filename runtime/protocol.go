@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -99,13 +100,46 @@ const (
 type frameWriter struct {
 	mu sync.Mutex
 	w  *bufio.Writer
+	// lazyFlush, while armed, flushes frames written by sendLazy that no
+	// later send has flushed yet.
+	lazyFlush *time.Timer
 }
+
+// lazyDelay bounds how long a frame of sendLazy waits in the buffer.
+const lazyDelay = time.Millisecond
 
 func newFrameWriter(w io.Writer) *frameWriter {
 	return &frameWriter{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
 func (fw *frameWriter) send(m *message) error { return fw.sendText(m, "") }
+
+// sendLazy sends m without a write of its own: it leaves with the next
+// frame that is flushed (a run's result, a tool call), or after lazyDelay.
+// For news the other side needs soon but not at once (a run started and
+// compiled): a trivial run's frames then cross the pipe in one write, not
+// three, and the parent is woken once.
+func (fw *frameWriter) sendLazy(m *message) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if err := fw.writeLocked(data, ""); err != nil {
+		return err
+	}
+	if fw.lazyFlush == nil {
+		fw.lazyFlush = time.AfterFunc(lazyDelay, func() {
+			fw.mu.Lock()
+			defer fw.mu.Unlock()
+			_ = fw.w.Flush()
+		})
+	} else {
+		fw.lazyFlush.Reset(lazyDelay)
+	}
+	return nil
+}
 
 // sendText sends m followed by text, raw (m.Tail says how long it is).
 func (fw *frameWriter) sendText(m *message, text string) error {
@@ -119,6 +153,14 @@ func (fw *frameWriter) sendText(m *message, text string) error {
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	if err := fw.writeLocked(data, text); err != nil {
+		return err
+	}
+	return fw.w.Flush()
+}
+
+// writeLocked buffers one frame; fw.mu is held.
+func (fw *frameWriter) writeLocked(data []byte, text string) error {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(data)))
 	if _, err := fw.w.Write(hdr[:]); err != nil {
@@ -127,10 +169,8 @@ func (fw *frameWriter) sendText(m *message, text string) error {
 	if _, err := fw.w.Write(data); err != nil {
 		return err
 	}
-	if _, err := fw.w.WriteString(text); err != nil {
-		return err
-	}
-	return fw.w.Flush()
+	_, err := fw.w.WriteString(text)
+	return err
 }
 
 // frameTooLargeError is a message that was not sent because it is over

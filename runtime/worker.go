@@ -78,7 +78,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			mu.Lock()
 			cur = wr
 			mu.Unlock()
-			if err := fw.send(&message{T: msgStarted, RunID: m.RunID}); err != nil {
+			if err := fw.sendLazy(&message{T: msgStarted, RunID: m.RunID}); err != nil {
 				return 3
 			}
 			go func() {
@@ -126,7 +126,7 @@ type workerRun struct {
 func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 	w := &workerRun{fw: fw, id: id, limits: m.Limits.WithDefaults()}
 	w.ex = newExecution(w, w.limits, m.Filename)
-	w.ex.compiled = func() { _ = fw.send(&message{T: msgCompiled, RunID: id}) }
+	w.ex.compiled = func() { _ = fw.sendLazy(&message{T: msgCompiled, RunID: id}) }
 	w.ex.input = m.Input
 	w.ex.compileOnly = m.CompileOnly
 	return w
@@ -261,6 +261,14 @@ const addressSpaceHeadroom = 256 << 20
 // of taking the machine's memory. Go reserves ~1 GiB of address space at
 // start, so the cap is relative to the current size.
 func setAddressSpaceLimit(memory int64) {
+	// Reading /proc/self/status costs ~45 µs, a tenth of a trivial run:
+	// set the cap again only for another memory limit, or when the Go
+	// runtime's mappings grew enough to eat into the headroom.
+	mapped := goMappedBytes()
+	if memory == lastAS.memory && mapped-lastAS.mapped < addressSpaceHeadroom/4 {
+		return
+	}
+	lastAS.memory, lastAS.mapped = memory, mapped
 	current := vmSizeBytes()
 	if current <= 0 {
 		return
@@ -277,6 +285,18 @@ func setAddressSpaceLimit(memory int64) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox worker: cannot set the address-space limit:", err)
 	}
+}
+
+// lastAS is what setAddressSpaceLimit last set the cap for (one run at a
+// time in a worker: no lock).
+var lastAS struct{ memory, mapped int64 }
+
+// goMappedBytes is all the memory the Go runtime has mapped (cheap, unlike
+// /proc), to notice the address space growing between runs.
+func goMappedBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // vmSizeBytes reads this process's virtual memory size from /proc.
