@@ -7,7 +7,7 @@ PKGS     := ./...
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: intldata loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata load loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -38,6 +38,16 @@ test-race: peers
 # the same snippet; direct calls for the gateway).
 bench: peers build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m $(PKGS)
+
+# load measures sandbox serve's execute_code path under load: 1, 4, 16 and
+# 64 concurrent clients (a session each) for 2 s each, the plain MCP round
+# trip beside execute_code of a trivial snippet and of a snippet making five
+# tool calls (latency percentiles, calls/s, share of the plain round trip's
+# throughput), and the single-client p50 of execute_code minus the plain
+# round trip. The README quotes its figures.
+load:
+	$(GO) test -run '^$$' -bench 'BenchmarkServeLoad' -benchtime 1x -count 1 ./codemode/
+	$(GO) test -run '^$$' -bench 'BenchmarkExecuteCodeOverHTTP' -benchtime 1000x -count 3 ./codemode/
 
 # loadtest runs the 32-client mixed-load test of sandbox serve and prints
 # the well-behaved clients' p50/p99 with and without bomb clients, and

@@ -2,8 +2,10 @@ package codemode
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,15 +20,19 @@ import (
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
-// BenchmarkExecuteCodeOverHTTP is the execute_code path as an agent meets
-// it: the real streamable-HTTP front end (in this process, so a CPU profile
-// of the benchmark sees it: go test -cpuprofile), code mode and worker
-// subprocesses, driven by mcp-go's client, beside a plain MCP round trip
-// (gateway__list_servers) in the same run. It reports the p50 of each, the
-// difference, and the throughput of 16 concurrent clients of each.
-func BenchmarkExecuteCodeOverHTTP(b *testing.B) {
+// httpRig is the execute_code path as an agent meets it: the real
+// streamable-HTTP front end (in this process, so a CPU profile of the
+// benchmark sees it: go test -cpuprofile), code mode and worker
+// subprocesses (as many as CPUs, as sandbox serve has by default), and
+// mcp-go's client, one session per client.
+type httpRig struct {
+	b   *testing.B
+	url string
+}
+
+func newHTTPRig(b *testing.B) *httpRig {
 	e := newEngineFull(b, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(),
-		runtime.Options{Workers: 2, MaxQueue: 32}, Options{})
+		runtime.Options{MaxQueue: 256}, Options{})
 	front := frontend.New(e.gw)
 	b.Cleanup(front.Close)
 	if err := e.Install(front); err != nil {
@@ -34,80 +40,139 @@ func BenchmarkExecuteCodeOverHTTP(b *testing.B) {
 	}
 	srv := httptest.NewServer(front.HTTPHandler(frontend.HTTPOptions{MaxSessionsPerPrincipal: 1000}))
 	b.Cleanup(srv.Close)
-	newClient := func() *client.Client {
-		c, err := client.NewStreamableHttpClient(srv.URL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx := context.Background()
-		if err := c.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
-			ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		return c
+	return &httpRig{b: b, url: srv.URL}
+}
+
+func (r *httpRig) client() *client.Client {
+	c, err := client.NewStreamableHttpClient(r.url)
+	if err != nil {
+		r.b.Fatal(err)
 	}
-	plain := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: frontend.HubListServers}}
-	code := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: ExecuteToolName, Arguments: map[string]any{"code": "return 6*7"}}}
-	call := func(c *client.Client, req mcp.CallToolRequest) time.Duration {
-		t0 := time.Now()
-		res, err := c.CallTool(context.Background(), req)
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %v", req.Params.Name, err, res)
-		}
-		return time.Since(t0)
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		r.b.Fatal(err)
 	}
-	c := newClient()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
+		ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
+		r.b.Fatal(err)
+	}
+	r.b.Cleanup(func() { c.Close() })
+	return c
+}
+
+// call makes one call and returns its latency; busy reports a BUSY answer
+// (the run queue was full), which a load test counts rather than fails on.
+func (r *httpRig) call(c *client.Client, req mcp.CallToolRequest) (d time.Duration, busy bool) {
+	t0 := time.Now()
+	res, err := c.CallTool(context.Background(), req)
+	d = time.Since(t0)
+	if err == nil && res.IsError && len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(mcp.TextContent); ok && strings.HasPrefix(tc.Text, "BUSY") {
+			return d, true
+		}
+	}
+	if err != nil || res.IsError {
+		r.b.Fatalf("%s: %v %+v", req.Params.Name, err, res)
+	}
+	return d, false
+}
+
+var (
+	plainCall  = mcp.CallToolRequest{Params: mcp.CallToolParams{Name: frontend.HubListServers}}
+	trivialRun = mcp.CallToolRequest{Params: mcp.CallToolParams{Name: ExecuteToolName, Arguments: map[string]any{"code": "return 6*7"}}}
+	fiveCalls  = mcp.CallToolRequest{Params: mcp.CallToolParams{Name: ExecuteToolName, Arguments: map[string]any{"code": `const out = [];
+for (let i = 0; i < 5; i++) out.push((await demo.listProjects({})).length);
+return out`}}}
+)
+
+func percentile(d []time.Duration, p float64) float64 {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return float64(d[int(float64(len(d)-1)*p)].Microseconds())
+}
+
+// BenchmarkExecuteCodeOverHTTP: one client, execute_code of a trivial
+// snippet beside a plain MCP round trip (gateway__list_servers), alternated
+// in the same run: p50 of each and what execute_code adds.
+func BenchmarkExecuteCodeOverHTTP(b *testing.B) {
+	r := newHTTPRig(b)
+	c := r.client()
 	for range 20 { // warm: workers, caches, connections
-		call(c, plain)
-		call(c, code)
+		r.call(c, plainCall)
+		r.call(c, trivialRun)
 	}
-	var plainLat, codeLat []time.Duration
+	var plain, code []time.Duration
 	for b.Loop() {
-		plainLat = append(plainLat, call(c, plain))
-		codeLat = append(codeLat, call(c, code))
+		d, _ := r.call(c, plainCall)
+		plain = append(plain, d)
+		d, _ = r.call(c, trivialRun)
+		code = append(code, d)
 	}
-	p50 := func(d []time.Duration) float64 {
-		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		return float64(d[len(d)/2].Microseconds())
-	}
-	pp, cp := p50(plainLat), p50(codeLat)
+	pp, cp := percentile(plain, 0.5), percentile(code, 0.5)
 	b.ReportMetric(pp, "plain-p50-µs")
 	b.ReportMetric(cp, "execute-p50-µs")
 	b.ReportMetric(cp-pp, "added-p50-µs")
+}
 
-	// Throughput: 16 clients, each its own session, for a fixed time.
-	clients := make([]*client.Client, 16)
-	for i := range clients {
-		clients[i] = newClient()
+// BenchmarkServeLoad is `make load`: 1, 4, 16 and 64 concurrent clients
+// (a session each) making one kind of call for loadSpan each: the plain
+// round trip, execute_code of a trivial snippet, and of a snippet making
+// five tool calls. Latency percentiles, throughput, and for the snippets
+// the throughput as a share of the plain round trip's at the same
+// concurrency, measured in the same run.
+func BenchmarkServeLoad(b *testing.B) {
+	const loadSpan = 2 * time.Second
+	r := newHTTPRig(b)
+	warm := r.client()
+	for range 20 {
+		r.call(warm, trivialRun)
+		r.call(warm, fiveCalls)
 	}
-	throughput := func(req mcp.CallToolRequest) float64 {
-		var n int64
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		deadline := time.Now().Add(time.Second)
-		for _, cl := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				k := int64(0)
-				for time.Now().Before(deadline) {
-					call(cl, req)
-					k++
-				}
-				mu.Lock()
-				n += k
-				mu.Unlock()
-			}()
+	for _, n := range []int{1, 4, 16, 64} {
+		clients := make([]*client.Client, n)
+		for i := range clients {
+			clients[i] = r.client()
 		}
-		wg.Wait()
-		return float64(n)
+		plainRate := 0.0
+		for _, kind := range []struct {
+			name string
+			req  mcp.CallToolRequest
+		}{{"plain", plainCall}, {"trivial", trivialRun}, {"five-calls", fiveCalls}} {
+			b.Run(fmt.Sprintf("clients=%d/%s", n, kind.name), func(b *testing.B) {
+				var mu sync.Mutex
+				var lat []time.Duration
+				busy := 0
+				for b.Loop() { // one measured span, whatever b.N
+					var wg sync.WaitGroup
+					deadline := time.Now().Add(loadSpan)
+					for _, c := range clients {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for time.Now().Before(deadline) {
+								d, wasBusy := r.call(c, kind.req)
+								mu.Lock()
+								if wasBusy {
+									busy++
+								} else {
+									lat = append(lat, d)
+								}
+								mu.Unlock()
+							}
+						}()
+					}
+					wg.Wait()
+				}
+				rate := float64(len(lat)) / (loadSpan.Seconds() * float64(b.N))
+				b.ReportMetric(percentile(lat, 0.5), "p50-µs")
+				b.ReportMetric(percentile(lat, 0.99), "p99-µs")
+				b.ReportMetric(rate, "calls/s")
+				b.ReportMetric(float64(busy), "busy")
+				if kind.name == "plain" {
+					plainRate = rate
+				} else if plainRate > 0 {
+					b.ReportMetric(rate/plainRate, "share-of-plain")
+				}
+			})
+		}
 	}
-	pt, ct := throughput(plain), throughput(code)
-	b.ReportMetric(pt, "plain-per-s")
-	b.ReportMetric(ct, "execute-per-s")
-	b.ReportMetric(ct/pt, "throughput-ratio")
 }
