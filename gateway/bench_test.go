@@ -81,8 +81,13 @@ func (d *directConn) call(ctx context.Context) error {
 }
 
 func benchGateway(b *testing.B, opts ...Option) *Gateway {
+	return benchGatewayWith(b, nil, opts...)
+}
+
+// benchGatewayWith is benchGateway on a config of the benchmark's own.
+func benchGatewayWith(b *testing.B, cfg *Config, opts ...Option) *Gateway {
 	b.Helper()
-	g, err := New(nil, opts...)
+	g, err := New(cfg, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -272,13 +277,5 @@ func policyAuditGateway(b *testing.B) *Gateway {
 	for i := range 10 {
 		settings.Secrets = append(settings.Secrets, fmt.Sprintf("secret-value-%02d-abcdefgh", i))
 	}
-	g, err := New(&Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("mem", testserver.New(), nil))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	return g
+	return benchGatewayWith(b, &Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("mem", testserver.New(), nil))
 }

@@ -248,18 +248,8 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 		t.Fatal("no session id: not a 2025-era session")
 	}
 	for _, b := range rr.backends {
-		req, _ := http.NewRequest("POST", b.String()+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Fatalf("admin with agent-a's session on %s: %d", b, resp.StatusCode)
+		if r := rpc(t, b.String()+"/mcp", adminKey, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, "Mcp-Session-Id", sid); r.Status != http.StatusNotFound {
+			t.Fatalf("admin with agent-a's session on %s: %d %s", b, r.Status, r.Body)
 		}
 	}
 
