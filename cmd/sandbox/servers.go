@@ -102,7 +102,11 @@ func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) 
 	}
 	rows := g.Servers()
 	for i := range rows {
-		rows[i].Auth = g.OAuthState(ctx, rows[i].Name, auth.Operator.Key())
+		st := g.OAuthState(ctx, rows[i].Name, auth.Operator.Key())
+		if st == "not logged in" && rows[i].State == gateway.StateReady {
+			st = "" // it answered without a login: it needs none
+		}
+		rows[i].Auth = st
 	}
 	return rows, nil
 }
