@@ -82,6 +82,15 @@ type OAuthStore interface {
 	Update(ctx context.Context, owner, server string, fn func(*OAuthGrant) *OAuthGrant) error
 }
 
+// OAuthRefreshLocker is an OAuthStore that several processes share and
+// that can hold renewals of one grant to one at a time: a rotated refresh
+// token is good for one use, and an authorization server that sees it used
+// twice may revoke the whole grant. Lock waits for the grant's lock (or
+// ctx) and returns its release.
+type OAuthRefreshLocker interface {
+	LockRefresh(ctx context.Context, owner, server string) (unlock func(), err error)
+}
+
 // DefaultOAuthTokenFile is where grants are kept when the config names no
 // file: the user's config folder (~/.config/sandbox/oauth-tokens.json on
 // Linux).
@@ -238,7 +247,6 @@ func WithOAuthStore(s OAuthStore) Option {
 type oauthClients struct {
 	store    OAuthStore // nil until a server needs it (openOAuthStore)
 	path     string     // the token file when the store is the default
-	openErr  error
 	warnOnce sync.Once
 
 	mu       sync.Mutex
@@ -286,19 +294,20 @@ func (g *Gateway) oauthStore() (OAuthStore, error) {
 	o := &g.oauth
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.store != nil || o.openErr != nil {
-		return o.store, o.openErr
+	if o.store != nil {
+		return o.store, nil
 	}
+	// A failure is not kept: the operator may fix it (chmod 600) while
+	// serve runs, and the next call opens the file.
 	path := g.cfg.Settings.OAuthTokenFile
 	if path == "" {
-		path, o.openErr = DefaultOAuthTokenFile()
-		if o.openErr != nil {
-			return nil, o.openErr
+		var err error
+		if path, err = DefaultOAuthTokenFile(); err != nil {
+			return nil, err
 		}
 	}
 	s, err := NewFileOAuthStore(path)
 	if err != nil {
-		o.openErr = err
 		return nil, err
 	}
 	o.store, o.path = s, path
@@ -395,6 +404,15 @@ func (g *Gateway) oauthToken(ctx context.Context, u *upstream, owner string) (st
 	}
 	if grant == nil || grant.URL != u.sc.URL {
 		return "", nil
+	}
+	if locker, ok := store.(OAuthRefreshLocker); ok && (grant.Token.IsExpired() || grant.Token.AccessToken == "") {
+		// Another replica may be renewing this grant: wait for it, then the
+		// handler reads the store again and finds the renewed token.
+		unlock, err := locker.LockRefresh(ctx, owner, u.name)
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
 	}
 	header, err := g.oauthHandlerFor(u, owner, grant).GetAuthorizationHeader(ctx)
 	if errors.Is(err, transport.ErrOAuthAuthorizationRequired) {

@@ -280,3 +280,19 @@ func TestFileOAuthStore(t *testing.T) {
 		t.Fatalf("a world-readable token file: %v", err)
 	}
 }
+
+// TestOAuthOverSSE: a server on the legacy HTTP+SSE transport needs the
+// login on its GET stream too, which lives as long as the connection.
+func TestOAuthOverSSE(t *testing.T) {
+	issuer := oauthtest.StartAuthServer(t)
+	sse := oauthtest.StartProtectedSSEServer(t, issuer)
+	tokens := filepath.Join(t.TempDir(), "oauth-tokens.json")
+	g := oauthGateway(t, tokens, fmt.Sprintf(`"legacy": {"url": %q, "transport": "sse"}`, sse))
+	if _, err := g.Login(context.Background(), "legacy", LoginOptions{Show: browse(t), Wait: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 10*time.Second, "legacy to connect with the login", func() bool { return g.Servers()[0].State == StateReady })
+	if who, err := whoami(g, "legacy", auth.Operator); err != nil || who != "alice" {
+		t.Fatalf("whoami over SSE = %q, %v", who, err)
+	}
+}

@@ -72,7 +72,14 @@ func (s *Session) Caller() auth.Caller { return s.state.caller }
 // Close ends the session: its client is detached, its subscriptions are
 // dropped (upstream too, when it was the last subscriber), and its tokens
 // are forgotten. Closing twice is a no-op.
-func (s *Session) Close() {
+func (s *Session) Close() { s.end(true) }
+
+// Detach ends this process's copy of a session that lives on in other
+// replicas (it idled out here): as Close, but its tokens, which replicas
+// share, are kept for them.
+func (s *Session) Detach() { s.end(false) }
+
+func (s *Session) end(forgetTokens bool) {
 	s.once.Do(func() {
 		g := s.g
 		g.sessions.mu.Lock()
@@ -87,6 +94,9 @@ func (s *Session) Close() {
 		}
 		g.sessions.mu.Unlock()
 		g.unsubscribeOrphans(uris)
+		if !forgetTokens {
+			return
+		}
 		if err := g.tokens.Forget(context.Background(), sessionScope(s.state.caller)); err != nil {
 			g.log.Warn("forgetting a closed session's tokens failed", "session", string(s.state.caller.Session), "error", err)
 		}
@@ -103,6 +113,17 @@ func (s *Session) SetToken(ctx context.Context, server, token string) error {
 		return err
 	}
 	return s.g.tokens.SetToken(ctx, sessionScope(s.state.caller), name, token)
+}
+
+// SetSessionToken is Session.SetToken for a session this process does not
+// hold: one re-established here from a directory replicas share (the
+// front end has checked that caller owns it).
+func (g *Gateway) SetSessionToken(ctx context.Context, caller auth.Caller, server, token string) error {
+	name, err := g.tokenServer(server, token)
+	if err != nil {
+		return err
+	}
+	return g.tokens.SetToken(ctx, sessionScope(caller), name, token)
 }
 
 // MaxTokenBytes bounds one upstream token.

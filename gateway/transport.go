@@ -39,10 +39,12 @@ func clientCapabilities() mcp.ClientCapabilities {
 func (u *upstream) connect(ctx context.Context) (*connection, error) {
 	opts := u.g.cfg.Settings
 	c := newConnection(u)
+	// Connection-level requests carry the operator's token, and so do the
+	// streams that live as long as the connection (an SSE server's GET
+	// stream, a listen stream), which start from ctx itself.
+	ctx = u.withOperatorToken(ctx)
 	initCtx, cancel := context.WithTimeout(ctx, opts.StartupTimeout)
 	defer cancel()
-	// Connection-level requests carry the operator's token.
-	initCtx = u.withOperatorToken(initCtx)
 
 	pinned := u.sc.ProtocolVersion
 	legacyListen := pinned != "" && !mcp.IsModernProtocol(pinned)

@@ -31,8 +31,8 @@ type SessionDirectory interface {
 	// Owner returns the principal of a live session (ok false: none, or
 	// it ended or idled out), and keeps it alive for another idle.
 	Owner(ctx context.Context, id string, idle time.Duration) (principal string, ok bool, err error)
-	// Release ends a session.
-	Release(ctx context.Context, id string) error
+	// Release ends a session of principal (another principal's is left).
+	Release(ctx context.Context, id, principal string) error
 }
 
 // directoryResolver gives mcp-go a session id manager per request, bound to
@@ -44,6 +44,7 @@ type directoryResolver struct {
 
 	mu        sync.Mutex
 	refreshed map[string]time.Time // session id -> when its entry was last kept alive from here
+	idled     map[string]bool      // sessions the sweeper ended here, until their end is handled
 }
 
 // keepAlive renews a session's directory entry while this replica serves
@@ -76,6 +77,11 @@ func (d *directoryResolver) keepAlive(id string) {
 }
 
 func (d *directoryResolver) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+	if r == nil {
+		// mcp-go's idle sweeper (and its shutdown) ask without a request:
+		// what they end is this replica's copy only.
+		return &directoryIDs{d: d, ctx: context.Background(), local: true}
+	}
 	return &directoryIDs{d: d, ctx: r.Context(), principal: auth.PrincipalFrom(r.Context()).Key()}
 }
 
@@ -83,6 +89,34 @@ type directoryIDs struct {
 	d         *directoryResolver
 	ctx       context.Context
 	principal string
+	local     bool // ends sessions here only (the idle sweeper)
+}
+
+// endedHere records a session that idled out on this replica: its end here
+// is a Detach, not a Close (directory.go's sessions live on elsewhere).
+func (d *directoryResolver) endedHere(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.idled == nil {
+		d.idled = map[string]bool{}
+	}
+	d.idled[id] = true
+}
+
+// takeEndedHere reports (once) whether a session ended by idling out here.
+func (d *directoryResolver) takeEndedHere(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ok := d.idled[id]
+	delete(d.idled, id)
+	return ok
+}
+
+// owns reports whether the directory says principal owns a session this
+// replica does not hold (for every request naming one: POST, GET, DELETE).
+func (d *directoryResolver) owns(ctx context.Context, id, principal string) (bool, error) {
+	owner, ok, err := d.dir.Owner(ctx, id, d.idle)
+	return ok && owner == principal, err
 }
 
 var errNoSuchSession = errors.New("no such session")
@@ -120,7 +154,11 @@ func (m *directoryIDs) Terminate(id string) (bool, error) {
 	m.d.mu.Lock()
 	delete(m.d.refreshed, id)
 	m.d.mu.Unlock()
-	if err := m.d.dir.Release(m.ctx, id); err != nil {
+	if m.local {
+		m.d.endedHere(id) // the directory's entry idles out by itself
+		return false, nil
+	}
+	if err := m.d.dir.Release(m.ctx, id, m.principal); err != nil {
 		m.d.s.log.Warn("the session directory could not end a session", "error", err)
 	}
 	return false, nil

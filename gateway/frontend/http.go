@@ -92,8 +92,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		idle = 30 * time.Minute
 	}
 	sessions := server.WithStateful(true)
+	var dir *directoryResolver
 	if opts.Sessions != nil {
-		sessions = server.WithSessionIdManagerResolver(&directoryResolver{s: s, dir: opts.Sessions, idle: idle})
+		dir = &directoryResolver{s: s, dir: opts.Sessions, idle: idle}
+		s.directory.Store(dir)
+		sessions = server.WithSessionIdManagerResolver(dir)
 	}
 	inner := server.NewStreamableHTTPServer(s.mcp,
 		sessions,
@@ -114,7 +117,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		share = budget / 2
 	}
 	h := &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget, share: share},
-		maxSessions: opts.MaxSessionsPerPrincipal, bodyTimeout: opts.BodyReadTimeout}
+		maxSessions: opts.MaxSessionsPerPrincipal, bodyTimeout: opts.BodyReadTimeout, dir: dir}
 	if h.maxSessions <= 0 {
 		h.maxSessions = 64
 	}
@@ -162,8 +165,9 @@ type httpHandler struct {
 	allowed map[string]bool
 	bodies  *byteBudget // request bodies held at once
 
-	maxSessions int           // per principal
-	bodyTimeout time.Duration // to read one body
+	maxSessions int                // per principal
+	bodyTimeout time.Duration      // to read one body
+	dir         *directoryResolver // nil: sessions are this process's only
 
 	mu      sync.Mutex
 	streams map[string]*callStream // detached, resumable streams by id
@@ -215,7 +219,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength >= 0 && r.ContentLength < reserve {
 		reserve = r.ContentLength
 	}
-	principal := auth.PrincipalFrom(r.Context()).ID
+	principal := auth.PrincipalFrom(r.Context()).Key()
 	if !h.bodies.tryTake(principal, reserve) {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "Service Unavailable: the server holds as many request bytes as it may for you; send the request again in a moment (a body that says its Content-Length reserves only that much)", http.StatusServiceUnavailable)
@@ -477,7 +481,18 @@ func (h *httpHandler) takeTokens(r *http.Request) (*http.Request, error) {
 	}
 	sess := h.s.sessionByID(sid)
 	if sess == nil {
-		return r, nil // mcp-go answers 404 for the unknown session
+		if h.dir == nil {
+			return r, nil // mcp-go answers 404 for the unknown session
+		}
+		// A session re-established here (foreignSession checked that it is
+		// the requester's): its tokens go to the store replicas share.
+		caller := auth.Caller{Principal: auth.PrincipalFrom(r.Context()), Session: auth.SessionID(sid)}
+		for server, tok := range tokens {
+			if err := h.s.g.SetSessionToken(r.Context(), caller, server, tok); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
 	}
 	for server, tok := range tokens {
 		if err := sess.gw.SetToken(r.Context(), server, tok); err != nil {
@@ -490,13 +505,24 @@ func (h *httpHandler) takeTokens(r *http.Request) (*http.Request, error) {
 // foreignSession reports whether the request names an open session that
 // belongs to another principal: a session is bound to the principal that
 // started it, and a request of anyone else is refused, whatever id it knows.
+//
+// A session this replica does not hold, when replicas share a directory,
+// must be the requester's there, whatever the method: a GET would otherwise
+// take its id for another principal here, and a DELETE end it everywhere.
 func (h *httpHandler) foreignSession(r *http.Request) bool {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		return false
 	}
-	sess := h.s.sessionByID(sid)
-	return sess != nil && sess.caller.Principal.Key() != auth.PrincipalFrom(r.Context()).Key()
+	principal := auth.PrincipalFrom(r.Context()).Key()
+	if sess := h.s.sessionByID(sid); sess != nil {
+		return sess.caller.Principal.Key() != principal
+	}
+	if h.dir == nil {
+		return false // mcp-go answers 404 for an id it never issued
+	}
+	owns, err := h.dir.owns(r.Context(), sid, principal)
+	return err != nil || !owns
 }
 
 // streamIDPrefix marks the event ids of the front end's call streams.
@@ -725,16 +751,18 @@ func (cs *callStream) eventsFrom(seq int) ([]sseEvent, bool, <-chan struct{}) {
 // HTTP headers.
 func traceRequest(r *http.Request, env rpcEnvelope) (*http.Request, func()) {
 	ctx := telemetry.FromMeta(telemetry.FromHeaders(r.Context(), r.Header), env.Params.Meta)
-	name := "mcp " + env.Method
-	if env.Params.Name != "" && env.Method == string(mcp.MethodToolsCall) {
-		name += " " + env.Params.Name
+	// The method and tool name are the client's: clipped.
+	method, tool := telemetry.Clip(env.Method), telemetry.Clip(env.Params.Name)
+	name := "mcp " + method
+	if tool != "" && env.Method == string(mcp.MethodToolsCall) {
+		name += " " + tool
 	}
 	ctx, span := telemetry.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", env.Method),
-			attribute.String("mcp.session.id", r.Header.Get(server.HeaderKeySessionID)))
-		if env.Params.Name != "" {
-			span.SetAttributes(attribute.String("mcp.tool.name", env.Params.Name))
+		span.SetAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", method),
+			attribute.String("mcp.session.id", telemetry.Clip(r.Header.Get(server.HeaderKeySessionID))))
+		if tool != "" {
+			span.SetAttributes(attribute.String("mcp.tool.name", tool))
 		}
 	}
 	return r.WithContext(ctx), func() { span.End() }
@@ -751,11 +779,12 @@ func traceToolCall(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		if req.Params.Meta != nil {
 			ctx = telemetry.FromMeta(ctx, req.Params.Meta.AdditionalFields)
 		}
-		ctx, span := telemetry.Tracer().Start(ctx, "mcp tools/call "+req.Params.Name, trace.WithSpanKind(trace.SpanKindServer))
+		tool := telemetry.Clip(req.Params.Name)
+		ctx, span := telemetry.Tracer().Start(ctx, "mcp tools/call "+tool, trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
 		if span.IsRecording() {
 			span.SetAttributes(attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", string(mcp.MethodToolsCall)),
-				attribute.String("mcp.tool.name", req.Params.Name))
+				attribute.String("mcp.tool.name", tool))
 		}
 		return next(ctx, req)
 	}

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -37,6 +38,10 @@ type Server struct {
 	g   *gateway.Gateway
 	mcp *server.MCPServer
 	log *slog.Logger
+
+	// directory is the session directory of the HTTP handler, when
+	// replicas share one (directory.go).
+	directory atomic.Pointer[directoryResolver]
 
 	mu       sync.Mutex
 	builtins map[string]bool // wire names of built-in and hub tools

@@ -77,6 +77,11 @@ func (s *Server) sessionEnded(cs server.ClientSession) {
 	if sess == nil {
 		return
 	}
+	if d := s.directory.Load(); d != nil && d.takeEndedHere(cs.SessionID()) {
+		sess.gw.Detach() // it lives on in other replicas, with its tokens
+		s.log.Info("session idled out here", "session", string(sess.caller.Session))
+		return
+	}
 	sess.gw.Close()
 	s.log.Info("session ended", "session", string(sess.caller.Session))
 }

@@ -41,11 +41,25 @@ func StartAuthServer(t *testing.T, env ...string) string {
 // resource metadata at the well-known URLs. Its one tool, whoami, answers
 // the token's subject. It returns the server's URL.
 func StartProtectedServer(t *testing.T, issuer string) string {
+	return startProtected(t, issuer, false)
+}
+
+// StartProtectedSSEServer is StartProtectedServer over the legacy HTTP+SSE
+// transport: the GET stream at /sse needs the token as much as the POSTs.
+// It returns the /sse URL.
+func StartProtectedSSEServer(t *testing.T, issuer string) string {
+	return startProtected(t, issuer, true)
+}
+
+func startProtected(t *testing.T, issuer string, sse bool) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	resource := srv.URL + "/mcp"
+	if sse {
+		resource = srv.URL + "/sse"
+	}
 	o := auth.OAuthConfig{Issuer: issuer, Audience: resource, Scopes: []string{"mcp:tools"}}
 	v, err := auth.NewVerifier(auth.Config{OAuth: &o}, auth.Options{})
 	if err != nil {
@@ -59,7 +73,16 @@ func StartProtectedServer(t *testing.T, issuer string) string {
 	for _, p := range auth.MetadataPaths(resource) {
 		mux.Handle(p, auth.MetadataHandler(o))
 	}
-	mux.Handle("/mcp", auth.Middleware(v, auth.MetadataURL(resource))(server.NewStreamableHTTPServer(s,
+	protect := auth.Middleware(v, auth.MetadataURL(resource))
+	if sse {
+		h := server.NewSSEServer(s, server.WithBaseURL(srv.URL), server.WithSSEContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			return auth.WithPrincipal(ctx, auth.PrincipalFrom(r.Context()))
+		}))
+		mux.Handle("/sse", protect(h))
+		mux.Handle("/message", protect(h))
+		return resource
+	}
+	mux.Handle("/mcp", protect(server.NewStreamableHTTPServer(s,
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			return auth.WithPrincipal(ctx, auth.PrincipalFrom(r.Context()))
 		}))))

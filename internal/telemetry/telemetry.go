@@ -38,8 +38,23 @@ const InstrumentationName = "github.com/sandboxrt/sandbox"
 // Tracer is the tracer every span of ours comes from (no-op until Setup).
 func Tracer() trace.Tracer { return otel.Tracer(InstrumentationName) }
 
-// propagator is W3C trace context and baggage, whatever the global one is.
-var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+// propagator is W3C trace context only, whatever the global one is: a
+// client's baggage is not carried to upstreams (it is the client's data,
+// unbounded, and no business of the servers behind the gateway).
+var propagator = propagation.TraceContext{}
+
+// MaxAttributeBytes bounds the string values of our spans' attributes (and
+// what Clip leaves of client-given names): spans wait in memory for export,
+// and a client chooses some of those strings.
+const MaxAttributeBytes = 256
+
+// Clip shortens a client-given string for a span name or attribute.
+func Clip(s string) string {
+	if len(s) <= 128 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:128], "") + "…"
+}
 
 // Setup installs a tracer provider that exports spans as the environment
 // says: OTEL_TRACES_EXPORTER ("otlp" or "none"; unset means otlp when an
@@ -91,14 +106,18 @@ func Setup(ctx context.Context, service, version string) (shutdown func(context.
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return none, false, fmt.Errorf("the trace resource: %w", err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	limits := sdktrace.NewSpanLimits() // the OTEL_SPAN_*_LIMIT variables
+	if limits.AttributeValueLengthLimit < 0 || limits.AttributeValueLengthLimit > MaxAttributeBytes {
+		limits.AttributeValueLengthLimit = MaxAttributeBytes
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagator)
 	return tp.Shutdown, true, nil
 }
 
 // FromHeaders is ctx with the remote span context of W3C traceparent (and
-// tracestate, baggage) headers, when they carry a valid one.
+// tracestate) headers, when they carry a valid one.
 func FromHeaders(ctx context.Context, h http.Header) context.Context {
 	return propagator.Extract(ctx, propagation.HeaderCarrier(h))
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -67,5 +68,16 @@ func TestTraceContextInAndOut(t *testing.T) {
 	Inject(ctx, none)
 	if len(none) != 0 {
 		t.Fatalf("injected without a span: %v", none)
+	}
+}
+
+func TestClip(t *testing.T) {
+	if got := Clip("short"); got != "short" {
+		t.Errorf("Clip(short) = %q", got)
+	}
+	long := strings.Repeat("é", 1000) // 2 bytes each: the cut falls inside one
+	got := Clip(long)
+	if len(got) > 128+len("…") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Errorf("Clip(2000 bytes) = %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
 }

@@ -172,7 +172,13 @@ func TestSessionDirectory(t *testing.T) {
 		t.Fatal("an idle session is still there")
 	}
 	_ = d.Claim(ctx, "s2", "bob", time.Minute)
-	if err := d.Release(ctx, "s2"); err != nil {
+	if err := d.Release(ctx, "s2", "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := d.Owner(ctx, "s2", time.Minute); !ok {
+		t.Fatal("another principal released bob's session")
+	}
+	if err := d.Release(ctx, "s2", "bob"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := d.Owner(ctx, "s2", time.Minute); ok {

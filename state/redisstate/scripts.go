@@ -190,17 +190,27 @@ func (s *ScriptStore) Delete(ctx context.Context, owner, name string) (bool, err
 	return n.Val() == 1, nil
 }
 
+// shareScript: KEYS the owner's scripts, the shared set; ARGV name, member,
+// "1" to share. Checking that the script exists and marking it are one
+// step, so a script deleted meanwhile is not marked (and a later one of
+// that name not shared without the operator's say).
+var shareScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if ARGV[3] == '1' then redis.call('SADD', KEYS[2], ARGV[2]) else redis.call('SREM', KEYS[2], ARGV[2]) end
+return 1`)
+
 func (s *ScriptStore) Share(ctx context.Context, owner, name string, shared bool) error {
 	scripts, _ := s.ownerKeys(owner)
-	ok, err := s.c.rdb.HExists(ctx, scripts, name).Result()
+	flag := "0"
+	if shared {
+		flag = "1"
+	}
+	ok, err := shareScript.Run(ctx, s.c.rdb, []string{scripts, s.sharedKey()}, name, sharedMember(owner, name), flag).Int()
 	if err != nil {
 		return unavailable(err)
 	}
-	if !ok {
+	if ok == 0 {
 		return codemode.NoSuchScript(owner, name)
 	}
-	if shared {
-		return unavailable(s.c.rdb.SAdd(ctx, s.sharedKey(), sharedMember(owner, name)).Err())
-	}
-	return unavailable(s.c.rdb.SRem(ctx, s.sharedKey(), sharedMember(owner, name)).Err())
+	return nil
 }

@@ -32,6 +32,15 @@ func (d *SessionDirectory) Owner(ctx context.Context, id string, idle time.Durat
 	return p, true, nil
 }
 
-func (d *SessionDirectory) Release(ctx context.Context, id string) error {
-	return unavailable(d.c.rdb.Del(ctx, d.key(id)).Err())
+// releaseScript deletes a session's entry if it is principal's.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+func (d *SessionDirectory) Release(ctx context.Context, id, principal string) error {
+	err := releaseScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal).Err()
+	if err == redis.Nil {
+		return nil
+	}
+	return unavailable(err)
 }
