@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandboxrt/sandbox/internal/benchutil"
 )
@@ -69,6 +70,29 @@ func warm(b *testing.B, rt *Runtime) {
 			b.Fatalf("warm-up: %v", err)
 		}
 	}
+}
+
+// BenchmarkTrivialWorkerIdle is a warm worker's trivial run as an agent
+// makes them: a few milliseconds apart (the model thinks between
+// snippets), which is when the worker builds the next run's VM.
+func BenchmarkTrivialWorkerIdle(b *testing.B) {
+	rt, err := New(Options{Isolation: IsolateWorkers, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	warm(b, rt)
+	var l benchutil.Latencies
+	for b.Loop() {
+		time.Sleep(3 * time.Millisecond)
+		l.Time(func() {
+			res, err := rt.Run(context.Background(), Request{Code: trivialSnippet})
+			if err != nil || !res.OK {
+				b.Fatalf("%v %v", err, res.Error)
+			}
+		})
+	}
+	l.Report(b, "op", 1)
 }
 
 // End to end: Run of a trivial snippet, transpile cached (the same snippet

@@ -50,6 +50,7 @@ type execution struct {
 	compileOnly bool
 	side        vmSide
 	limits      Limits
+	based       bool // setupBase is done (a prebuilt VM)
 	filename    string
 	start       time.Time
 	tools       *bindings.Installed

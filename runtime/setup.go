@@ -18,26 +18,12 @@ import (
 // require, no file system, network, environment or process.
 func (e *execution) setup(tools []Tool, services []string, code string) error {
 	vm := e.vm
-	intr, err := captureIntrinsics(vm)
-	if err != nil {
-		return err
+	if !e.based {
+		if err := e.setupBase(); err != nil {
+			return err
+		}
 	}
-	e.intrinsics = intr
-	if err := harden(vm); err != nil {
-		return err
-	}
-	if err := e.installBuiltins(); err != nil {
-		return err
-	}
-	if err := e.installConsole(); err != nil {
-		return err
-	}
-	if err := e.installTimers(); err != nil {
-		return err
-	}
-	if err := installBase64(vm); err != nil {
-		return err
-	}
+	e.console.limit = e.limits.OutputBytes // set when the run's limits are known
 	if err := e.installWebGlobals(code); err != nil {
 		return err
 	}
@@ -174,4 +160,35 @@ func installBase64(vm *goja.Runtime) error {
 		}
 		return vm.ToValue(out.String())
 	})
+}
+
+// setupBase is the part of a run's globals that depends on nothing of the
+// run (no code, tools, input or limits): the intrinsics captured before any
+// user code, hardening, the built-ins, console, timers and base64. A worker
+// does it for its next run while it waits (prebuilt), so a run starts with
+// a VM that is ready; no user code has touched it.
+func (e *execution) setupBase() error {
+	vm := e.vm
+	intr, err := captureIntrinsics(vm)
+	if err != nil {
+		return err
+	}
+	e.intrinsics = intr
+	if err := harden(vm); err != nil {
+		return err
+	}
+	if err := e.installBuiltins(); err != nil {
+		return err
+	}
+	if err := e.installConsole(); err != nil {
+		return err
+	}
+	if err := e.installTimers(); err != nil {
+		return err
+	}
+	if err := installBase64(vm); err != nil {
+		return err
+	}
+	e.based = true
+	return nil
 }

@@ -43,6 +43,7 @@ const retireHeapBytes = 96 << 20
 // serveWorker runs snippets one at a time, as the parent asks, until stdin
 // closes. It returns the process exit code.
 func serveWorker(in io.Reader, out io.Writer) int {
+	prebuild()
 	// A Go stack overflow is fatal; a smaller cap makes it come sooner and
 	// cheaper (the default is 1 GB), and the parent reports it as the stack limit.
 	debug.SetMaxStack(256 << 20)
@@ -94,6 +95,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 					os.Exit(0)
 				}
 				collectIfLarge()
+				prebuild()
 			}()
 		case msgReply:
 			if run != nil && run.id == m.RunID {
@@ -125,7 +127,13 @@ type workerRun struct {
 
 func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 	w := &workerRun{fw: fw, id: id, limits: m.Limits.WithDefaults()}
-	w.ex = newExecution(w, w.limits, m.Filename)
+	select {
+	case ex := <-prebuilt:
+		ex.side, ex.limits, ex.filename = w, w.limits, m.Filename
+		w.ex = ex
+	default: // still being built (runs back to back): build this one now
+		w.ex = newExecution(w, w.limits, m.Filename)
+	}
 	w.ex.compiled = func() { _ = fw.sendLazy(&message{T: msgCompiled, RunID: id}) }
 	w.ex.input = m.Input
 	w.ex.compileOnly = m.CompileOnly
@@ -170,6 +178,25 @@ func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
 	// replaced: the next snippet starts in a small, clean process.
 	retire := peak > retireHeapBytes || (out.Error != nil && out.Error.Limit == LimitMemory)
 	return out, retire
+}
+
+// prebuilt holds the VM of the next run, built while the worker waits
+// (setupBase): ~150 µs of a trivial run's work off its critical path. It is
+// fresh: built after the previous run ended, and never given user code.
+var prebuilt = make(chan *execution, 1)
+
+// prebuild builds the next run's VM in the background.
+func prebuild() {
+	go func() {
+		ex := newExecution(nil, Limits{}, "")
+		if ex.setupBase() != nil {
+			return // the run builds its own, and reports what failed
+		}
+		select {
+		case prebuilt <- ex:
+		default:
+		}
+	}()
 }
 
 // collectIfLarge collects garbage between runs when a run left a lot, so the
