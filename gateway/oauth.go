@@ -193,8 +193,18 @@ func (s *FileOAuthStore) Update(ctx context.Context, owner, server string, fn fu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Read what another process (a login beside a running serve) may have
-	// written, so its grants survive this write.
+	// Another process (a login beside a running serve) may write the file
+	// too: hold the file lock from reading to writing, and read what it
+	// wrote, so its grants survive this write.
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockFile(s.path + ".lock")
+	if err != nil {
+		return fmt.Errorf("OAuth token file lock: %w", err)
+	}
+	defer unlock()
+	s.grants = nil // re-read whatever the stamp says: a same-size rewrite within the clock's tick looks unchanged
 	if err := s.reloadLocked(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -294,5 +295,36 @@ func TestOAuthOverSSE(t *testing.T) {
 	testwait.Until(t, 10*time.Second, "legacy to connect with the login", func() bool { return g.Servers()[0].State == StateReady })
 	if who, err := whoami(g, "legacy", auth.Operator); err != nil || who != "alice" {
 		t.Fatalf("whoami over SSE = %q, %v", who, err)
+	}
+}
+
+// TestFileOAuthStoreTwoProcesses: two stores on one file (as a `sandbox
+// login` beside a running serve) updating at once lose no write: the file
+// lock spans each read-modify-write.
+func TestFileOAuthStoreTwoProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	a, _ := NewFileOAuthStore(path)
+	b, _ := NewFileOAuthStore(path)
+	var wg sync.WaitGroup
+	for i, s := range []*FileOAuthStore{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 40 {
+				owner := fmt.Sprintf("p%d-%d", i, j)
+				if err := s.Update(context.Background(), owner, "gh", func(*OAuthGrant) *OAuthGrant { return &OAuthGrant{URL: "https://gh/mcp"} }); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c, _ := NewFileOAuthStore(path)
+	for i := range 2 {
+		for j := range 40 {
+			if g, _ := c.Grant(context.Background(), fmt.Sprintf("p%d-%d", i, j), "gh"); g == nil {
+				t.Fatalf("the grant of p%d-%d was lost", i, j)
+			}
+		}
 	}
 }
