@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 // BenchmarkLargeCatalogStart: how long a gateway and code mode over n tools
@@ -35,6 +36,17 @@ func BenchmarkLargeCatalogStart(b *testing.B) {
 					goruntime.GC()
 					var before, after goruntime.MemStats
 					goruntime.ReadMemStats(&before)
+					// As sandbox serve does: the index is read while the
+					// gateway connects and lists.
+					type opened struct {
+						ix  *vectorindex.Index
+						err error
+					}
+					ixc := make(chan opened, 1)
+					go func() {
+						ix, err := OpenIndex(Options{IndexDir: dir})
+						ixc <- opened{ix, err}
+					}()
 					cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
 					var opts []gateway.Option
 					for name, s := range servers {
@@ -47,7 +59,11 @@ func BenchmarkLargeCatalogStart(b *testing.B) {
 					if err := gw.Start(context.Background()); err != nil {
 						b.Fatal(err)
 					}
-					e, err := New(gw, nil, Options{IndexDir: dir})
+					o := <-ixc
+					if o.err != nil {
+						b.Fatal(o.err)
+					}
+					e, err := New(gw, nil, Options{IndexDir: dir, Index: o.ix})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -56,7 +56,11 @@ type Options struct {
 	// Scripts, when set, keeps saved scripts instead of the default (a
 	// ScriptBook in DataDir).
 	Scripts ScriptStore
-	Logger  *slog.Logger
+	// Index, when set, is the tool index, already opened with OpenIndex
+	// (say, while the gateway was starting: reading a large persisted index
+	// takes as long as listing the servers); else New opens it.
+	Index  *vectorindex.Index
+	Logger *slog.Logger
 }
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
@@ -102,6 +106,16 @@ type catalogState struct {
 	denied map[string]bool
 }
 
+// OpenIndex opens the tool index of opts (IndexDir, Embedder), for
+// Options.Index.
+func OpenIndex(opts Options) (*vectorindex.Index, error) {
+	ix, err := vectorindex.New(vectorindex.Options{Dir: opts.IndexDir, Embedder: opts.Embedder})
+	if err != nil {
+		return nil, fmt.Errorf("codemode: opening the tool index: %w", err)
+	}
+	return ix, nil
+}
+
 // New builds an engine over a started gateway and indexes its catalog. rt
 // may be nil for an engine that only searches.
 func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error) {
@@ -117,9 +131,12 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 	if err := opts.MaxLimits.Validate(); err != nil {
 		return nil, fmt.Errorf("codemode: maxLimits: %w", err)
 	}
-	ix, err := vectorindex.New(vectorindex.Options{Dir: opts.IndexDir, Embedder: opts.Embedder})
-	if err != nil {
-		return nil, fmt.Errorf("codemode: opening the tool index: %w", err)
+	ix := opts.Index
+	if ix == nil {
+		var err error
+		if ix, err = OpenIndex(opts); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	store := opts.Store

@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 // addCodeMode adds the code-mode tools, search_tools and execute_code, to
@@ -87,4 +88,27 @@ func startGateway(ctx context.Context, f gatewayFlags, stderr io.Writer) (*gatew
 		}
 	}
 	return g, file, nil
+}
+
+// asyncIndex is a tool index being opened in the background.
+type asyncIndex struct {
+	done chan struct{}
+	ix   *vectorindex.Index
+	err  error
+}
+
+// openIndexAsync starts opening opts' tool index (codemode.OpenIndex).
+func openIndexAsync(opts codemode.Options) *asyncIndex {
+	a := &asyncIndex{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.ix, a.err = codemode.OpenIndex(opts)
+	}()
+	return a
+}
+
+// wait returns the index, once open.
+func (a *asyncIndex) wait() (*vectorindex.Index, error) {
+	<-a.done
+	return a.ix, a.err
 }

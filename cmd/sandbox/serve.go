@@ -284,7 +284,23 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := g.Start(ctx); err != nil {
+	codeMode := f.codeMode && !file.CodeMode.Disabled
+	if codeMode {
+		// Reading a large persisted tool index takes about as long as
+		// connecting to and listing the servers: do both at once.
+		if f.indexDir != "" {
+			file.CodeMode.Engine.IndexDir = f.indexDir
+		}
+		index := openIndexAsync(file.CodeMode.Engine)
+		if err := g.Start(ctx); err != nil {
+			return err
+		}
+		ix, err := index.wait()
+		if err != nil {
+			return err
+		}
+		file.CodeMode.Engine.Index = ix
+	} else if err := g.Start(ctx); err != nil {
 		return err
 	}
 	for _, st := range g.Servers() {
@@ -309,7 +325,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 	}
 	workersWarm := func() bool { return true }
-	if f.codeMode && !file.CodeMode.Disabled {
+	if codeMode {
 		cm := file.CodeMode
 		if err := f.maxLimits.limits().Validate(); err != nil {
 			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
