@@ -139,32 +139,19 @@ func (ix *Index) load() error {
 	// spread it over the CPUs, keeping the collection's order.
 	loaded := make([]*entry, len(ids))
 	rejected := make([]bool, len(ids))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(1, min(runtime.GOMAXPROCS(0), len(ids))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(ids) {
-					return
-				}
-				doc, err := ix.coll.GetByID(context.Background(), ids[i])
-				if err != nil {
-					continue
-				}
-				t, err := decodeTool(doc.Content)
-				if err != nil || t.ID != doc.ID ||
-					t.hash() != doc.Metadata[metaHash] || !validVector(doc.Embedding, dims) {
-					rejected[i] = true
-					continue
-				}
-				loaded[i] = &entry{tool: t, hash: doc.Metadata[metaHash], terms: ix.an.analyzeDoc(t), vec: doc.Embedding}
-			}
-		}()
-	}
-	wg.Wait()
+	parallelFor(len(ids), func(i int) {
+		doc, err := ix.coll.GetByID(context.Background(), ids[i])
+		if err != nil {
+			return
+		}
+		t, err := decodeTool(doc.Content)
+		if err != nil || t.ID != doc.ID ||
+			t.hash() != doc.Metadata[metaHash] || !validVector(doc.Embedding, dims) {
+			rejected[i] = true
+			return
+		}
+		loaded[i] = &entry{tool: t, hash: doc.Metadata[metaHash], terms: ix.an.analyzeDoc(t), vec: doc.Embedding}
+	})
 	for i, e := range loaded {
 		switch {
 		case rejected[i]:
@@ -344,18 +331,26 @@ func (ix *Index) Remove(ctx context.Context, ids ...string) error {
 
 func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exact bool) (SyncStats, error) {
 	var st SyncStats
-	norm := make([]Tool, 0, len(tools))
+	// Normalising and hashing every tool (a schema decoded and encoded
+	// again) is most of a Sync that finds nothing changed: on all CPUs.
+	norm := make([]Tool, len(tools))
+	hashes := make([]string, len(tools))
+	errs := make([]error, len(tools))
+	parallelFor(len(tools), func(i int) {
+		norm[i], errs[i] = tools[i].normalized()
+		if errs[i] == nil {
+			hashes[i] = norm[i].hash()
+		}
+	})
 	seen := make(map[string]bool, len(tools))
-	for i, t := range tools {
-		t, err := t.normalized()
-		if err != nil {
-			return st, fmt.Errorf("vectorindex: tool %d: %w", i, err)
+	for i, t := range norm {
+		if errs[i] != nil {
+			return st, fmt.Errorf("vectorindex: tool %d: %w", i, errs[i])
 		}
 		if seen[t.ID] {
 			return st, fmt.Errorf("vectorindex: tool id %q appears twice; ids must be unique (\"server:tool\")", t.ID)
 		}
 		seen[t.ID] = true
-		norm = append(norm, t)
 	}
 
 	ix.updateMu.Lock()
@@ -370,8 +365,8 @@ func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exac
 			next[id] = e
 		}
 	}
-	for _, t := range norm {
-		h := t.hash()
+	for i, t := range norm {
+		h := hashes[i]
 		if e, ok := old.byID[t.ID]; ok && e.hash == h {
 			next[t.ID] = e
 			st.Unchanged++
@@ -507,3 +502,23 @@ func (ix *Index) embedAll(ctx context.Context, es []*entry, dims int) error {
 // ErrEmptyIntent is returned by Search for an intent with nothing to
 // search for: empty, blank, or only words like "the" and "it".
 var ErrEmptyIntent = errors.New("vectorindex: the intent has no words to search for: describe the task, e.g. \"list open pull requests in acme/webapp\"")
+
+// parallelFor runs f(0) ... f(n-1) on GOMAXPROCS goroutines; each i once.
+func parallelFor(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), n)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
