@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
@@ -88,5 +92,65 @@ func BenchmarkLargeCatalogStart(b *testing.B) {
 				b.ReportMetric(float64(search.Microseconds()), "µs/search")
 			})
 		}
+	}
+}
+
+// BenchmarkToolsListLargeCatalog: tools/list of the MCP front end with
+// every upstream tool exposed (--expose all) over 1,023 and 10,230 tools,
+// through mcp-go's in-process client: what a client that lists everything
+// waits for, and the size it receives.
+func BenchmarkToolsListLargeCatalog(b *testing.B) {
+	corpus := loadCorpus(b)
+	for _, copies := range []int{3, 30} {
+		n := copies * len(corpus)
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
+			var opts []gateway.Option
+			for name, s := range corpusServers(b, corpus, copies) {
+				opts = append(opts, gateway.WithInProcessServer(name, s, nil))
+			}
+			gw, err := gateway.New(cfg, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { gw.Close() })
+			if err := gw.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			front := frontend.New(gw)
+			b.Cleanup(front.Close)
+			c, err := client.NewInProcessClient(front.MCPServer())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Close() })
+			ctx := context.Background()
+			if err := c.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
+				ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
+				b.Fatal(err)
+			}
+			listed := 0
+			for b.Loop() {
+				res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				listed = len(res.Tools)
+				for res.NextCursor != "" {
+					res, err = c.ListTools(ctx, mcp.ListToolsRequest{PaginatedRequest: mcp.PaginatedRequest{Params: mcp.PaginatedParams{Cursor: res.NextCursor}}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					listed += len(res.Tools)
+				}
+			}
+			if listed < n {
+				b.Fatalf("listed %d of %d tools", listed, n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/list")
+		})
 	}
 }
