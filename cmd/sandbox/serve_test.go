@@ -25,7 +25,7 @@ import (
 
 // startLogged starts cmd and waits for a line on stderr matching re,
 // returning its first group. The process is stopped with the test.
-func startLogged(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp) string {
+func startLogged(t testing.TB, cmd *exec.Cmd, re *regexp.Regexp) string {
 	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -92,7 +92,7 @@ func serveHTTP(t *testing.T, config string, args ...string) string {
 	return startLogged(t, cmd, listening)
 }
 
-func writeConfig(t *testing.T, config string) string {
+func writeConfig(t testing.TB, config string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "gateway.json")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
