@@ -116,9 +116,8 @@ func (fw *frameWriter) send(m *message) error { return fw.sendText(m, "") }
 
 // sendLazy sends m without a write of its own: it leaves with the next
 // frame that is flushed (a run's result, a tool call), or after lazyDelay.
-// For news the other side needs soon but not at once (a run started and
-// compiled): a trivial run's frames then cross the pipe in one write, not
-// three, and the parent is woken once.
+// For news the other side needs soon but not at once (a run compiled): a
+// trivial run's compiled and done frames then cross the pipe in one write.
 func (fw *frameWriter) sendLazy(m *message) error {
 	data, err := json.Marshal(m)
 	if err != nil {

@@ -79,7 +79,11 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			mu.Lock()
 			cur = wr
 			mu.Unlock()
-			if err := fw.sendLazy(&message{T: msgStarted, RunID: m.RunID}); err != nil {
+			// Sent at once: it tells the parent the run reached this worker,
+			// so a snippet that kills it within a millisecond is reported as
+			// what it did (say, its memory limit), not as a worker lost before
+			// the run started.
+			if err := fw.send(&message{T: msgStarted, RunID: m.RunID}); err != nil {
 				return 3
 			}
 			go func() {
