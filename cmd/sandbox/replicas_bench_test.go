@@ -60,7 +60,7 @@ func BenchmarkReplicas(b *testing.B) {
 			b.Cleanup(lb.Close)
 			clients := make([]*client.Client, 8)
 			for i := range clients {
-				clients[i] = benchClient(b, lb.URL+"/mcp")
+				clients[i] = httpClient(b, lb.URL+"/mcp", nil)
 			}
 			req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}}
 			var mu sync.Mutex
@@ -93,22 +93,4 @@ func BenchmarkReplicas(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		})
 	}
-}
-
-// benchClient is a 2025-era session with the balancer (no credentials).
-func benchClient(b *testing.B, url string) *client.Client {
-	c, err := client.NewStreamableHttpClient(url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
-		ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
-		b.Fatal(err)
-	}
-	return c
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -31,20 +30,7 @@ func authConfig(t *testing.T) string {
 
 func keyClient(t *testing.T, url, key string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
-		ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return httpClient(t, url, map[string]string{"Authorization": "Bearer " + key})
 }
 
 // TestServeAuthenticatesAndScopesPrincipals drives `sandbox serve --http`

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/internal/conformancefixture/suite"
@@ -388,22 +389,31 @@ func TestServeExposesCodeOnlyByDefault(t *testing.T) {
 }
 
 // keylessClient connects to a loopback serve without credentials.
-func keylessClient(t *testing.T, url string) *client.Client {
+func keylessClient(t *testing.T, url string) *client.Client { return httpClient(t, url, nil) }
+
+// httpClient is a 2025-11-25 session with serve at url, sending headers
+// with every request; it is closed when the test ends.
+func httpClient(t testing.TB, url string, headers map[string]string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url)
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
+	initialize(t, c)
+	return c
+}
+
+// initialize opens the client's session (protocol 2025-11-25).
+func initialize(t testing.TB, c *client.Client) {
+	t.Helper()
+	if _, err := c.Initialize(context.Background(), mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
 		ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
 		t.Fatal(err)
 	}
-	return c
 }
 
 // TestServeReadiness: /readyz is 200 once the servers have connected and

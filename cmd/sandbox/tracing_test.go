@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -166,18 +165,8 @@ func TestTracing(t *testing.T) {
 			url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"up": {"url": %q}}}`, upURL))
 
 			const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-			c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := httpClient(t, url, map[string]string{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"})
 			ctx := context.Background()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
-				t.Fatal(err)
-			}
 			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": `return await up.echo({text: "hi"})`}}})
 			if err != nil || !strings.Contains(toolText(res), "echo: hi") {
 				t.Fatalf("execute_code: %v %s", err, toolText(res))
@@ -242,10 +231,8 @@ func TestTracingOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	initialize(t, c)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
 	const metaTrace, metaSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	if _, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": `return 1`},
 		Meta: &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-" + metaTrace + "-" + metaSpan + "-01"}}}}); err != nil {
