@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
@@ -51,18 +52,7 @@ func BenchmarkLargeCatalogStart(b *testing.B) {
 						ix, err := OpenIndex(Options{IndexDir: dir})
 						ixc <- opened{ix, err}
 					}()
-					cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
-					var opts []gateway.Option
-					for name, s := range servers {
-						opts = append(opts, gateway.WithInProcessServer(name, s, nil))
-					}
-					gw, err := gateway.New(cfg, opts...)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := gw.Start(context.Background()); err != nil {
-						b.Fatal(err)
-					}
+					gw := startCorpusGateway(b, servers)
 					o := <-ixc
 					if o.err != nil {
 						b.Fatal(o.err)
@@ -104,34 +94,16 @@ func BenchmarkToolsListLargeCatalog(b *testing.B) {
 	for _, copies := range []int{3, 30} {
 		n := copies * len(corpus)
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
-			var opts []gateway.Option
-			for name, s := range corpusServers(b, corpus, copies) {
-				opts = append(opts, gateway.WithInProcessServer(name, s, nil))
-			}
-			gw, err := gateway.New(cfg, opts...)
-			if err != nil {
-				b.Fatal(err)
-			}
+			gw := startCorpusGateway(b, corpusServers(b, corpus, copies))
 			b.Cleanup(func() { gw.Close() })
-			if err := gw.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
 			front := frontend.New(gw)
 			b.Cleanup(front.Close)
 			c, err := client.NewInProcessClient(front.MCPServer())
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { c.Close() })
+			startClient(b, c)
 			ctx := context.Background()
-			if err := c.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
-				ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
-				b.Fatal(err)
-			}
 			listed := 0
 			for b.Loop() {
 				res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
@@ -153,4 +125,23 @@ func BenchmarkToolsListLargeCatalog(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/list")
 		})
 	}
+}
+
+// startCorpusGateway is a started gateway over in-process servers; the
+// caller closes it.
+func startCorpusGateway(b *testing.B, servers map[string]*server.MCPServer) *gateway.Gateway {
+	b.Helper()
+	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}
+	var opts []gateway.Option
+	for name, s := range servers {
+		opts = append(opts, gateway.WithInProcessServer(name, s, nil))
+	}
+	gw, err := gateway.New(cfg, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := gw.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return gw
 }

@@ -48,16 +48,7 @@ func (r *httpRig) client() *client.Client {
 	if err != nil {
 		r.b.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		r.b.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.ProtocolVersion20251125,
-		ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
-		r.b.Fatal(err)
-	}
-	r.b.Cleanup(func() { c.Close() })
-	return c
+	return startClient(r.b, c)
 }
 
 // call makes one call and returns its latency; busy reports a BUSY answer

@@ -34,6 +34,14 @@ func mcpClient(t *testing.T, e *Engine) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startClient(t, c)
+}
+
+// startClient starts c and opens its session (protocol 2025-11-25); it is
+// closed when the test ends.
+func startClient(t testing.TB, c *client.Client) *client.Client {
+	t.Helper()
+	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -42,7 +50,6 @@ func mcpClient(t *testing.T, e *Engine) *client.Client {
 		ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "test", Version: "1"}}}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 
