@@ -121,6 +121,10 @@ func (d *directoryResolver) owns(ctx context.Context, id, principal string) (boo
 
 var errNoSuchSession = errors.New("no such session")
 
+// verifiedSessionKey carries, in a request's context, the id of the session
+// the directory confirmed as the requester's (foreignSession).
+type verifiedSessionKey struct{}
+
 // Generate mints an id and claims it for the principal. A directory that
 // cannot be reached leaves the session to its own replica.
 func (m *directoryIDs) Generate() string {
@@ -139,6 +143,9 @@ func (m *directoryIDs) Validate(id string) (bool, error) {
 	if sess := m.d.s.sessionByID(id); sess != nil {
 		m.d.keepAlive(id)
 		return false, nil // foreignSession already refused another principal's
+	}
+	if v, _ := m.ctx.Value(verifiedSessionKey{}).(string); v == id {
+		return false, nil // foreignSession asked the directory for this request
 	}
 	owner, ok, err := m.d.dir.Owner(m.ctx, id, m.d.idle)
 	if err != nil {

@@ -18,6 +18,7 @@ type memDirectory struct {
 	mu      sync.Mutex
 	owner   map[string]string
 	release []string
+	lookups int
 }
 
 func (d *memDirectory) Claim(_ context.Context, id, principal string, _ time.Duration) error {
@@ -33,6 +34,7 @@ func (d *memDirectory) Claim(_ context.Context, id, principal string, _ time.Dur
 func (d *memDirectory) Owner(_ context.Context, id string, _ time.Duration) (string, bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.lookups++
 	p, ok := d.owner[id]
 	return p, ok, nil
 }
@@ -98,5 +100,22 @@ func TestDirectorySessionOfAnother(t *testing.T) {
 	}
 	if p, ok, _ := dir.Owner(context.Background(), "mcp-elsewhere", 0); !ok || p != "acme/alice" {
 		t.Fatal("another principal ended alice's session")
+	}
+}
+
+// TestDirectorySessionServedElsewhere: a session this replica does not hold
+// is served to its owner, with one directory lookup per request.
+func TestDirectorySessionServedElsewhere(t *testing.T) {
+	fx := newFrontend(t)
+	dir := &memDirectory{}
+	_ = dir.Claim(context.Background(), "mcp-made-elsewhere", "anonymous", time.Minute)
+	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir}))
+	t.Cleanup(srv.Close)
+	status, _, body := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", "mcp-made-elsewhere")
+	if status != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Fatalf("the owner on another replica: %d %s", status, body)
+	}
+	if dir.lookups != 1 {
+		t.Errorf("%d directory lookups for one request", dir.lookups)
 	}
 }

@@ -190,10 +190,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
-	if h.foreignSession(r) {
+	foreign, verified := h.foreignSession(r)
+	if foreign {
 		// As for an id never issued: nothing tells the caller it exists.
 		http.Error(w, "Not Found: no such session", http.StatusNotFound)
 		return
+	}
+	if verified {
+		// The directory said so already: mcp-go's session check need not ask again.
+		r = r.WithContext(context.WithValue(r.Context(), verifiedSessionKey{}, r.Header.Get(server.HeaderKeySessionID)))
 	}
 	r, err := h.takeTokens(r)
 	if err != nil {
@@ -509,20 +514,23 @@ func (h *httpHandler) takeTokens(r *http.Request) (*http.Request, error) {
 // A session this replica does not hold, when replicas share a directory,
 // must be the requester's there, whatever the method: a GET would otherwise
 // take its id for another principal here, and a DELETE end it everywhere.
-func (h *httpHandler) foreignSession(r *http.Request) bool {
+//
+// verified reports a session this replica does not hold that the directory
+// confirmed is the requester's.
+func (h *httpHandler) foreignSession(r *http.Request) (foreign, verified bool) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
-		return false
+		return false, false
 	}
 	principal := auth.PrincipalFrom(r.Context()).Key()
 	if sess := h.s.sessionByID(sid); sess != nil {
-		return sess.caller.Principal.Key() != principal
+		return sess.caller.Principal.Key() != principal, false
 	}
 	if h.dir == nil {
-		return false // mcp-go answers 404 for an id it never issued
+		return false, false // mcp-go answers 404 for an id it never issued
 	}
 	owns, err := h.dir.owns(r.Context(), sid, principal)
-	return err != nil || !owns
+	return err != nil || !owns, err == nil && owns
 }
 
 // streamIDPrefix marks the event ids of the front end's call streams.
