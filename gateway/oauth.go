@@ -135,9 +135,6 @@ func NewFileOAuthStore(path string) (*FileOAuthStore, error) {
 	return s, nil
 }
 
-// Path is the file's path.
-func (s *FileOAuthStore) Path() string { return s.path }
-
 // reloadLocked reads the file again if it changed since it was last read.
 func (s *FileOAuthStore) reloadLocked() error {
 	st, err := os.Stat(s.path)
@@ -232,7 +229,7 @@ func (s *FileOAuthStore) Update(ctx context.Context, owner, server string, fn fu
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteAll(s.path, data, 0o600, 0o700); err != nil {
+	if err := atomicfile.Write(s.path, data, 0o600); err != nil { // its folder was made above, for the lock
 		return err
 	}
 	if st, err := os.Stat(s.path); err == nil {
@@ -256,7 +253,6 @@ func WithOAuthStore(s OAuthStore) Option {
 // refresh in flight, which concurrent callers share).
 type oauthClients struct {
 	store    OAuthStore // nil until a server needs it (openOAuthStore)
-	path     string     // the token file when the store is the default
 	warnOnce sync.Once
 
 	mu       sync.Mutex
@@ -320,7 +316,7 @@ func (g *Gateway) oauthStore() (OAuthStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.store, o.path = s, path
+	o.store = s
 	return s, nil
 }
 
