@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -172,6 +173,11 @@ func TestReplicasShareState(t *testing.T) {
 
 // roundRobin is the load balancer in front of the replicas: each request
 // to the next live one, no affinity. SSE answers are flushed as they come.
+// It reads a request's body before forwarding it, as nginx does by default
+// (proxy_request_buffering): httputil.ReverseProxy streaming a body from Go's
+// HTTP/1 server cuts answers off now and then (golang/go#40747: writing the
+// response headers closes the inbound body, the transport's final read of
+// it fails and tears down the upstream connection mid-answer).
 type roundRobin struct {
 	mu       sync.Mutex
 	backends []*url.URL
@@ -195,6 +201,12 @@ func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no replica", http.StatusBadGateway)
 		return
 	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	p := httputil.NewSingleHostReverseProxy(target)
 	p.FlushInterval = -1
 	p.ServeHTTP(w, r)
@@ -236,27 +248,13 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 	t.Cleanup(lb.Close)
 
 	c := keyClient(t, lb.URL+"/mcp", agentKey) // initialize: replica 1
-	// KNOWN BUG (docs/deploy.md): now and then a call answered by a replica
-	// that re-established the session reaches the client cut off
-	// ("unexpected EOF"), complete on the replica's side; not found yet. A
-	// client calls again, as agents do on a transport error; a second such
-	// call in the test fails it.
-	cutOff := 0
 	call := func(code, want string) {
 		t.Helper()
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}})
-			cancel()
-			if err != nil && strings.Contains(err.Error(), "unexpected nil response") && cutOff == 0 {
-				cutOff++
-				t.Logf("%s reached the client cut off (the known bug); calling again", code)
-				continue
-			}
-			if err != nil || !strings.Contains(toolText(res), want) {
-				t.Fatalf("%s through the balancer: %v %s", code, err, toolText(res))
-			}
-			return
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}})
+		if err != nil || !strings.Contains(toolText(res), want) {
+			t.Fatalf("%s through the balancer: %v %s", code, err, toolText(res))
 		}
 	}
 	for i := range 6 { // every replica, twice
