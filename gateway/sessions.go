@@ -247,6 +247,9 @@ func (g *Gateway) sessionLogLevel(c auth.Caller) string {
 	return ""
 }
 
+// LogLevel is the log level the session asked for ("" if none).
+func (s *Session) LogLevel() string { return s.g.sessionLogLevel(s.state.caller) }
+
 // setSessionLogLevel records an open session's log level (false: no such session).
 func (g *Gateway) setSessionLogLevel(c auth.Caller, level string) bool {
 	g.sessions.mu.Lock()

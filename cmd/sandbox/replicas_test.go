@@ -232,9 +232,10 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 	_, _ = rand.Read(key)
 	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
 	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
-	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {},
+	demo := exampleServerBinary(t)
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}, "other": {"command": %q}},
   "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}"},
-    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "admin", "key": %q}]}}}`, srv.URL(), adminKey))
+    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "admin", "key": %q}]}}}`, demo, demo, srv.URL(), adminKey))
 	rr := &roundRobin{down: map[int]bool{}}
 	var procs []*exec.Cmd
 	for range 3 {
@@ -259,6 +260,18 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 	}
 	for i := range 6 { // every replica, twice
 		call(fmt.Sprintf(`return %d`, i), fmt.Sprintf(`"value":%d`, i))
+	}
+
+	// What the session chose on one replica holds on all: narrowed to
+	// demo, no replica's snippets may call the other server.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "gateway__connect_servers", Arguments: map[string]any{"servers": []string{"demo"}}}})
+	cancel()
+	if err != nil || res.IsError {
+		t.Fatalf("connect_servers: %v %s", err, toolText(res))
+	}
+	for range 3 {
+		call(`const p = await demo.listProjects({}); try { await other.listProjects({}); return "other ran" } catch (e) { return [typeof p, e.code] }`, `"value":["object","SERVICE_NOT_FOUND"]`)
 	}
 
 	// Another principal naming that session gets nothing, on any replica.

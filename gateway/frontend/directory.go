@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
@@ -17,22 +20,35 @@ import (
 // SessionDirectory tells replicas of sandbox serve about each other's MCP
 // sessions (2025-era clients; 2026-07-28 clients have none), so that a
 // request that lands on a replica other than the one that made its session
-// is served there: the session is re-established on that replica, for the
-// same principal only. What lives in a session's replica alone (its
-// server-to-client stream, resumable call streams, narrowing, subscriptions)
-// does not move; docs/deploy.md says why and what that costs.
+// is served there as it would be on its first: the session is adopted by
+// that replica, for the same principal only, with what it chose (the
+// servers it narrowed itself to, its log level). What lives in a replica
+// alone (a client's GET stream, resumable call streams, subscriptions) does
+// not move; docs/deploy.md says why and what that costs.
 //
 // The directory shared by replicas is Redis (state/redisstate); without one
 // a session is valid on its own replica only, as before.
 type SessionDirectory interface {
-	// Claim records a new session of principal, kept while it is used at
-	// least once per idle.
+	// Claim records a new session of principal with an empty state, kept
+	// while it is used at least once per idle. An id already claimed is
+	// left as it is.
 	Claim(ctx context.Context, id, principal string, idle time.Duration) error
-	// Owner returns the principal of a live session (ok false: none, or
-	// it ended or idled out), and keeps it alive for another idle.
-	Owner(ctx context.Context, id string, idle time.Duration) (principal string, ok bool, err error)
+	// Lookup returns the principal and state of a live session (ok false:
+	// none, or it ended or idled out), and keeps it alive for another idle.
+	Lookup(ctx context.Context, id string, idle time.Duration) (principal string, state []byte, ok bool, err error)
+	// Save replaces the state of a live session of principal (another
+	// principal's, or an ended one, is left).
+	Save(ctx context.Context, id, principal string, state []byte) error
 	// Release ends a session of principal (another principal's is left).
 	Release(ctx context.Context, id, principal string) error
+}
+
+// sharedState is what a session chose that every replica serving it must
+// know; it is the state a SessionDirectory keeps beside the principal.
+type sharedState struct {
+	Narrowed bool     `json:"narrowed,omitempty"`
+	Servers  []string `json:"servers,omitempty"` // when narrowed
+	LogLevel string   `json:"logLevel,omitempty"`
 }
 
 // directoryResolver gives mcp-go a session id manager per request, bound to
@@ -42,38 +58,164 @@ type directoryResolver struct {
 	dir  SessionDirectory
 	idle time.Duration
 
-	mu        sync.Mutex
-	refreshed map[string]time.Time // session id -> when its entry was last kept alive from here
-	idled     map[string]bool      // sessions the sweeper ended here, until their end is handled
+	mu    sync.Mutex
+	idled map[string]bool // sessions the sweeper ended here, until their end is handled
 }
 
-// keepAlive renews a session's directory entry while this replica serves
-// it, at most four times per idle period, so it does not expire there while
-// the client keeps using it here.
-func (d *directoryResolver) keepAlive(id string) {
-	now := time.Now()
-	d.mu.Lock()
-	if last, ok := d.refreshed[id]; ok && now.Sub(last) < d.idle/4 {
-		d.mu.Unlock()
+var (
+	errNoSuchSession      = errors.New("no such session")
+	errDirectoryDown      = errors.New("the session directory is unavailable")
+	errSessionOfAnother   = errors.New("a session of another principal")
+	errSessionEndedByPeer = errors.New("the session ended on another replica")
+)
+
+// verifiedSessionKey carries, in a request's context, the directory's
+// entry for the session the request names, read once by attach.
+type verifiedSessionKey struct{}
+
+type verifiedSession struct {
+	id    string
+	state []byte // nil: the directory could not be asked; serve this replica's copy
+}
+
+// attach checks, before anything else reads a request, that the session
+// it names is the requester's in the directory (for every method: a GET
+// would otherwise take its id for another principal here, and a DELETE end
+// it everywhere), and keeps it alive there. It returns the request to serve,
+// carrying the entry for mcp-go's session check and the adoption hook.
+//
+// When the directory cannot be asked, a session this replica holds is
+// served as it is here; one it does not hold cannot be checked and is
+// refused with errDirectoryDown. A session gone from the directory (ended by
+// a DELETE on another replica) ends here too.
+func (d *directoryResolver) attach(r *http.Request, id string) (*http.Request, error) {
+	principal := auth.PrincipalFrom(r.Context()).Key()
+	local := d.s.sessionByID(id)
+	if local != nil && local.caller.Principal.Key() != principal {
+		return r, errSessionOfAnother
+	}
+	owner, state, ok, err := d.dir.Lookup(r.Context(), id, d.idle)
+	switch {
+	case err != nil && local != nil:
+		d.s.log.Warn("the session directory is unavailable: serving this replica's copy of the session", "error", err)
+		state = nil
+	case err != nil:
+		return r, errDirectoryDown
+	case !ok && local != nil:
+		d.s.endHere(r.Context(), local)
+		return r, errSessionEndedByPeer
+	case !ok || owner != principal:
+		return r, errNoSuchSession
+	case state == nil:
+		state = []byte{} // found, nothing chosen yet
+	}
+	return r.WithContext(context.WithValue(r.Context(), verifiedSessionKey{}, verifiedSession{id: id, state: state})), nil
+}
+
+// adoptRequest runs before mcp-go handles a request (its request
+// initialization hook): a session attach verified that this replica does
+// not hold is adopted here, and the state replicas share is applied to it.
+func (s *Server) adoptRequest(ctx context.Context) {
+	v, ok := ctx.Value(verifiedSessionKey{}).(verifiedSession)
+	if !ok {
 		return
 	}
-	if d.refreshed == nil || len(d.refreshed) > 4096 {
-		for k, t := range d.refreshed { // sessions idle this long are gone
-			if now.Sub(t) > d.idle {
-				delete(d.refreshed, k)
-			}
-		}
-		if d.refreshed == nil {
-			d.refreshed = map[string]time.Time{}
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil || cs.SessionID() != v.id {
+		return
+	}
+	sess := s.sessionByID(v.id)
+	if sess == nil {
+		sess = s.adopt(ctx, cs)
+	}
+	if v.state != nil {
+		s.applyShared(ctx, sess, cs, v.state)
+	}
+}
+
+// adopt makes this replica's copy of a session made on another: the
+// gateway's state for it, mcp-go's per-request session object standing in
+// for the client (mcp-go keeps a session's tools and log level by id, so
+// any of its request objects will do; it has no client capabilities: this
+// replica cannot ask the client anything).
+func (s *Server) adopt(ctx context.Context, cs server.ClientSession) *session {
+	s.adoptMu.Lock()
+	defer s.adoptMu.Unlock()
+	if sess := s.sessionByID(cs.SessionID()); sess != nil {
+		return sess
+	}
+	sess := &session{s: s, caller: callerOfSession(ctx, cs), cs: cs, adopted: true}
+	sess.gw = s.g.OpenSession(sess.caller, sess)
+	s.mu.Lock()
+	s.sessions[cs.SessionID()] = sess
+	s.mu.Unlock()
+	s.applySessionTools(sess)
+	s.log.Info("session adopted from another replica", "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
+	return sess
+}
+
+// applyShared brings this replica's copy of a session up to the state the
+// directory holds (another replica may have changed it since).
+func (s *Server) applyShared(ctx context.Context, sess *session, cs server.ClientSession, raw []byte) {
+	var st sharedState
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			s.log.Warn("a session's shared state is unreadable; ignored", "session", string(sess.caller.Session), "error", err)
+			return
 		}
 	}
-	d.refreshed[id] = now
-	d.mu.Unlock()
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _, _ = d.dir.Owner(ctx, id, d.idle)
-	}()
+	servers, narrowed := sess.gw.Servers()
+	switch {
+	case st.Narrowed && (!narrowed || !slices.Equal(servers, st.Servers)):
+		sess.gw.Narrow(append([]string{}, st.Servers...))
+	case !st.Narrowed && narrowed:
+		sess.gw.Narrow(nil)
+	}
+	if st.LogLevel != "" && sess.gw.LogLevel() != st.LogLevel {
+		s.g.SetLogLevel(ctx, sess.caller, st.LogLevel)
+		if lc, ok := cs.(server.SessionWithLogging); ok {
+			lc.SetLogLevel(mcp.LoggingLevel(st.LogLevel))
+		}
+	}
+}
+
+// shareState records what a session chose (narrowing, log level) for the
+// other replicas; without a directory there is nothing to do.
+func (s *Server) shareState(ctx context.Context, caller auth.Caller, st sharedState) error {
+	d := s.directory.Load()
+	if d == nil || !caller.HasSession() {
+		return nil
+	}
+	raw, _ := json.Marshal(st)
+	return d.dir.Save(ctx, string(caller.Session), caller.Principal.Key(), raw)
+}
+
+// sharedStateOf is a session's state as this replica holds it.
+func sharedStateOf(sess *session) sharedState {
+	servers, narrowed := sess.gw.Servers()
+	return sharedState{Narrowed: narrowed, Servers: servers, LogLevel: sess.gw.LogLevel()}
+}
+
+// endHere ends this replica's copy of a session that ended elsewhere.
+func (s *Server) endHere(ctx context.Context, sess *session) {
+	if !sess.adopted {
+		s.mcp.UnregisterSession(ctx, string(sess.caller.Session)) // sessionEnded does the rest
+		return
+	}
+	if s.dropAdopted(string(sess.caller.Session), sess) {
+		sess.gw.Close()
+	}
+}
+
+// dropAdopted forgets an adopted session here, reporting whether it did.
+func (s *Server) dropAdopted(id string, sess *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[id] != sess {
+		return false
+	}
+	delete(s.sessions, id)
+	return true
 }
 
 func (d *directoryResolver) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
@@ -112,19 +254,6 @@ func (d *directoryResolver) takeEndedHere(id string) bool {
 	return ok
 }
 
-// owns reports whether the directory says principal owns a session this
-// replica does not hold (for every request naming one: POST, GET, DELETE).
-func (d *directoryResolver) owns(ctx context.Context, id, principal string) (bool, error) {
-	owner, ok, err := d.dir.Owner(ctx, id, d.idle)
-	return ok && owner == principal, err
-}
-
-var errNoSuchSession = errors.New("no such session")
-
-// verifiedSessionKey carries, in a request's context, the id of the session
-// the directory confirmed as the requester's (foreignSession).
-type verifiedSessionKey struct{}
-
 // Generate mints an id and claims it for the principal. A directory that
 // cannot be reached leaves the session to its own replica.
 func (m *directoryIDs) Generate() string {
@@ -137,36 +266,36 @@ func (m *directoryIDs) Generate() string {
 	return id
 }
 
-// Validate accepts a session this replica holds, or one the directory says
-// is the same principal's.
+// Validate accepts a session this replica holds, or one attach found to be
+// the principal's in the directory (every request passes attach first).
 func (m *directoryIDs) Validate(id string) (bool, error) {
 	if sess := m.d.s.sessionByID(id); sess != nil {
-		m.d.keepAlive(id)
-		return false, nil // foreignSession already refused another principal's
+		return false, nil // attach already refused another principal's
 	}
-	if v, _ := m.ctx.Value(verifiedSessionKey{}).(string); v == id {
-		return false, nil // foreignSession asked the directory for this request
+	if v, _ := m.ctx.Value(verifiedSessionKey{}).(verifiedSession); v.id == id {
+		return false, nil
 	}
-	owner, ok, err := m.d.dir.Owner(m.ctx, id, m.d.idle)
-	if err != nil {
-		return false, err
-	}
-	if !ok || owner != m.principal {
-		return false, errNoSuchSession
-	}
-	return false, nil
+	return false, errNoSuchSession
 }
 
 func (m *directoryIDs) Terminate(id string) (bool, error) {
-	m.d.mu.Lock()
-	delete(m.d.refreshed, id)
-	m.d.mu.Unlock()
 	if m.local {
-		m.d.endedHere(id) // the directory's entry idles out by itself
+		// Idled out here: the directory's entry lives on for the replicas
+		// still serving it, and idles out there by itself.
+		if sess := m.d.s.sessionByID(id); sess != nil && sess.adopted {
+			if m.d.s.dropAdopted(id, sess) {
+				sess.gw.Detach()
+			}
+			return false, nil
+		}
+		m.d.endedHere(id)
 		return false, nil
 	}
 	if err := m.d.dir.Release(m.ctx, id, m.principal); err != nil {
 		m.d.s.log.Warn("the session directory could not end a session", "error", err)
+	}
+	if sess := m.d.s.sessionByID(id); sess != nil && sess.adopted && m.d.s.dropAdopted(id, sess) {
+		sess.gw.Close() // ended by its client: its tokens go too
 	}
 	return false, nil
 }

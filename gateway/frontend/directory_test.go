@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,40 +14,82 @@ import (
 )
 
 // memDirectory is a SessionDirectory in memory: what Redis keeps for the
-// replicas, enough to test the front end's side.
+// replicas, enough to test the front end's side. down makes it fail as
+// Redis does when it does not answer.
 type memDirectory struct {
 	mu      sync.Mutex
 	owner   map[string]string
+	state   map[string][]byte
 	release []string
 	lookups int
+	down    bool
 }
+
+var errMemDirectoryDown = errors.New("redis is unavailable: connection refused")
 
 func (d *memDirectory) Claim(_ context.Context, id, principal string, _ time.Duration) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.owner == nil {
-		d.owner = map[string]string{}
+	if d.down {
+		return errMemDirectoryDown
 	}
-	d.owner[id] = principal
+	if d.owner == nil {
+		d.owner, d.state = map[string]string{}, map[string][]byte{}
+	}
+	if _, taken := d.owner[id]; !taken {
+		d.owner[id] = principal
+	}
 	return nil
 }
 
-func (d *memDirectory) Owner(_ context.Context, id string, _ time.Duration) (string, bool, error) {
+func (d *memDirectory) Lookup(_ context.Context, id string, _ time.Duration) (string, []byte, bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.down {
+		return "", nil, false, errMemDirectoryDown
+	}
 	d.lookups++
 	p, ok := d.owner[id]
-	return p, ok, nil
+	return p, d.state[id], ok, nil
+}
+
+func (d *memDirectory) Save(_ context.Context, id, principal string, state []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return errMemDirectoryDown
+	}
+	if d.owner[id] == principal {
+		d.state[id] = state
+	}
+	return nil
 }
 
 func (d *memDirectory) Release(_ context.Context, id, principal string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.down {
+		return errMemDirectoryDown
+	}
 	d.release = append(d.release, id)
 	if d.owner[id] == principal {
 		delete(d.owner, id)
+		delete(d.state, id)
 	}
 	return nil
+}
+
+func (d *memDirectory) setDown(down bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.down = down
+}
+
+func (d *memDirectory) ownerOf(id string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.owner[id]
+	return p, ok
 }
 
 // TestDirectorySessionsIdleOut: with a shared directory, a session idle on
@@ -59,11 +102,11 @@ func TestDirectorySessionsIdleOut(t *testing.T) {
 	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxSessionsPerPrincipal: 1, SessionIdleTimeout: 500 * time.Millisecond, Sessions: dir}))
 	t.Cleanup(srv.Close)
 	sid := rawSession(t, srv.URL+"/mcp")
-	if p, ok, _ := dir.Owner(context.Background(), sid, 0); !ok || p != "anonymous" {
+	if p, ok := dir.ownerOf(sid); !ok || p != "anonymous" {
 		t.Fatalf("the directory has %q %v for the new session", p, ok)
 	}
 	testwait.Until(t, 10*time.Second, "the idle session to end here", func() bool { return fx.f.sessionByID(sid) == nil })
-	if _, ok, _ := dir.Owner(context.Background(), sid, 0); !ok || len(dir.release) != 0 {
+	if _, ok := dir.ownerOf(sid); !ok || len(dir.release) != 0 {
 		t.Fatalf("idling out here released the session everywhere: %v", dir.release)
 	}
 	status, _, body := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
@@ -98,7 +141,7 @@ func TestDirectorySessionOfAnother(t *testing.T) {
 			t.Errorf("%s of alice's session by anonymous: %d", method, resp.StatusCode)
 		}
 	}
-	if p, ok, _ := dir.Owner(context.Background(), "mcp-elsewhere", 0); !ok || p != "acme/alice" {
+	if p, ok := dir.ownerOf("mcp-elsewhere"); !ok || p != "acme/alice" {
 		t.Fatal("another principal ended alice's session")
 	}
 }
@@ -117,5 +160,80 @@ func TestDirectorySessionServedElsewhere(t *testing.T) {
 	}
 	if dir.lookups != 1 {
 		t.Errorf("%d directory lookups for one request", dir.lookups)
+	}
+}
+
+// TestDirectorySessionFollowsAcrossReplicas: two front ends (replicas)
+// share a directory. A session made on the first is adopted by the second
+// with what it chose: servers narrowed on one are the servers the other
+// lists, a log level set on one is the other's; the session's DELETE on one
+// ends it on the other at its next request. When the directory does not
+// answer, the replica holding a session serves it on, and the other says
+// why it cannot (503), rather than taking it for unknown.
+func TestDirectorySessionFollowsAcrossReplicas(t *testing.T) {
+	dir := &memDirectory{}
+	replica := func() (*frontendFixture, string) {
+		fx := newFrontend(t)
+		srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir}))
+		t.Cleanup(srv.Close)
+		return fx, srv.URL + "/mcp"
+	}
+	fx1, url1 := replica()
+	fx2, url2 := replica()
+	sid := rawSession(t, url1)
+	post := func(url, body string) (int, string) {
+		status, _, b := rawPost(t, url, body, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25")
+		return status, b
+	}
+
+	if status, body := post(url2, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gateway__connect_servers","arguments":{"servers":["a"]}}}`); status != http.StatusOK || !strings.Contains(body, `\"connected\":[\"a\"]`) {
+		t.Fatalf("narrowing on the second replica: %d %s", status, body)
+	}
+	if sess := fx2.f.sessionByID(sid); sess == nil || !sess.adopted {
+		t.Fatal("the second replica did not adopt the session")
+	}
+	status, body := post(url1, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if status != http.StatusOK || !strings.Contains(body, `"a__`) || strings.Contains(body, `"b__`) {
+		t.Fatalf("the first replica lists, after narrowing on the second: %d %s", status, body)
+	}
+	if status, body := post(url1, `{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"error"}}`); status != http.StatusOK {
+		t.Fatalf("setLevel: %d %s", status, body)
+	}
+	_, _ = post(url2, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if got := fx2.f.sessionByID(sid).gw.LogLevel(); got != "error" {
+		t.Fatalf("the second replica has log level %q after the first set error", got)
+	}
+	if servers, narrowed := fx2.f.sessionByID(sid).gw.Servers(); !narrowed || len(servers) != 1 {
+		t.Fatalf("setting the level lost the narrowing: %v %v", servers, narrowed)
+	}
+
+	// The directory down: the holder serves on; the other cannot tell.
+	dir.setDown(true)
+	if status, body := post(url1, `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`); status != http.StatusOK || strings.Contains(body, `"b__`) {
+		t.Fatalf("the replica holding the session, directory down: %d %s", status, body)
+	}
+	sid2 := rawSession(t, url1) // made while the directory is down: this replica's only
+	status, _, body2 := rawPost(t, url2, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, "Mcp-Session-Id", sid2, "Mcp-Protocol-Version", "2025-11-25")
+	if status != http.StatusServiceUnavailable || !strings.Contains(body2, "directory") {
+		t.Fatalf("a replica that cannot ask the directory: %d %s", status, body2)
+	}
+	dir.setDown(false)
+
+	// Ended on the second replica: gone on the first at its next request.
+	req, _ := http.NewRequest("DELETE", url2, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if fx2.f.sessionByID(sid) != nil {
+		t.Fatal("the replica that ended the session still holds it")
+	}
+	if status, _ := post(url1, `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`); status != http.StatusNotFound {
+		t.Fatalf("the first replica after the session was ended on the second: %d", status)
+	}
+	if fx1.f.sessionByID(sid) != nil {
+		t.Fatal("the first replica still holds a session ended on the second")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -190,17 +191,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
-	foreign, verified := h.foreignSession(r)
-	if foreign {
+	r, err := h.checkSession(r)
+	switch {
+	case errors.Is(err, errDirectoryDown):
+		w.Header().Set("Retry-After", "2")
+		http.Error(w, "Service Unavailable: the session directory replicas share (Redis) does not answer, so this replica cannot tell whose session this is; send the request again in a moment", http.StatusServiceUnavailable)
+		return
+	case err != nil:
 		// As for an id never issued: nothing tells the caller it exists.
 		http.Error(w, "Not Found: no such session", http.StatusNotFound)
 		return
 	}
-	if verified {
-		// The directory said so already: mcp-go's session check need not ask again.
-		r = r.WithContext(context.WithValue(r.Context(), verifiedSessionKey{}, r.Header.Get(server.HeaderKeySessionID)))
-	}
-	r, err := h.takeTokens(r)
+	r, err = h.takeTokens(r)
 	if err != nil {
 		http.Error(w, "Bad Request: Sandbox-Token header: "+err.Error(), http.StatusBadRequest)
 		return
@@ -507,30 +509,22 @@ func (h *httpHandler) takeTokens(r *http.Request) (*http.Request, error) {
 	return r, nil
 }
 
-// foreignSession reports whether the request names an open session that
-// belongs to another principal: a session is bound to the principal that
-// started it, and a request of anyone else is refused, whatever id it knows.
-//
-// A session this replica does not hold, when replicas share a directory,
-// must be the requester's there, whatever the method: a GET would otherwise
-// take its id for another principal here, and a DELETE end it everywhere.
-//
-// verified reports a session this replica does not hold that the directory
-// confirmed is the requester's.
-func (h *httpHandler) foreignSession(r *http.Request) (foreign, verified bool) {
+// checkSession refuses a request that names a session of another
+// principal: a session is bound to the principal that started it, and a
+// request of anyone else is refused, whatever id it knows. With a directory
+// replicas share, every request naming a session is checked there (attach).
+func (h *httpHandler) checkSession(r *http.Request) (*http.Request, error) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
-		return false, false
+		return r, nil
 	}
-	principal := auth.PrincipalFrom(r.Context()).Key()
-	if sess := h.s.sessionByID(sid); sess != nil {
-		return sess.caller.Principal.Key() != principal, false
+	if h.dir != nil {
+		return h.dir.attach(r, sid)
 	}
-	if h.dir == nil {
-		return false, false // mcp-go answers 404 for an id it never issued
+	if sess := h.s.sessionByID(sid); sess != nil && sess.caller.Principal.Key() != auth.PrincipalFrom(r.Context()).Key() {
+		return r, errSessionOfAnother
 	}
-	owns, err := h.dir.owns(r.Context(), sid, principal)
-	return err != nil || !owns, err == nil && owns
+	return r, nil // mcp-go answers 404 for an id it never issued
 }
 
 // streamIDPrefix marks the event ids of the front end's call streams.

@@ -42,6 +42,7 @@ type Server struct {
 	// directory is the session directory of the HTTP handler, when
 	// replicas share one (directory.go).
 	directory atomic.Pointer[directoryResolver]
+	adoptMu   sync.Mutex // one adoption of a session at a time
 
 	mu       sync.Mutex
 	builtins map[string]bool // wire names of built-in and hub tools
@@ -108,8 +109,18 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionStarted(ctx, cs) })
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionEnded(cs) })
+	hooks.AddOnRequestInitialization(func(ctx context.Context, _ any, _ any) error {
+		s.adoptRequest(ctx) // a session made on another replica (directory.go)
+		return nil
+	})
 	hooks.AddAfterSetLevel(func(ctx context.Context, id any, r *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
-		s.g.SetLogLevel(ctx, callerOf(ctx), string(r.Params.Level))
+		caller := callerOf(ctx)
+		s.g.SetLogLevel(ctx, caller, string(r.Params.Level))
+		if sess := s.sessionFor(ctx); sess != nil {
+			if err := s.shareState(ctx, caller, sharedStateOf(sess)); err != nil {
+				s.log.Warn("the session's log level could not be shared with the other replicas", "session", string(caller.Session), "error", err)
+			}
+		}
 	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, id any, r *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		if err := s.g.SubscribeResource(ctx, callerOf(ctx), r.Params.URI); err != nil {

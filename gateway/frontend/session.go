@@ -22,6 +22,9 @@ type session struct {
 	caller auth.Caller
 	cs     server.ClientSession
 	gw     *gateway.Session // the gateway's state for it: narrowing, tokens, subscriptions, log level
+	// adopted: made on another replica and served here (directory.go);
+	// mcp-go does not know it as a session of its own.
+	adopted bool
 
 	mu    sync.Mutex
 	calls []*activeCall // in flight, oldest first
@@ -96,14 +99,15 @@ func (s *Server) sessionFor(ctx context.Context) *session {
 	return s.sessionByID(cs.SessionID())
 }
 
-// sessionsOf counts the open sessions of a principal.
+// sessionsOf counts the sessions a principal opened here (not the ones
+// adopted from other replicas).
 func (s *Server) sessionsOf(p auth.Principal) int {
 	key := p.Key()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, sess := range s.sessions {
-		if sess.caller.Principal.Key() == key {
+		if sess.caller.Principal.Key() == key && !sess.adopted {
 			n++
 		}
 	}
@@ -447,8 +451,15 @@ func (s *Server) changeSubset(ctx context.Context, req ToolRequest, connect bool
 			connected = append(connected, n)
 		}
 	}
-	sess.gw.Narrow(connected)
 	sort.Strings(connected)
+	// The other replicas learn the choice first: refused there, it is
+	// refused here too, and the session stays as it was everywhere.
+	st := sharedStateOf(sess)
+	st.Narrowed, st.Servers = true, connected
+	if err := s.shareState(ctx, caller, st); err != nil {
+		return nil, fmt.Errorf("the servers could not be changed: %w", err)
+	}
+	sess.gw.Narrow(connected)
 	s.notify(ctx, notifierFrom(ctx), string(mcp.MethodNotificationToolsListChanged), map[string]any{})
 	b, _ := json.Marshal(map[string]any{"connected": connected})
 	text, _ := json.Marshal(map[string]any{"type": "text", "text": string(b)})

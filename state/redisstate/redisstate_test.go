@@ -151,8 +151,10 @@ func TestOpenChecksTheConfig(t *testing.T) {
 	}
 }
 
-// TestSessionDirectory: a claimed session has its principal; using it keeps
-// it alive; unused, it idles out; released, it is gone.
+// TestSessionDirectory: a claimed session has its principal and an empty
+// state; its principal may save a state there (another may not); using it
+// keeps it alive; unused, it idles out; released, it is gone; an id already
+// claimed is not taken over.
 func TestSessionDirectory(t *testing.T) {
 	_, open := clients(t)
 	ctx := context.Background()
@@ -161,27 +163,77 @@ func TestSessionDirectory(t *testing.T) {
 	if err := d.Claim(ctx, "s1", "acme/alice", idle); err != nil {
 		t.Fatal(err)
 	}
+	if err := d.Save(ctx, "s1", "acme/alice", []byte(`{"servers":["a"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.Save(ctx, "s1", "mallory", []byte(`{}`))
 	for range 4 { // used every 150 ms: alive past its first idle period
 		time.Sleep(idle / 2)
-		if p, ok, err := d.Owner(ctx, "s1", idle); !ok || err != nil || p != "acme/alice" {
-			t.Fatalf("owner: %q %v %v", p, ok, err)
+		if p, st, ok, err := d.Lookup(ctx, "s1", idle); !ok || err != nil || p != "acme/alice" || string(st) != `{"servers":["a"]}` {
+			t.Fatalf("lookup: %q %q %v %v", p, st, ok, err)
 		}
 	}
 	time.Sleep(2 * idle)
-	if _, ok, _ := d.Owner(ctx, "s1", idle); ok {
+	if _, _, ok, _ := d.Lookup(ctx, "s1", idle); ok {
 		t.Fatal("an idle session is still there")
 	}
 	_ = d.Claim(ctx, "s2", "bob", time.Minute)
+	_ = d.Claim(ctx, "s2", "mallory", time.Minute)
+	if p, st, ok, _ := d.Lookup(ctx, "s2", time.Minute); !ok || p != "bob" || len(st) != 0 {
+		t.Fatalf("after a second claim of bob's id: %q %q %v", p, st, ok)
+	}
 	if err := d.Release(ctx, "s2", "mallory"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := d.Owner(ctx, "s2", time.Minute); !ok {
+	if _, _, ok, _ := d.Lookup(ctx, "s2", time.Minute); !ok {
 		t.Fatal("another principal released bob's session")
 	}
 	if err := d.Release(ctx, "s2", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := d.Owner(ctx, "s2", time.Minute); ok {
+	if _, _, ok, _ := d.Lookup(ctx, "s2", time.Minute); ok {
 		t.Fatal("a released session is still there")
+	}
+	if err := d.Save(ctx, "s2", "bob", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := d.Lookup(ctx, "s2", time.Minute); ok {
+		t.Fatal("saving a released session's state brought it back")
+	}
+}
+
+// TestSessionTokensExpireWithTheSession: a session's upstream tokens live
+// while its directory entry does (kept alive by use) and go with it when it
+// idles out on every replica, which no replica closes; a principal's own
+// tokens do not expire.
+func TestSessionTokensExpireWithTheSession(t *testing.T) {
+	_, open := clients(t)
+	ctx := context.Background()
+	c := open(t)
+	d, tokens := c.SessionDirectory(), c.TokenStore()
+	const idle = 300 * time.Millisecond
+	if err := d.Claim(ctx, "s1", "alice", idle); err != nil {
+		t.Fatal(err)
+	}
+	session := gateway.TokenScope{Principal: "alice", Session: "s1"}
+	if err := tokens.SetToken(ctx, session, "github", "tok-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.SetToken(ctx, gateway.TokenScope{Principal: "alice"}, "github", "tok-p"); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // the session in use for twice its idle time
+		time.Sleep(idle / 2)
+		_, _, _, _ = d.Lookup(ctx, "s1", idle)
+	}
+	if tok, ok, err := tokens.Token(ctx, session, "github"); !ok || err != nil || tok != "tok-1" {
+		t.Fatalf("the token of a session in use: %q %v %v", tok, ok, err)
+	}
+	time.Sleep(2 * idle)
+	if _, ok, _ := tokens.Token(ctx, session, "github"); ok {
+		t.Fatal("the token outlived its idle session")
+	}
+	if _, ok, _ := tokens.Token(ctx, gateway.TokenScope{Principal: "alice"}, "github"); !ok {
+		t.Fatal("a principal's token expired")
 	}
 }
