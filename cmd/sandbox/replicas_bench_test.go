@@ -49,7 +49,7 @@ func BenchmarkReplicas(b *testing.B) {
 				redisCfg = fmt.Sprintf(`, "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}", "keyPrefix": %q}}`, srv.URL(), setup.name+":")
 			}
 			cfg := writeConfig(b, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q, "rateLimit": {"perSecond": 100000, "burst": 100000}}}%s}`, demo, redisCfg))
-			rr := &roundRobin{down: map[int]bool{}}
+			rr := &roundRobin{down: map[int]bool{}, marked: -1}
 			for range setup.replicas {
 				cmd := exec.Command(sandboxBinary(b), "serve", "-c", cfg, "--http", "127.0.0.1:0", "--log-level", "warn")
 				u, _ := url.Parse(startLogged(b, cmd, listening))

@@ -1,17 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +26,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/internal/redistest"
+	"github.com/sandboxrt/sandbox/internal/testpeers"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
@@ -178,44 +184,117 @@ func TestReplicasShareState(t *testing.T) {
 // HTTP/1 server cuts answers off now and then (golang/go#40747: writing the
 // response headers closes the inbound body, the transport's final read of
 // it fails and tears down the upstream connection mid-answer).
+//
+// For the resumability tests it can misbehave on cue: a request whose body
+// holds "CUT-ME" has its answer cut off after the first write (the client
+// loses the stream mid-call, the replica lives on: cutTransport); one holding "KILL-ME"
+// reports the replica it went to on killed. A resume (Last-Event-ID) never
+// goes to the replica that ran the marked call, so it is served elsewhere.
 type roundRobin struct {
 	mu       sync.Mutex
 	backends []*url.URL
 	down     map[int]bool
 	next     int
+	marked   int // the replica that served the last marked call; -1: none
+	killed   chan int
 }
 
 func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rr.mu.Lock()
-	var target *url.URL
-	for range rr.backends {
-		i := rr.next % len(rr.backends)
-		rr.next++
-		if !rr.down[i] {
-			target = rr.backends[i]
-			break
-		}
-	}
-	rr.mu.Unlock()
-	if target == nil {
-		http.Error(w, "no replica", http.StatusBadGateway)
-		return
-	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	p := httputil.NewSingleHostReverseProxy(target)
+	cut, kill := bytes.Contains(body, []byte("CUT-ME")), bytes.Contains(body, []byte("KILL-ME"))
+	rr.mu.Lock()
+	target := -1
+	for range rr.backends {
+		i := rr.next % len(rr.backends)
+		rr.next++
+		if !rr.down[i] && !(r.Header.Get("Last-Event-ID") != "" && i == rr.marked && len(rr.backends) > 1) {
+			target = i
+			break
+		}
+	}
+	if target >= 0 && (cut || kill) {
+		rr.marked = target
+	}
+	rr.mu.Unlock()
+	if target < 0 {
+		http.Error(w, "no replica", http.StatusBadGateway)
+		return
+	}
+	if kill && rr.killed != nil {
+		rr.killed <- target
+	}
+	p := httputil.NewSingleHostReverseProxy(rr.backends[target])
 	p.FlushInterval = -1
+	if cut {
+		p.Transport = cutTransport{}
+		p.ErrorLog = log.New(io.Discard, "", 0)
+	}
 	p.ServeHTTP(w, r)
+}
+
+// cutTransport forwards a request and breaks off its answer 300 ms after
+// the first read of it (the priming event of a call's stream), while the
+// call still runs: the balancer then drops the client's connection and the
+// replica's, as a proxy losing a client would.
+type cutTransport struct{}
+
+func (cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		resp.Body = &cutBody{ReadCloser: resp.Body}
+	}
+	return resp, err
+}
+
+type cutBody struct {
+	io.ReadCloser
+	reads int
+}
+
+func (c *cutBody) Read(p []byte) (int, error) {
+	if c.reads++; c.reads == 1 {
+		return c.ReadCloser.Read(p)
+	}
+	time.Sleep(300 * time.Millisecond)
+	return 0, errors.New("the balancer lost the client")
 }
 
 func (rr *roundRobin) markDown(i int) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	rr.down[i] = true
+}
+
+// balancedReplicas starts redis-server and three `sandbox serve --http`
+// replicas on it (principals agent-a and admin), behind a roundRobin; it
+// returns the balancer, the replicas' processes and the balancer's URL.
+func balancedReplicas(t *testing.T, mcpServers string) (*roundRobin, []*exec.Cmd, string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": %s,
+  "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}"},
+    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "admin", "key": %q}]}}}`, mcpServers, srv.URL(), adminKey))
+	rr := &roundRobin{down: map[int]bool{}, marked: -1}
+	var procs []*exec.Cmd
+	for range 3 {
+		cmd := exec.Command(sandboxBinary(t), "serve", "-c", cfg, "--http", "127.0.0.1:0", "--log-level", "warn")
+		u, _ := url.Parse(startLogged(t, cmd, listening))
+		u.Path = "" // the balancer passes the request's path on
+		rr.backends = append(rr.backends, u)
+		procs = append(procs, cmd)
+	}
+	lb := httptest.NewServer(rr)
+	t.Cleanup(lb.Close)
+	return rr, procs, lb.URL
 }
 
 // TestSessionMovesBetweenReplicas: a 2025-era client's session, made on
@@ -227,28 +306,10 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server and three replicas")
 	}
-	srv := redistest.Start(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
-	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
 	demo := exampleServerBinary(t)
-	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}, "other": {"command": %q}},
-  "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}"},
-    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "admin", "key": %q}]}}}`, demo, demo, srv.URL(), adminKey))
-	rr := &roundRobin{down: map[int]bool{}}
-	var procs []*exec.Cmd
-	for range 3 {
-		cmd := exec.Command(sandboxBinary(t), "serve", "-c", cfg, "--http", "127.0.0.1:0", "--log-level", "warn")
-		u, _ := url.Parse(startLogged(t, cmd, listening))
-		u.Path = "" // the balancer passes the request's path on
-		rr.backends = append(rr.backends, u)
-		procs = append(procs, cmd)
-	}
-	lb := httptest.NewServer(rr)
-	t.Cleanup(lb.Close)
+	rr, procs, lbURL := balancedReplicas(t, fmt.Sprintf(`{"demo": {"command": %q}, "other": {"command": %q}}`, demo, demo))
 
-	c := keyClient(t, lb.URL+"/mcp", agentKey) // initialize: replica 1
+	c := keyClient(t, lbURL+"/mcp", agentKey) // initialize: replica 1
 	call := func(code, want string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -285,7 +346,44 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 		}
 	}
 
-	// A replica dies under a call: the call fails within seconds.
+	// A client that loses a call's stream resumes it on another replica
+	// (Last-Event-ID) and gets the call's answer from there.
+	ctx, cancel = context.WithCancel(context.Background())
+	post, _ := http.NewRequestWithContext(ctx, "POST", rr.backends[0].String()+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"execute_code","arguments":{"code":"await new Promise(r => setTimeout(r, 1500)); return 'slow done'"}}}`))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Authorization": "Bearer " + agentKey, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"} {
+		post.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var primingID string
+	for sc := bufio.NewScanner(resp.Body); primingID == "" && sc.Scan(); {
+		primingID, _ = strings.CutPrefix(sc.Text(), "id: ")
+	}
+	cancel() // the client goes away mid-call
+	resp.Body.Close()
+	if primingID == "" {
+		t.Fatal("no priming event on the call's stream")
+	}
+	get, _ := http.NewRequest("GET", rr.backends[1].String()+"/mcp", nil)
+	for k, v := range map[string]string{"Accept": "text/event-stream", "Authorization": "Bearer " + agentKey,
+		"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", "Last-Event-ID": primingID} {
+		get.Header.Set(k, v)
+	}
+	resp, err = http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(rest), `"id":"slow-1"`) || !strings.Contains(string(rest), "slow done") {
+		t.Fatalf("resuming on another replica the stream of a call run on the first: %d %s", resp.StatusCode, rest)
+	}
+
+	// A replica dies under a call: the call fails at once.
 	rr.mu.Lock()
 	victim := rr.next % 3
 	rr.mu.Unlock()
@@ -302,6 +400,8 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 	_ = procs[victim].Process.Kill()
 	select {
 	case err := <-done:
+		// mcp-go's client does not resume a stream that broke off (the
+		// official TypeScript client does: TestCallStreamsResumeOnAnotherReplicaWithTheSDKClient).
 		if err == nil {
 			t.Fatal("the call on the killed replica answered")
 		}
@@ -310,5 +410,68 @@ func TestSessionMovesBetweenReplicas(t *testing.T) {
 	}
 	for i := range 4 {
 		call(fmt.Sprintf(`return "after %d"`, i), fmt.Sprintf(`"after %d"`, i))
+	}
+}
+
+// TestCallStreamsResumeOnAnotherReplicaWithTheSDKClient: the official
+// TypeScript SDK client, through a round-robin balancer, on three replicas.
+// Its connection breaks in the middle of a call (the balancer cuts it; the
+// replica lives on): it resumes the call's stream (GET + Last-Event-ID) on
+// another replica and gets the call's answer there. The replica running a
+// call is killed: the client resumes on another replica, which answers
+// within seconds that the call's outcome is unknown, instead of the call
+// hanging.
+func TestCallStreamsResumeOnAnotherReplicaWithTheSDKClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server, three replicas and the SDK client")
+	}
+	sdk := testpeers.Package(t, "@modelcontextprotocol/sdk")
+	rr, procs, lbURL := balancedReplicas(t, `{}`)
+	rr.killed = make(chan int, 1)
+	go func() {
+		victim, ok := <-rr.killed
+		if !ok {
+			return
+		}
+		time.Sleep(500 * time.Millisecond) // the call is under way
+		rr.markDown(victim)
+		_ = procs[victim].Process.Kill()
+	}()
+	script := `
+const [url, sdk, key] = process.argv.slice(2);
+const { Client } = await import(sdk + "/dist/esm/client/index.js");
+const { StreamableHTTPClientTransport } = await import(sdk + "/dist/esm/client/streamableHttp.js");
+const client = new Client({ name: "resumer", version: "1.0.0" });
+await client.connect(new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: "Bearer " + key } },
+  reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
+}));
+const out = {};
+const cut = await client.callTool({ name: "execute_code", arguments: { code: "/* CUT-ME */ await new Promise(r => setTimeout(r, 1500)); return 'after the cut'" } });
+out.cut = cut.content[0].text;
+const started = Date.now();
+try {
+  const late = await client.callTool({ name: "execute_code", arguments: { code: "/* KILL-ME */ await new Promise(r => setTimeout(r, 20000)); return 'late'" } }, undefined, { timeout: 60000 });
+  out.killed = "answered: " + late.content[0].text;
+} catch (e) {
+  out.killed = String(e.message);
+}
+out.killedAfterMs = Date.now() - started;
+process.stdout.write(JSON.stringify(out));
+process.exit(0);
+`
+	out := runNodeScript(t, filepath.Join(t.TempDir(), "resume.mjs"), script, lbURL+"/mcp", "file://"+sdk, agentKey)
+	var got struct {
+		Cut, Killed   string
+		KilledAfterMs int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(got.Cut, `"after the cut"`) {
+		t.Errorf("the call whose connection broke, resumed on another replica: %s", got.Cut)
+	}
+	if !strings.Contains(got.Killed, "stopped before") || got.KilledAfterMs > 15000 {
+		t.Errorf("the call whose replica was killed, after %d ms: %s", got.KilledAfterMs, got.Killed)
 	}
 }

@@ -361,6 +361,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	httpOpts := frontend.HTTPOptions{AllowedHosts: f.allowHosts, MaxInFlightBytes: int64(f.requestBudgetMB) << 20}
 	if shared != nil {
 		httpOpts.Sessions = shared.SessionDirectory() // a session made here is served on every replica
+		httpOpts.CallStreams = shared.CallStreams()   // and its calls' streams resume on every replica
 	}
 	mux.Handle("/mcp", protect(front.HTTPHandler(httpOpts)))
 	// Metrics name every server and tool: with authentication on, only a

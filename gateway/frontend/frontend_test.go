@@ -1052,7 +1052,7 @@ func TestDetachedStreamsAreKeptPerPrincipal(t *testing.T) {
 	t.Parallel()
 	h := &httpHandler{}
 	stream := func(owner string) *callStream {
-		cs := newCallStream(nil, "s-"+owner, true)
+		cs := newCallStream(nil, "s-"+owner, true, nil)
 		cs.owner = owner
 		return cs
 	}

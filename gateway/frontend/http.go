@@ -71,6 +71,10 @@ type HTTPOptions struct {
 	// Sessions, when set, is the directory replicas share their sessions
 	// in (directory.go); nil: a session is valid on this process only.
 	Sessions SessionDirectory
+	// CallStreams, when set, is where replicas hand each other the call
+	// streams whose client went away (streams.go); nil: a stream resumes
+	// on the process that ran its call only.
+	CallStreams CallStreamStore
 }
 
 // defaultMaxInFlightBytes is HTTPOptions.MaxInFlightBytes' default: four
@@ -118,7 +122,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		share = budget / 2
 	}
 	h := &httpHandler{s: s, inner: inner, allowed: allowed, bodies: &byteBudget{max: budget, share: share},
-		maxSessions: opts.MaxSessionsPerPrincipal, bodyTimeout: opts.BodyReadTimeout, dir: dir}
+		maxSessions: opts.MaxSessionsPerPrincipal, bodyTimeout: opts.BodyReadTimeout, dir: dir, shared: opts.CallStreams}
 	if h.maxSessions <= 0 {
 		h.maxSessions = 64
 	}
@@ -169,6 +173,7 @@ type httpHandler struct {
 	maxSessions int                // per principal
 	bodyTimeout time.Duration      // to read one body
 	dir         *directoryResolver // nil: sessions are this process's only
+	shared      CallStreamStore    // nil: detached streams are this process's only
 
 	mu      sync.Mutex
 	streams map[string]*callStream // detached, resumable streams by id
@@ -273,7 +278,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.inner.ServeHTTP(w, r)
 		return
 	}
-	h.serveToolCall(w, r)
+	h.serveToolCall(w, r, env.ID)
 }
 
 // serveToolCall answers a tools/call on a stream the front end owns. For a
@@ -282,9 +287,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // client goes away the call keeps running; the client reconnects with GET
 // and Last-Event-ID to get the rest. On 2026-07-28 (no sessions, no
 // resumability) events carry no ids and a client that leaves cancels the call.
-func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request) {
+func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, requestID json.RawMessage) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
-	cs := newCallStream(w, sid, sid != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)))
+	cs := newCallStream(w, sid, sid != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), requestID)
 	cs.owner = auth.PrincipalFrom(r.Context()).Key()
 	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), notifierKey{}, notifier(cs)))
 	finished := make(chan struct{})
@@ -296,15 +301,22 @@ func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	}()
 	select {
 	case <-finished:
-		return
+		if !cs.lostAnswer() {
+			return
+		}
+		// The client's connection broke as the answer was written: keep
+		// the stream, complete, for the client's resume.
 	case <-r.Context().Done():
-	}
-	if !cs.detach() {
-		cancel()
-		<-finished
-		return
+		if !cs.detach() {
+			cancel()
+			<-finished
+			return
+		}
 	}
 	h.keep(cs)
+	if h.shared != nil {
+		go h.handOff(cs) // for a client resuming on another replica
+	}
 	go func() {
 		t := time.NewTimer(detachedLimit)
 		defer t.Stop()
@@ -371,6 +383,10 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 	h.mu.Lock()
 	cs := h.streams[lastEventID[:i]]
 	h.mu.Unlock()
+	if cs == nil && h.shared != nil {
+		h.resumeShared(w, r, lastEventID[:i], seq) // run, or ran, on another replica
+		return
+	}
 	if cs == nil || cs.session != r.Header.Get(server.HeaderKeySessionID) || cs.owner != auth.PrincipalFrom(r.Context()).Key() {
 		http.Error(w, "unknown Last-Event-ID: the stream finished long ago, belongs to another session, or never existed; send the request again", http.StatusNotFound)
 		return
@@ -551,6 +567,7 @@ type callStream struct {
 
 	mu       sync.Mutex
 	out      http.ResponseWriter // nil once the client went away
+	broken   bool                // a write to the client failed
 	header   http.Header
 	mode     int // 0: undecided, 1: mcp-go's error passed through, 2: our SSE stream
 	innerSSE bool
@@ -576,11 +593,11 @@ func (e sseEvent) frame(streamID string) []byte {
 	return []byte(fmt.Sprintf("id: %s.%d\nevent: message\ndata: %s\n\n", streamID, e.seq, e.data))
 }
 
-func newCallStream(w http.ResponseWriter, session string, resumable bool) *callStream {
+func newCallStream(w http.ResponseWriter, session string, resumable bool, requestID json.RawMessage) *callStream {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return &callStream{
-		id: streamIDPrefix + hex.EncodeToString(b[:]), session: session, resumable: resumable,
+		id: newStreamID(hex.EncodeToString(b[:]), requestID), session: session, resumable: resumable,
 		created: time.Now(), out: w, header: http.Header{}, changed: make(chan struct{}),
 	}
 }
@@ -682,14 +699,36 @@ func (cs *callStream) emitLocked(data []byte) {
 		cs.events = append(cs.events, ev)
 	}
 	if cs.out != nil {
-		if _, err := cs.out.Write(ev.frame(id)); err != nil {
-			cs.out = nil
-		} else if f, ok := cs.out.(http.Flusher); ok {
-			f.Flush()
+		// A write lands in a buffer; the flush is what finds a broken
+		// connection.
+		if _, err := cs.out.Write(ev.frame(id)); err != nil || http.NewResponseController(cs.out).Flush() != nil {
+			cs.out, cs.broken = nil, true
 		}
 	}
 	close(cs.changed)
 	cs.changed = make(chan struct{})
+}
+
+// primeStream opens a resumable call stream as soon as its call starts
+// running: the priming event comes first, at once (SEP-1699), so a client
+// that loses the stream of a call that says nothing until its answer can
+// resume it. Until the call runs, mcp-go may still refuse the request with
+// an HTTP error, which passes through as it is.
+func primeStream(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if cs, ok := notifierFrom(ctx).(*callStream); ok {
+			cs.prime()
+		}
+		return next(ctx, req)
+	}
+}
+
+func (cs *callStream) prime() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.mode == 0 && cs.resumable {
+		cs.openLocked()
+	}
 }
 
 func (cs *callStream) send(msg []byte) error {
@@ -726,12 +765,22 @@ func (cs *callStream) finish() {
 }
 
 // detach stops writing to the client that went away; it reports whether the
-// call should go on for a later resume.
+// stream is kept (and its call goes on) for a later resume: a resumable
+// stream that has begun, finished or not (the client may have missed the
+// end).
 func (cs *callStream) detach() bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.out = nil
-	return cs.resumable && cs.mode == 2 && !cs.complete
+	return cs.resumable && cs.mode == 2
+}
+
+// lostAnswer reports whether a finished call's resumable stream lost its
+// client on the way (a write failed), so that its end must be kept.
+func (cs *callStream) lostAnswer() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.resumable && cs.mode == 2 && cs.broken
 }
 
 // eventsFrom returns the kept events from seq on, whether the stream is

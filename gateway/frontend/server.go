@@ -152,6 +152,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(traceToolCall),
+		server.WithToolHandlerMiddleware(primeStream),
 	}
 	s.mcp = server.NewMCPServer(s.name, s.version, append(serverOpts, s.extra...)...)
 	if s.hub {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/redistest"
 	"github.com/sandboxrt/sandbox/state/redisstate"
 	"github.com/sandboxrt/sandbox/state/statetest"
@@ -235,5 +236,48 @@ func TestSessionTokensExpireWithTheSession(t *testing.T) {
 	}
 	if _, ok, _ := tokens.Token(ctx, gateway.TokenScope{Principal: "alice"}, "github"); !ok {
 		t.Fatal("a principal's token expired")
+	}
+}
+
+// TestCallStreams: a handed-over call stream is read from any event on,
+// whose it is comes with it, a retried append adds nothing twice, another
+// principal cannot write to it, it is complete once its last event is in,
+// and its lease runs out when the replica running the call stops renewing.
+func TestCallStreams(t *testing.T) {
+	_, open := clients(t)
+	ctx := context.Background()
+	s := open(t).CallStreams()
+	info := frontend.StreamInfo{Session: "mcp-1", Principal: "alice"}
+	evs := []frontend.StreamEvent{{Seq: 0}, {Seq: 1, Data: []byte(`{"progress":1}`)}, {Seq: 2, Data: []byte(`{"progress":2}`)}}
+	for range 2 { // the second is a retry after a lost answer
+		if err := s.Append(ctx, "cs_1", info, evs, false, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, read, complete, leased, ok, err := s.Read(ctx, "cs_1", 1)
+	if err != nil || !ok || complete || !leased || got != info || len(read) != 2 || read[0].Seq != 1 || string(read[1].Data) != `{"progress":2}` {
+		t.Fatalf("read from 1: %+v %+v complete=%v leased=%v ok=%v %v", got, read, complete, leased, ok, err)
+	}
+	if err := s.Append(ctx, "cs_1", frontend.StreamInfo{Session: "mcp-1", Principal: "mallory"}, []frontend.StreamEvent{{Seq: 3, Data: []byte(`{"result":"forged"}`)}}, true, time.Minute); err == nil {
+		t.Fatal("another principal appended to alice's stream")
+	}
+	if err := s.Append(ctx, "cs_1", info, []frontend.StreamEvent{{Seq: 5, Data: []byte(`{"gap":true}`)}}, true, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, read, complete, _, _, _ := s.Read(ctx, "cs_1", 3); complete || len(read) != 0 {
+		t.Fatalf("an append past a gap: %+v complete=%v", read, complete)
+	}
+	if err := s.Append(ctx, "cs_1", info, []frontend.StreamEvent{{Seq: 3, Data: []byte(`{"result":1}`)}}, true, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, read, complete, _, _, _ := s.Read(ctx, "cs_1", 0); !complete || len(read) != 4 || len(read[0].Data) != 0 || string(read[3].Data) != `{"result":1}` {
+		t.Fatalf("the complete stream: %+v complete=%v", read, complete)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, _, _, leased, ok, _ := s.Read(ctx, "cs_1", 0); leased || !ok {
+		t.Fatalf("after its lease: leased=%v ok=%v", leased, ok)
+	}
+	if _, _, _, _, ok, err := s.Read(ctx, "cs_none", 0); ok || err != nil {
+		t.Fatalf("no such stream: ok=%v %v", ok, err)
 	}
 }

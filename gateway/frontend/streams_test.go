@@ -1,0 +1,132 @@
+package frontend
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memStreams is a CallStreamStore in memory (what Redis keeps for the
+// replicas); leaseOK false makes every lease look run out.
+type memStreams struct {
+	mu       sync.Mutex
+	info     map[string]StreamInfo
+	events   map[string][]StreamEvent
+	complete map[string]bool
+	leaseEnd map[string]time.Time
+}
+
+func (m *memStreams) Append(_ context.Context, id string, info StreamInfo, events []StreamEvent, complete bool, lease time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.info == nil {
+		m.info, m.events, m.complete, m.leaseEnd = map[string]StreamInfo{}, map[string][]StreamEvent{}, map[string]bool{}, map[string]time.Time{}
+	}
+	m.info[id] = info
+	for _, ev := range events {
+		if ev.Seq == len(m.events[id]) {
+			m.events[id] = append(m.events[id], ev)
+		}
+	}
+	m.complete[id] = m.complete[id] || complete
+	m.leaseEnd[id] = time.Now().Add(lease)
+	return nil
+}
+
+func (m *memStreams) Read(_ context.Context, id string, from int) (StreamInfo, []StreamEvent, bool, bool, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	info, ok := m.info[id]
+	if !ok {
+		return StreamInfo{}, nil, false, false, false, nil
+	}
+	var out []StreamEvent
+	if from < len(m.events[id]) {
+		out = append(out, m.events[id][from:]...)
+	}
+	return info, out, m.complete[id], time.Now().Before(m.leaseEnd[id]), true, nil
+}
+
+func resumeGet(t *testing.T, url, sid, lastEventID string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", lastEventID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := readAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// TestCallStreamResumesOnAnotherReplica: two front ends share a session
+// directory and a call-stream store. A client that drops its call's stream
+// on the first resumes it on the second and gets the rest, response
+// included; another session cannot. A stream whose replica stopped before
+// the call answered (its lease ran out), or before it handed the stream
+// over at all, is answered there with an error for the call's request id
+// that says the outcome is unknown, instead of hanging or a bare 404.
+func TestCallStreamResumesOnAnotherReplica(t *testing.T) {
+	dir, store := &memDirectory{}, &memStreams{}
+	defer func(d time.Duration) { handOffWait = d }(handOffWait)
+	handOffWait = 500 * time.Millisecond
+	replica := func() string {
+		fx := newFrontend(t)
+		srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir, CallStreams: store}))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/mcp"
+	}
+	url1, url2 := replica(), replica()
+	sid := rawSession(t, url1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := postCall(t, ctx, url1, sid, `{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"a__progress","arguments":{"steps":30},"_meta":{"progressToken":"q"}}}`)
+	first := readSSE(t, bufio.NewReader(resp.Body), 2)
+	cancel()
+	resp.Body.Close()
+	var status int
+	var rest string
+	deadline := time.Now().Add(10 * time.Second)
+	for { // until the first replica has noticed the client left and handed over
+		status, rest = resumeGet(t, url2, sid, first[1].id)
+		if status != http.StatusOK || strings.Contains(rest, `"id":"call-1"`) && strings.Contains(rest, "done 30 steps") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if status != http.StatusOK || !strings.Contains(rest, "done 30 steps") || strings.Contains(rest, `"progress":1,`) {
+		t.Fatalf("resumed on the other replica: %d %s", status, rest)
+	}
+	other := rawSession(t, url2)
+	if status, body := resumeGet(t, url2, other, first[1].id); status != http.StatusNotFound {
+		t.Fatalf("another session resuming the stream: %d %s", status, body)
+	}
+
+	// Handed over, then its replica stopped renewing the lease.
+	_ = store.Append(context.Background(), "cs_gone~"+base64.RawURLEncoding.EncodeToString([]byte(`7`)), StreamInfo{Session: sid, Principal: "anonymous"},
+		[]StreamEvent{{Seq: 0}, {Seq: 1, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`)}}, false, time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
+	status, body := resumeGet(t, url2, sid, "cs_gone~"+base64.RawURLEncoding.EncodeToString([]byte(`7`))+".0")
+	if status != http.StatusOK || !strings.Contains(body, `"progress":1`) || !strings.Contains(body, `"id":7`) || !strings.Contains(body, "stopped before the call finished") {
+		t.Fatalf("a stream whose replica stopped: %d %s", status, body)
+	}
+
+	// Never handed over: its replica stopped while the client was attached.
+	start := time.Now()
+	status, body = resumeGet(t, url2, sid, "cs_never~"+base64.RawURLEncoding.EncodeToString([]byte(`"x-9"`))+".0")
+	if status != http.StatusOK || !strings.Contains(body, `"id":"x-9"`) || !strings.Contains(body, "before it could hand") || time.Since(start) < handOffWait {
+		t.Fatalf("a stream never handed over: %d %s after %v", status, body, time.Since(start))
+	}
+	if status, _ := resumeGet(t, url2, sid, "cs_never.0"); status != http.StatusNotFound {
+		t.Fatalf("a stream never handed over whose id carries no request id: %d", status)
+	}
+}
