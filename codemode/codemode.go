@@ -56,6 +56,9 @@ type Options struct {
 	// Scripts, when set, keeps saved scripts instead of the default (a
 	// ScriptBook in DataDir).
 	Scripts ScriptStore
+	// Shapes, when set, pools the result types learned from calls with
+	// other replicas (shapes.go) instead of keeping them in IndexDir.
+	Shapes ShapeStore
 	// Index, when set, is the tool index, already opened with OpenIndex
 	// (say, while the gateway was starting: reading a large persisted index
 	// takes as long as listing the servers); else New opens it.
@@ -161,8 +164,15 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 		scripts = book
 	}
+	shapes := newShapeBook(opts.IndexDir)
+	if opts.Shapes != nil {
+		var err error
+		if shapes, err = newSharedShapeBook(opts.Shapes); err != nil {
+			opts.Logger.Warn("code mode: the result types other replicas learned could not be read; they will be at the next pooling", "err", err)
+		}
+	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
-		shapes: newShapeBook(opts.IndexDir), store: store, results: newResultBook()}
+		shapes: shapes, store: store, results: newResultBook()}
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		return nil, err

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sandboxrt/sandbox/typegen"
@@ -403,12 +405,28 @@ func (sc *jsonScanner) skip() error {
 // shapeBook holds the learned shape of each tool that declares no output
 // schema, keyed by tool id and its definition's hash: a changed definition
 // starts over. With a directory, it is kept in shapes.json there (beside
-// the search index) and survives restarts.
+// the search index) and survives restarts. With a ShapeStore (replicas),
+// what it learns is pooled there instead, every saveInterval (save).
 type shapeBook struct {
 	mu    sync.Mutex
 	tools map[string]*learned
 	path  string
 	dirty bool
+
+	shared  ShapeStore
+	pending map[string]*learned // learned here since the last pooling
+}
+
+// ShapeStore pools the result types that replicas learn from the calls
+// they serve, so that every replica declares what all of them learned.
+// Entries are opaque to it, one per tool; the default (none) keeps each
+// process's own in shapes.json. Redis implements it (state/redisstate).
+type ShapeStore interface {
+	// Update replaces the entry of key with update(current) (current nil:
+	// none yet), atomically against other replicas' updates of it.
+	Update(ctx context.Context, key string, update func(current []byte) ([]byte, error)) error
+	// Load returns every entry.
+	Load(ctx context.Context) (map[string][]byte, error)
 }
 
 type learned struct {
@@ -418,6 +436,13 @@ type learned struct {
 }
 
 const shapesFile = "shapes.json"
+
+// newSharedShapeBook is a shapeBook whose shapes are pooled in shared
+// (taken from there at once, as far as it answers).
+func newSharedShapeBook(shared ShapeStore) (*shapeBook, error) {
+	b := &shapeBook{tools: map[string]*learned{}, shared: shared, pending: map[string]*learned{}}
+	return b, b.pool()
+}
 
 func newShapeBook(dir string) *shapeBook {
 	b := &shapeBook{tools: map[string]*learned{}}
@@ -464,6 +489,15 @@ func (b *shapeBook) observe(id, def string, result []byte) {
 	}
 	l.Calls++
 	b.dirty = true
+	if b.shared != nil { // the same, apart, for the pool
+		p := b.pending[id]
+		if p == nil || p.Def != def {
+			p = &learned{Def: def, Shape: &shape{}}
+			b.pending[id] = p
+		}
+		_ = p.Shape.absorb(&jsonScanner{b: result}, 0)
+		p.Calls++
+	}
 }
 
 // lookup returns a tool's learned shape as a JSON Schema, and the number
@@ -497,8 +531,13 @@ func (b *shapeBook) forget(keep map[string]int) {
 	}
 }
 
-// save writes shapes.json if anything changed since the last save.
+// save writes shapes.json if anything changed since the last save; with a
+// ShapeStore, it pools what was learned here since the last time and takes
+// back what every replica learned.
 func (b *shapeBook) save() error {
+	if b.shared != nil {
+		return b.pool()
+	}
 	b.mu.Lock()
 	if b.path == "" || !b.dirty {
 		b.mu.Unlock()
@@ -516,15 +555,70 @@ func (b *shapeBook) save() error {
 	return nil
 }
 
-// WithLearnedOutputs returns tools with the result types learned by a code
-// mode engine whose index directory is dir (its shapes.json), for tools
-// that declare no output schema; `sandbox types --config` uses it to declare
-// what search_tools declares.
-func WithLearnedOutputs(dir string, tools []typegen.Tool) []typegen.Tool {
-	if dir == "" {
-		return tools
+// pool merges the shapes learned here since the last pooling into the
+// shared ones, then replaces this book's shapes with the shared ones.
+func (b *shapeBook) pool() error {
+	b.mu.Lock()
+	pending := b.pending
+	b.pending = map[string]*learned{}
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	for id, mine := range pending {
+		err := b.shared.Update(ctx, id, func(cur []byte) ([]byte, error) {
+			var l learned
+			if cur == nil || json.Unmarshal(cur, &l) != nil || l.Shape == nil || l.Def != mine.Def {
+				// None yet, unreadable, or learned from another definition of
+				// the tool: this replica's catalog is the one it serves.
+				return json.Marshal(mine)
+			}
+			l.Shape.merge(mine.Shape)
+			l.Calls += mine.Calls
+			return json.Marshal(&l)
+		})
+		if err != nil {
+			errs = append(errs, err)
+			b.mu.Lock()
+			if b.pending[id] == nil { // keep it for the next round
+				b.pending[id] = mine
+			}
+			b.mu.Unlock()
+		}
 	}
+	all, err := b.shared.Load(ctx)
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("reading the result types replicas learned: %w", err))...)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, raw := range all {
+		var l learned
+		if json.Unmarshal(raw, &l) == nil && l.Shape != nil {
+			b.tools[id] = &l
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("pooling learned result types: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// WithLearnedOutputs returns tools with the result types learned by a code
+// mode engine whose index directory is dir (its shapes.json), or by the
+// replicas pooling them in shared, for tools that declare no output
+// schema; `sandbox types --config` uses it to declare what search_tools
+// declares.
+func WithLearnedOutputs(dir string, shared ShapeStore, tools []typegen.Tool) ([]typegen.Tool, error) {
 	book := newShapeBook(dir)
+	if shared != nil {
+		var err error
+		if book, err = newSharedShapeBook(shared); err != nil {
+			return nil, err
+		}
+	} else if dir == "" {
+		return tools, nil
+	}
 	out := make([]typegen.Tool, len(tools))
 	for i, t := range tools {
 		if len(t.OutputSchema) == 0 {
@@ -532,5 +626,5 @@ func WithLearnedOutputs(dir string, tools []typegen.Tool) []typegen.Tool {
 		}
 		out[i] = t
 	}
-	return out
+	return out, nil
 }

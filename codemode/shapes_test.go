@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -266,4 +267,88 @@ func FuzzShapeAndPath(f *testing.F) {
 			t.Fatalf("path %q of valid JSON gave %q", path, part)
 		}
 	})
+}
+
+// memShapes is a ShapeStore in memory, as Redis keeps it for replicas.
+type memShapes struct {
+	mu      sync.Mutex
+	entries map[string][]byte
+}
+
+func (m *memShapes) Update(_ context.Context, key string, update func([]byte) ([]byte, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next, err := update(m.entries[key])
+	if err != nil {
+		return err
+	}
+	if m.entries == nil {
+		m.entries = map[string][]byte{}
+	}
+	m.entries[key] = next
+	return nil
+}
+
+func (m *memShapes) Load(context.Context) (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][]byte{}
+	for k, v := range m.entries {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// TestShapesPoolAcrossReplicas: three replicas pooling what they learn
+// declare the same type, the one a single replica would have learned from
+// all the calls; a replica started later takes it at once; a tool whose
+// definition changed on a replica starts over there.
+func TestShapesPoolAcrossReplicas(t *testing.T) {
+	results := []string{
+		`{"id": 1, "name": "a", "tags": ["x"]}`,
+		`{"id": 2, "name": null}`,
+		`{"id": 3, "owner": {"login": "o"}}`,
+		`{"id": 4, "name": "d", "tags": []}`,
+		`[1, 2]`,
+		`{"id": 5}`,
+	}
+	want := learnedSchema(t, results...)
+	pool := &memShapes{}
+	var books []*shapeBook
+	for range 3 {
+		b, err := newSharedShapeBook(pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		books = append(books, b)
+	}
+	for i, r := range results {
+		books[i%3].observe("s:t", "d", []byte(r))
+	}
+	for range 2 { // the first round carries each one's calls; the second brings back the others'
+		for _, b := range books {
+			if err := b.save(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, b := range books {
+		if got, n := b.lookup("s:t", "d"); string(got) != want || n != len(results) {
+			t.Errorf("replica %d declares, from %d calls:\n%s\nwant, from %d:\n%s", i, n, got, len(results), want)
+		}
+	}
+	late, err := newSharedShapeBook(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, n := late.lookup("s:t", "d"); string(got) != want || n != len(results) {
+		t.Errorf("a replica started later declares, from %d calls: %s", n, got)
+	}
+	late.observe("s:t", "d2", []byte(`"a string now"`))
+	if err := late.save(); err != nil {
+		t.Fatal(err)
+	}
+	if got, n := late.lookup("s:t", "d2"); n != 1 || !strings.Contains(string(got), `"string"`) || strings.Contains(string(got), "object") {
+		t.Errorf("a changed definition, after pooling: %d calls %s", n, got)
+	}
 }

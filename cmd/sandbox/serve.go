@@ -267,11 +267,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if shared != nil {
 		defer shared.Close()
 		// What replicas share (docs/deploy.md): rate-limit buckets, session
-		// tokens, OAuth grants, sandbox.store's values and saved scripts.
+		// tokens, OAuth grants, sandbox.store's values, saved scripts and
+		// the result types learned from calls.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.RateLimiter(nil)), gateway.WithTokenStore(shared.TokenStore()),
 			gateway.WithOAuthStore(shared.OAuthStore()))
 		file.CodeMode.Engine.Store = shared.Store(file.CodeMode.Engine.StoreLimits, nil)
 		file.CodeMode.Engine.Scripts = shared.ScriptStore()
+		file.CodeMode.Engine.Shapes = shared.ShapeStore()
 		log.Info("shared state on redis", "keyPrefix", file.Redis.KeyPrefix)
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)

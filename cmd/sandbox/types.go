@@ -86,8 +86,20 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 					tools = append(tools, codemode.TypegenTool(t))
 				}
 				// Result types code mode learned from calls (kept in its index
-				// directory) are declared as search_tools declares them.
-				tools = codemode.WithLearnedOutputs(file.CodeMode.Engine.IndexDir, tools)
+				// directory, or pooled by replicas in Redis) are declared as
+				// search_tools declares them.
+				shared, err := openShared(file)
+				if err != nil {
+					return err
+				}
+				var pool codemode.ShapeStore
+				if shared != nil {
+					defer shared.Close()
+					pool = shared.ShapeStore()
+				}
+				if tools, err = codemode.WithLearnedOutputs(file.CodeMode.Engine.IndexDir, pool, tools); err != nil {
+					return err
+				}
 				return writeTypes(tools, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			tools, err := readToolsFile(f.from, f.servers, cmd.InOrStdin())

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,5 +281,48 @@ func TestCallStreams(t *testing.T) {
 	}
 	if _, _, _, _, ok, err := s.Read(ctx, "cs_none", 0); ok || err != nil {
 		t.Fatalf("no such stream: ok=%v %v", ok, err)
+	}
+}
+
+// TestShapeStoreUpdatesAreAtomic: replicas updating one entry at once lose
+// none of each other's updates (a WATCH transaction, retried); Load has
+// every entry.
+func TestShapeStoreUpdatesAreAtomic(t *testing.T) {
+	_, open := clients(t)
+	ctx := context.Background()
+	c := open(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 4 {
+		s := c.ShapeStore() // one per replica, one connection pool
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				errs <- s.Update(ctx, "s:t", func(cur []byte) ([]byte, error) {
+					n, _ := strconv.Atoi(string(cur))
+					return []byte(strconv.Itoa(n + 1)), nil
+				})
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(errs) }()
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			failed++
+			t.Log(err)
+		}
+	}
+	_ = c.ShapeStore().Update(ctx, "other:tool", func([]byte) ([]byte, error) { return []byte("1"), nil })
+	all, err := c.ShapeStore().Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := strconv.Atoi(string(all["s:t"])); got != 100-failed || string(all["other:tool"]) != "1" {
+		t.Fatalf("after 100 updates (%d refused as contended): %q", failed, all)
+	}
+	if failed > 10 {
+		t.Errorf("%d of 100 updates gave up", failed)
 	}
 }
