@@ -415,6 +415,7 @@ type shapeBook struct {
 
 	shared  ShapeStore
 	pending map[string]*learned // learned here since the last pooling
+	version int64               // of the pool, as of the last pooling
 }
 
 // ShapeStore pools the result types that replicas learn from the calls
@@ -423,10 +424,13 @@ type shapeBook struct {
 // process's own in shapes.json. Redis implements it (state/redisstate).
 type ShapeStore interface {
 	// Update replaces the entry of key with update(current) (current nil:
-	// none yet), atomically against other replicas' updates of it.
+	// none yet), atomically against other replicas' updates of it. A store
+	// may refuse entries past a size, or new keys past a count.
 	Update(ctx context.Context, key string, update func(current []byte) ([]byte, error)) error
-	// Load returns every entry.
-	Load(ctx context.Context) (map[string][]byte, error)
+	// Changes returns the entries updated since version since (every
+	// entry for 0) and the store's version now, so that a replica reads
+	// only what changed.
+	Changes(ctx context.Context, since int64) (entries map[string][]byte, version int64, err error)
 }
 
 type learned struct {
@@ -489,7 +493,7 @@ func (b *shapeBook) observe(id, def string, result []byte) {
 	}
 	l.Calls++
 	b.dirty = true
-	if b.shared != nil { // the same, apart, for the pool
+	if b.shared != nil && !strings.HasPrefix(id, ScriptNamespace+":") { // the same, apart, for the pool (saved scripts are their principal's: kept here)
 		p := b.pending[id]
 		if p == nil || p.Def != def {
 			p = &learned{Def: def, Shape: &shape{}}
@@ -586,13 +590,17 @@ func (b *shapeBook) pool() error {
 			b.mu.Unlock()
 		}
 	}
-	all, err := b.shared.Load(ctx)
+	b.mu.Lock()
+	since := b.version
+	b.mu.Unlock()
+	changed, version, err := b.shared.Changes(ctx, since)
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("reading the result types replicas learned: %w", err))...)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id, raw := range all {
+	b.version = version
+	for id, raw := range changed {
 		var l learned
 		if json.Unmarshal(raw, &l) == nil && l.Shape != nil {
 			b.tools[id] = &l

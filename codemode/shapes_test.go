@@ -273,6 +273,9 @@ func FuzzShapeAndPath(f *testing.F) {
 type memShapes struct {
 	mu      sync.Mutex
 	entries map[string][]byte
+	changed map[string]int64
+	version int64
+	reads   int // entries returned by Changes
 }
 
 func (m *memShapes) Update(_ context.Context, key string, update func([]byte) ([]byte, error)) error {
@@ -283,20 +286,24 @@ func (m *memShapes) Update(_ context.Context, key string, update func([]byte) ([
 		return err
 	}
 	if m.entries == nil {
-		m.entries = map[string][]byte{}
+		m.entries, m.changed = map[string][]byte{}, map[string]int64{}
 	}
-	m.entries[key] = next
+	m.version++
+	m.entries[key], m.changed[key] = next, m.version
 	return nil
 }
 
-func (m *memShapes) Load(context.Context) (map[string][]byte, error) {
+func (m *memShapes) Changes(_ context.Context, since int64) (map[string][]byte, int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string][]byte{}
-	for k, v := range m.entries {
-		out[k] = v
+	for k, v := range m.changed {
+		if v > since {
+			out[k] = m.entries[k]
+		}
 	}
-	return out, nil
+	m.reads += len(out)
+	return out, m.version, nil
 }
 
 // TestShapesPoolAcrossReplicas: three replicas pooling what they learn
@@ -350,5 +357,26 @@ func TestShapesPoolAcrossReplicas(t *testing.T) {
 	}
 	if got, n := late.lookup("s:t", "d2"); n != 1 || !strings.Contains(string(got), `"string"`) || strings.Contains(string(got), "object") {
 		t.Errorf("a changed definition, after pooling: %d calls %s", n, got)
+	}
+	// A pooling reads only what changed since the last.
+	pool.mu.Lock()
+	before := pool.reads
+	pool.mu.Unlock()
+	for _, b := range books {
+		_ = b.save()
+	}
+	pool.mu.Lock()
+	reads := pool.reads - before
+	pool.mu.Unlock()
+	if reads != 3 { // s:t, changed by the late replica, once per replica
+		t.Errorf("a pooling with one change read %d entries", reads)
+	}
+	// Saved scripts are their principal's: not pooled.
+	books[0].observe(ScriptNamespace+":mine", "d", []byte(`{"secret_key_name": 1}`))
+	_ = books[0].save()
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if _, ok := pool.entries[ScriptNamespace+":mine"]; ok {
+		t.Error("a saved script's result type was pooled")
 	}
 }

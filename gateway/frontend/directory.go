@@ -33,23 +33,24 @@ type SessionDirectory interface {
 	// while it is used at least once per idle. An id already claimed is
 	// left as it is.
 	Claim(ctx context.Context, id, principal string, idle time.Duration) error
-	// Lookup returns the principal and state of a live session (ok false:
-	// none, or it ended or idled out), and keeps it alive for another idle.
-	Lookup(ctx context.Context, id string, idle time.Duration) (principal string, state []byte, ok bool, err error)
-	// Save replaces the state of a live session of principal (another
-	// principal's, or an ended one, is left).
-	Save(ctx context.Context, id, principal string, state []byte) error
+	// Lookup returns the owner and state (its parts, by name) of a live
+	// session (ok false: none, or it ended or idled out); when principal
+	// owns it, it is kept alive for another idle.
+	Lookup(ctx context.Context, id, principal string, idle time.Duration) (owner string, state map[string][]byte, ok bool, err error)
+	// Save sets one part of the state of a live session of principal
+	// (another principal's, or an ended one, is left). Parts are saved
+	// apart, so replicas saving different parts at once lose neither.
+	Save(ctx context.Context, id, principal, part string, value []byte) error
 	// Release ends a session of principal (another principal's is left).
 	Release(ctx context.Context, id, principal string) error
 }
 
-// sharedState is what a session chose that every replica serving it must
-// know; it is the state a SessionDirectory keeps beside the principal.
-type sharedState struct {
-	Narrowed bool     `json:"narrowed,omitempty"`
-	Servers  []string `json:"servers,omitempty"` // when narrowed
-	LogLevel string   `json:"logLevel,omitempty"`
-}
+// The parts of a session's state that every replica serving it must know
+// (SessionDirectory.Save): what it chose.
+const (
+	partServers  = "servers"  // JSON: the servers it narrowed itself to; null: all
+	partLogLevel = "logLevel" // the level it asked for
+)
 
 // directoryResolver gives mcp-go a session id manager per request, bound to
 // the request's principal.
@@ -58,8 +59,9 @@ type directoryResolver struct {
 	dir  SessionDirectory
 	idle time.Duration
 
-	mu    sync.Mutex
-	idled map[string]bool // sessions the sweeper ended here, until their end is handled
+	mu        sync.Mutex
+	idled     map[string]bool // sessions the sweeper ended here, until their end is handled
+	unclaimed map[string]bool // sessions made here while the directory did not answer
 }
 
 var (
@@ -75,7 +77,7 @@ type verifiedSessionKey struct{}
 
 type verifiedSession struct {
 	id    string
-	state []byte // nil: the directory could not be asked; serve this replica's copy
+	state map[string][]byte // nil: the directory could not be asked; serve this replica's copy
 }
 
 // attach checks, before anything else reads a request, that the session
@@ -94,20 +96,26 @@ func (d *directoryResolver) attach(r *http.Request, id string) (*http.Request, e
 	if local != nil && local.caller.Principal.Key() != principal {
 		return r, errSessionOfAnother
 	}
-	owner, state, ok, err := d.dir.Lookup(r.Context(), id, d.idle)
+	owner, state, ok, err := d.dir.Lookup(r.Context(), id, principal, d.idle)
 	switch {
 	case err != nil && local != nil:
 		d.s.log.Warn("the session directory is unavailable: serving this replica's copy of the session", "error", err)
 		state = nil
 	case err != nil:
 		return r, errDirectoryDown
+	case !ok && local != nil && d.takeUnclaimed(id):
+		// Made here while the directory did not answer: record it now.
+		if err := d.dir.Claim(r.Context(), id, principal, d.idle); err != nil {
+			d.markUnclaimed(id)
+		}
+		state = nil
 	case !ok && local != nil:
 		d.s.endHere(r.Context(), local)
 		return r, errSessionEndedByPeer
 	case !ok || owner != principal:
 		return r, errNoSuchSession
 	case state == nil:
-		state = []byte{} // found, nothing chosen yet
+		state = map[string][]byte{} // found, nothing chosen yet
 	}
 	return r.WithContext(context.WithValue(r.Context(), verifiedSessionKey{}, verifiedSession{id: id, state: state})), nil
 }
@@ -155,45 +163,33 @@ func (s *Server) adopt(ctx context.Context, cs server.ClientSession) *session {
 }
 
 // applyShared brings this replica's copy of a session up to the state the
-// directory holds (another replica may have changed it since).
-func (s *Server) applyShared(ctx context.Context, sess *session, cs server.ClientSession, raw []byte) {
-	var st sharedState
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &st); err != nil {
-			s.log.Warn("a session's shared state is unreadable; ignored", "session", string(sess.caller.Session), "error", err)
-			return
+// directory holds (another replica may have changed it since). A part the
+// directory does not hold was never chosen.
+func (s *Server) applyShared(ctx context.Context, sess *session, cs server.ClientSession, state map[string][]byte) {
+	if raw, ok := state[partServers]; ok {
+		var want []string // nil: every server
+		if err := json.Unmarshal(raw, &want); err != nil {
+			s.log.Warn("a session's shared narrowing is unreadable; ignored", "session", string(sess.caller.Session), "error", err)
+		} else if servers, narrowed := sess.gw.Servers(); narrowed != (want != nil) || !slices.Equal(servers, want) {
+			sess.gw.Narrow(want)
 		}
 	}
-	servers, narrowed := sess.gw.Servers()
-	switch {
-	case st.Narrowed && (!narrowed || !slices.Equal(servers, st.Servers)):
-		sess.gw.Narrow(append([]string{}, st.Servers...))
-	case !st.Narrowed && narrowed:
-		sess.gw.Narrow(nil)
-	}
-	if st.LogLevel != "" && sess.gw.LogLevel() != st.LogLevel {
-		s.g.SetLogLevel(ctx, sess.caller, st.LogLevel)
+	if level := string(state[partLogLevel]); level != "" && sess.gw.LogLevel() != level {
+		s.g.SetLogLevel(ctx, sess.caller, level)
 		if lc, ok := cs.(server.SessionWithLogging); ok {
-			lc.SetLogLevel(mcp.LoggingLevel(st.LogLevel))
+			lc.SetLogLevel(mcp.LoggingLevel(level))
 		}
 	}
 }
 
-// shareState records what a session chose (narrowing, log level) for the
-// other replicas; without a directory there is nothing to do.
-func (s *Server) shareState(ctx context.Context, caller auth.Caller, st sharedState) error {
+// shareState records one part of what a session chose for the other
+// replicas; without a directory there is nothing to do.
+func (s *Server) shareState(ctx context.Context, caller auth.Caller, part string, value []byte) error {
 	d := s.directory.Load()
 	if d == nil || !caller.HasSession() {
 		return nil
 	}
-	raw, _ := json.Marshal(st)
-	return d.dir.Save(ctx, string(caller.Session), caller.Principal.Key(), raw)
-}
-
-// sharedStateOf is a session's state as this replica holds it.
-func sharedStateOf(sess *session) sharedState {
-	servers, narrowed := sess.gw.Servers()
-	return sharedState{Narrowed: narrowed, Servers: servers, LogLevel: sess.gw.LogLevel()}
+	return d.dir.Save(ctx, string(caller.Session), caller.Principal.Key(), part, value)
 }
 
 // endHere ends this replica's copy of a session that ended elsewhere.
@@ -245,6 +241,25 @@ func (d *directoryResolver) endedHere(id string) {
 	d.idled[id] = true
 }
 
+func (d *directoryResolver) markUnclaimed(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.unclaimed == nil {
+		d.unclaimed = map[string]bool{}
+	}
+	d.unclaimed[id] = true
+}
+
+// takeUnclaimed reports (once) whether a session was made here while the
+// directory did not answer.
+func (d *directoryResolver) takeUnclaimed(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ok := d.unclaimed[id]
+	delete(d.unclaimed, id)
+	return ok
+}
+
 // takeEndedHere reports (once) whether a session ended by idling out here.
 func (d *directoryResolver) takeEndedHere(id string) bool {
 	d.mu.Lock()
@@ -261,7 +276,8 @@ func (m *directoryIDs) Generate() string {
 	_, _ = rand.Read(b[:])
 	id := "mcp-" + hex.EncodeToString(b[:])
 	if err := m.d.dir.Claim(m.ctx, id, m.principal, m.d.idle); err != nil {
-		m.d.s.log.Warn("the session directory could not record a session: it is served by this replica only", "error", err)
+		m.d.s.log.Warn("the session directory could not record a session: it is served by this replica only until it answers again", "error", err)
+		m.d.markUnclaimed(id)
 	}
 	return id
 }
@@ -288,7 +304,9 @@ func (m *directoryIDs) Terminate(id string) (bool, error) {
 			}
 			return false, nil
 		}
-		m.d.endedHere(id)
+		if m.d.s.sessionByID(id) != nil { // its end here follows (sessionEnded)
+			m.d.endedHere(id)
+		}
 		return false, nil
 	}
 	if err := m.d.dir.Release(m.ctx, id, m.principal); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
@@ -19,7 +20,7 @@ import (
 type memDirectory struct {
 	mu      sync.Mutex
 	owner   map[string]string
-	state   map[string][]byte
+	state   map[string]map[string][]byte
 	release []string
 	lookups int
 	down    bool
@@ -34,15 +35,16 @@ func (d *memDirectory) Claim(_ context.Context, id, principal string, _ time.Dur
 		return errMemDirectoryDown
 	}
 	if d.owner == nil {
-		d.owner, d.state = map[string]string{}, map[string][]byte{}
+		d.owner, d.state = map[string]string{}, map[string]map[string][]byte{}
 	}
 	if _, taken := d.owner[id]; !taken {
 		d.owner[id] = principal
+		d.state[id] = map[string][]byte{}
 	}
 	return nil
 }
 
-func (d *memDirectory) Lookup(_ context.Context, id string, _ time.Duration) (string, []byte, bool, error) {
+func (d *memDirectory) Lookup(_ context.Context, id, _ string, _ time.Duration) (string, map[string][]byte, bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.down {
@@ -50,17 +52,21 @@ func (d *memDirectory) Lookup(_ context.Context, id string, _ time.Duration) (st
 	}
 	d.lookups++
 	p, ok := d.owner[id]
-	return p, d.state[id], ok, nil
+	st := map[string][]byte{}
+	for k, v := range d.state[id] {
+		st[k] = v
+	}
+	return p, st, ok, nil
 }
 
-func (d *memDirectory) Save(_ context.Context, id, principal string, state []byte) error {
+func (d *memDirectory) Save(_ context.Context, id, principal, part string, value []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.down {
 		return errMemDirectoryDown
 	}
 	if d.owner[id] == principal {
-		d.state[id] = state
+		d.state[id][part] = value
 	}
 	return nil
 }
@@ -218,6 +224,14 @@ func TestDirectorySessionFollowsAcrossReplicas(t *testing.T) {
 		t.Fatalf("a replica that cannot ask the directory: %d %s", status, body2)
 	}
 	dir.setDown(false)
+	// Made while the directory did not answer: recorded there at its next
+	// request, not taken for a session ended elsewhere.
+	if status, _, body := rawPost(t, url1, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, "Mcp-Session-Id", sid2, "Mcp-Protocol-Version", "2025-11-25"); status != http.StatusOK {
+		t.Fatalf("a session made while the directory was down, once it is back: %d %s", status, body)
+	}
+	if p, ok := dir.ownerOf(sid2); !ok || p != "anonymous" {
+		t.Fatalf("the session made while the directory was down is not recorded: %q %v", p, ok)
+	}
 
 	// Ended on the second replica: gone on the first at its next request.
 	req, _ := http.NewRequest("DELETE", url2, nil)
@@ -235,5 +249,66 @@ func TestDirectorySessionFollowsAcrossReplicas(t *testing.T) {
 	}
 	if fx1.f.sessionByID(sid) != nil {
 		t.Fatal("the first replica still holds a session ended on the second")
+	}
+}
+
+// forgetSpy is a token store that records which scopes were forgotten.
+type forgetSpy struct {
+	*gateway.MemoryTokenStore
+	mu       sync.Mutex
+	forgoten []gateway.TokenScope
+}
+
+func (f *forgetSpy) Forget(ctx context.Context, scope gateway.TokenScope) error {
+	f.mu.Lock()
+	f.forgoten = append(f.forgoten, scope)
+	f.mu.Unlock()
+	return f.MemoryTokenStore.Forget(ctx, scope)
+}
+
+// TestDirectoryGetStreamElsewhereKeepsTheSession: a client opening its GET
+// stream on a replica that did not make its session (mcp-go registers a
+// session for the stream there), then closing it, ends that replica's copy
+// only: the session's tokens, which replicas share, are not forgotten.
+func TestDirectoryGetStreamElsewhereKeepsTheSession(t *testing.T) {
+	dir := &memDirectory{}
+	fx1 := newFrontend(t)
+	srv1 := httptest.NewServer(fx1.f.HTTPHandler(HTTPOptions{Sessions: dir}))
+	t.Cleanup(srv1.Close)
+	spy := &forgetSpy{MemoryTokenStore: gateway.NewMemoryTokenStore()}
+	fx2 := newFrontend(t, gateway.WithTokenStore(spy))
+	srv2 := httptest.NewServer(fx2.f.HTTPHandler(HTTPOptions{Sessions: dir}))
+	t.Cleanup(srv2.Close)
+	sid := rawSession(t, srv1.URL+"/mcp")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv2.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream on the other replica: %d", resp.StatusCode)
+	}
+	testwait.Until(t, 5*time.Second, "the stream's session to be registered there", func() bool { return fx2.f.sessionByID(sid) != nil })
+	cancel()
+	resp.Body.Close()
+	testwait.Until(t, 5*time.Second, "the stream's session to end there", func() bool { return fx2.f.sessionByID(sid) == nil })
+	spy.mu.Lock()
+	forgotten := spy.forgoten
+	spy.mu.Unlock()
+	for _, scope := range forgotten {
+		if string(scope.Session) == sid {
+			t.Fatal("closing the GET stream on another replica forgot the session's tokens everywhere")
+		}
+	}
+	if _, ok := dir.ownerOf(sid); !ok {
+		t.Fatal("closing the GET stream on another replica ended the session")
+	}
+	if status, _, body := rawPost(t, srv2.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"); status != http.StatusOK {
+		t.Fatalf("the session after its GET stream closed: %d %s", status, body)
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -175,8 +175,9 @@ type httpHandler struct {
 	dir         *directoryResolver // nil: sessions are this process's only
 	shared      CallStreamStore    // nil: detached streams are this process's only
 
-	mu      sync.Mutex
-	streams map[string]*callStream // detached, resumable streams by id
+	mu       sync.Mutex
+	streams  map[string]*callStream // detached, resumable streams by id
+	resuming map[string]int         // resumes from the shared store in progress, by principal
 }
 
 // detachedLimit bounds how long a call keeps running after its client went
@@ -361,6 +362,7 @@ func (h *httpHandler) keep(cs *callStream) {
 			}
 		}
 		delete(h.streams, oldest.id)
+		oldest.evicted.Store(true)
 	}
 	time.AfterFunc(detachedLimit+time.Minute, func() {
 		h.mu.Lock()
@@ -368,23 +370,23 @@ func (h *httpHandler) keep(cs *callStream) {
 			delete(h.streams, cs.id)
 		}
 		h.mu.Unlock()
+		cs.evicted.Store(true)
 	})
 }
 
 // resume serves GET + Last-Event-ID: the stream's events after that id,
 // then what follows until the call's response.
 func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID string) {
-	i := strings.LastIndexByte(lastEventID, '.')
-	seq, err := strconv.Atoi(lastEventID[i+1:])
-	if i < 0 || err != nil || seq < 0 {
-		http.Error(w, "malformed Last-Event-ID", http.StatusBadRequest)
+	streamID, seq, ok := parseEventID(lastEventID)
+	if !ok {
+		http.Error(w, "malformed Last-Event-ID: resume with the id of the last event you received from this stream", http.StatusBadRequest)
 		return
 	}
 	h.mu.Lock()
-	cs := h.streams[lastEventID[:i]]
+	cs := h.streams[streamID]
 	h.mu.Unlock()
-	if cs == nil && h.shared != nil {
-		h.resumeShared(w, r, lastEventID[:i], seq) // run, or ran, on another replica
+	if cs == nil && h.shared != nil && r.Header.Get(server.HeaderKeySessionID) != "" {
+		h.resumeShared(w, r, streamID, seq) // run, or ran, on another replica
 		return
 	}
 	if cs == nil || cs.session != r.Header.Get(server.HeaderKeySessionID) || cs.owner != auth.PrincipalFrom(r.Context()).Key() {
@@ -568,6 +570,7 @@ type callStream struct {
 	mu       sync.Mutex
 	out      http.ResponseWriter // nil once the client went away
 	broken   bool                // a write to the client failed
+	evicted  atomic.Bool         // no longer kept for a resume (http.go keep)
 	header   http.Header
 	mode     int // 0: undecided, 1: mcp-go's error passed through, 2: our SSE stream
 	innerSSE bool

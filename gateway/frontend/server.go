@@ -116,8 +116,8 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 	hooks.AddAfterSetLevel(func(ctx context.Context, id any, r *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 		caller := callerOf(ctx)
 		s.g.SetLogLevel(ctx, caller, string(r.Params.Level))
-		if sess := s.sessionFor(ctx); sess != nil {
-			if err := s.shareState(ctx, caller, sharedStateOf(sess)); err != nil {
+		if s.sessionFor(ctx) != nil {
+			if err := s.shareState(ctx, caller, partLogLevel, []byte(r.Params.Level)); err != nil {
 				s.log.Warn("the session's log level could not be shared with the other replicas", "session", string(caller.Session), "error", err)
 			}
 		}

@@ -62,10 +62,17 @@ func (s *Server) sessionStarted(ctx context.Context, cs server.ClientSession) {
 		return // a 2026-07-28 request: no session to keep
 	}
 	sess := &session{s: s, caller: callerOfSession(ctx, cs), cs: cs}
+	// mcp-go also registers a session when a client opens its GET stream;
+	// one that existed before (attach checked it in the directory) lives
+	// on in other replicas when the stream ends here.
+	v, known := ctx.Value(verifiedSessionKey{}).(verifiedSession)
+	sess.adopted = known && v.id == cs.SessionID()
+	s.adoptMu.Lock()
 	sess.gw = s.g.OpenSession(sess.caller, sess)
 	s.mu.Lock()
 	s.sessions[cs.SessionID()] = sess
 	s.mu.Unlock()
+	s.adoptMu.Unlock()
 	s.applySessionTools(sess)
 	s.log.Info("session started", "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
 }
@@ -80,7 +87,11 @@ func (s *Server) sessionEnded(cs server.ClientSession) {
 	if sess == nil {
 		return
 	}
-	if d := s.directory.Load(); d != nil && d.takeEndedHere(cs.SessionID()) {
+	d := s.directory.Load()
+	if d != nil {
+		d.takeUnclaimed(cs.SessionID())
+	}
+	if d != nil && (d.takeEndedHere(cs.SessionID()) || sess.adopted) {
 		sess.gw.Detach() // it lives on in other replicas, with its tokens
 		s.log.Info("session idled out here", "session", string(sess.caller.Session))
 		return
@@ -454,9 +465,8 @@ func (s *Server) changeSubset(ctx context.Context, req ToolRequest, connect bool
 	sort.Strings(connected)
 	// The other replicas learn the choice first: refused there, it is
 	// refused here too, and the session stays as it was everywhere.
-	st := sharedStateOf(sess)
-	st.Narrowed, st.Servers = true, connected
-	if err := s.shareState(ctx, caller, st); err != nil {
+	raw, _ := json.Marshal(connected)
+	if err := s.shareState(ctx, caller, partServers, raw); err != nil {
 		return nil, fmt.Errorf("the servers could not be changed: %w", err)
 	}
 	sess.gw.Narrow(connected)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,39 @@ var handOffWait = 3 * time.Second
 // maxIDInStream bounds the JSON-RPC request ids carried in stream ids.
 const maxIDInStream = 96
 
+// maxSharedResumes bounds the resumes from the store one principal may have
+// open on a replica at once: each polls the store while it waits.
+const maxSharedResumes = 8
+
+// parseEventID splits a Last-Event-ID of ours into its stream id and
+// sequence number; anything else (a forged, oversized or foreign id) is
+// refused before it reaches a store: "cs_", 24 hex digits, optionally "~"
+// and the request id in base64url, ".", the sequence number.
+func parseEventID(v string) (streamID string, seq int, ok bool) {
+	i := strings.LastIndexByte(v, '.')
+	if i < 0 || i+1 == len(v) || len(v)-i-1 > 9 {
+		return "", 0, false
+	}
+	seq, err := strconv.Atoi(v[i+1:])
+	if err != nil || seq < 0 {
+		return "", 0, false
+	}
+	streamID = v[:i]
+	rest, ok := strings.CutPrefix(streamID, streamIDPrefix)
+	if !ok || len(rest) < 24 {
+		return "", 0, false
+	}
+	random, enc, hasID := strings.Cut(rest, "~")
+	if len(random) != 24 || strings.Trim(random, "0123456789abcdef") != "" {
+		return "", 0, false
+	}
+	if hasID && (enc == "" || len(enc) > base64.RawURLEncoding.EncodedLen(maxIDInStream) ||
+		strings.Trim(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "") {
+		return "", 0, false
+	}
+	return streamID, seq, true
+}
+
 // newStreamID names a call stream. The call's request id rides in it (when
 // short) so that any replica can answer the call with an error when the
 // replica running it stopped before handing it over: a client resuming
@@ -99,12 +133,17 @@ func requestIDIn(streamID string) json.RawMessage {
 
 // handOff writes a detached stream to the store, then what follows until
 // its call answers, renewing the lease meanwhile.
+//
+// It stops when the stream is no longer kept here (evicted for the
+// principal's newer ones: what the replica does not keep, the store does
+// not get either) and, as the call does, after detachedLimit.
 func (h *httpHandler) handOff(cs *callStream) {
 	info := StreamInfo{Session: cs.session, Principal: cs.owner}
 	renew := time.NewTicker(streamLease / 3)
 	defer renew.Stop()
+	deadline := time.Now().Add(detachedLimit + time.Minute)
 	next := 0
-	for {
+	for !cs.evicted.Load() && time.Now().Before(deadline) {
 		events, complete, changed := cs.eventsFrom(next)
 		out := make([]StreamEvent, 0, len(events))
 		for _, ev := range events {
@@ -139,17 +178,31 @@ func (h *httpHandler) handOff(cs *callStream) {
 func (h *httpHandler) resumeShared(w http.ResponseWriter, r *http.Request, streamID string, lastSeq int) {
 	ctx := r.Context()
 	principal := auth.PrincipalFrom(ctx).Key()
+	if !h.takeResume(principal) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, fmt.Sprintf("Too Many Requests: you are resuming %d call streams here at once, the most one principal may; resume this one when one of them ends", maxSharedResumes), http.StatusTooManyRequests)
+		return
+	}
+	defer h.giveResume(principal)
 	session := r.Header.Get(server.HeaderKeySessionID)
 	next := lastSeq + 1
 	started := false
 	deadline := time.Now().Add(handOffWait)
+	var failingSince time.Time
 	for {
 		info, events, complete, leased, ok, err := h.shared.Read(ctx, streamID, next)
+		if err == nil {
+			failingSince = time.Time{}
+		} else if failingSince.IsZero() {
+			failingSince = time.Now()
+		}
 		switch {
 		case err != nil && !started:
 			w.Header().Set("Retry-After", "2")
 			http.Error(w, "Service Unavailable: the store replicas share call streams in (Redis) does not answer; resume again in a moment", http.StatusServiceUnavailable)
 			return
+		case err != nil && time.Since(failingSince) > streamLease:
+			return // the store is gone: end here; the client resumes again later
 		case err != nil:
 			leased = true // say nothing yet: try again
 		case !ok && time.Now().Before(deadline):
@@ -186,6 +239,27 @@ func (h *httpHandler) resumeShared(w http.ResponseWriter, r *http.Request, strea
 			return
 		case <-time.After(resumePoll):
 		}
+	}
+}
+
+func (h *httpHandler) takeResume(principal string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.resuming[principal] >= maxSharedResumes {
+		return false
+	}
+	if h.resuming == nil {
+		h.resuming = map[string]int{}
+	}
+	h.resuming[principal]++
+	return true
+}
+
+func (h *httpHandler) giveResume(principal string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.resuming[principal]--; h.resuming[principal] <= 0 {
+		delete(h.resuming, principal)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,21 +113,59 @@ func TestCallStreamResumesOnAnotherReplica(t *testing.T) {
 	}
 
 	// Handed over, then its replica stopped renewing the lease.
-	_ = store.Append(context.Background(), "cs_gone~"+base64.RawURLEncoding.EncodeToString([]byte(`7`)), StreamInfo{Session: sid, Principal: "anonymous"},
+	goneID, neverID := "cs_"+strings.Repeat("a1", 12), "cs_"+strings.Repeat("b2", 12)
+	_ = store.Append(context.Background(), goneID+"~"+base64.RawURLEncoding.EncodeToString([]byte(`7`)), StreamInfo{Session: sid, Principal: "anonymous"},
 		[]StreamEvent{{Seq: 0}, {Seq: 1, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`)}}, false, time.Millisecond)
 	time.Sleep(10 * time.Millisecond)
-	status, body := resumeGet(t, url2, sid, "cs_gone~"+base64.RawURLEncoding.EncodeToString([]byte(`7`))+".0")
+	status, body := resumeGet(t, url2, sid, goneID+"~"+base64.RawURLEncoding.EncodeToString([]byte(`7`))+".0")
 	if status != http.StatusOK || !strings.Contains(body, `"progress":1`) || !strings.Contains(body, `"id":7`) || !strings.Contains(body, "stopped before the call finished") {
 		t.Fatalf("a stream whose replica stopped: %d %s", status, body)
 	}
 
 	// Never handed over: its replica stopped while the client was attached.
 	start := time.Now()
-	status, body = resumeGet(t, url2, sid, "cs_never~"+base64.RawURLEncoding.EncodeToString([]byte(`"x-9"`))+".0")
+	status, body = resumeGet(t, url2, sid, neverID+"~"+base64.RawURLEncoding.EncodeToString([]byte(`"x-9"`))+".0")
 	if status != http.StatusOK || !strings.Contains(body, `"id":"x-9"`) || !strings.Contains(body, "before it could hand") || time.Since(start) < handOffWait {
 		t.Fatalf("a stream never handed over: %d %s after %v", status, body, time.Since(start))
 	}
-	if status, _ := resumeGet(t, url2, sid, "cs_never.0"); status != http.StatusNotFound {
+	if status, _ := resumeGet(t, url2, sid, neverID+".0"); status != http.StatusNotFound {
 		t.Fatalf("a stream never handed over whose id carries no request id: %d", status)
+	}
+
+	// Forged ids are refused before they reach the store, at once.
+	for _, forged := range []string{"cs_x.0", "cs_" + strings.Repeat("a", 900000) + ".1", neverID + "~" + strings.Repeat("A", 200) + ".0",
+		neverID + "~a b.0", neverID + ".-1", neverID + ".99999999999", "cs_" + strings.Repeat("G", 24) + ".0"} {
+		start := time.Now()
+		if status, body := resumeGet(t, url2, sid, forged); status != http.StatusBadRequest || time.Since(start) > time.Second {
+			t.Errorf("forged Last-Event-ID %.40q: %d %s after %v", forged, status, body, time.Since(start))
+		}
+	}
+	// A resume names its session: without one there is nothing to wait for.
+	start = time.Now()
+	if status, _ := resumeGet(t, url2, "", neverID+".0"); status != http.StatusNotFound || time.Since(start) > time.Second {
+		t.Errorf("a resume without a session: %d after %v", status, time.Since(start))
+	}
+	// One principal waits on at most maxSharedResumes at once.
+	var wg sync.WaitGroup
+	statuses := make(chan int, maxSharedResumes+1)
+	for i := range maxSharedResumes + 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("cs_%024x.0", i+1)
+			status, _ := resumeGet(t, url2, sid, id)
+			statuses <- status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	refused := 0
+	for s := range statuses {
+		if s == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d of %d simultaneous resumes refused, want 1", refused, maxSharedResumes+1)
 	}
 }

@@ -166,41 +166,47 @@ func TestSessionDirectory(t *testing.T) {
 	if err := d.Claim(ctx, "s1", "acme/alice", idle); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Save(ctx, "s1", "acme/alice", []byte(`{"servers":["a"]}`)); err != nil {
+	if err := d.Save(ctx, "s1", "acme/alice", "servers", []byte(`["a"]`)); err != nil {
 		t.Fatal(err)
 	}
-	_ = d.Save(ctx, "s1", "mallory", []byte(`{}`))
+	if err := d.Save(ctx, "s1", "acme/alice", "logLevel", []byte(`debug`)); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.Save(ctx, "s1", "mallory", "servers", []byte(`[]`))
 	for range 4 { // used every 150 ms: alive past its first idle period
 		time.Sleep(idle / 2)
-		if p, st, ok, err := d.Lookup(ctx, "s1", idle); !ok || err != nil || p != "acme/alice" || string(st) != `{"servers":["a"]}` {
+		if p, st, ok, err := d.Lookup(ctx, "s1", "acme/alice", idle); !ok || err != nil || p != "acme/alice" || string(st["servers"]) != `["a"]` || string(st["logLevel"]) != "debug" || len(st) != 2 {
 			t.Fatalf("lookup: %q %q %v %v", p, st, ok, err)
 		}
 	}
-	time.Sleep(2 * idle)
-	if _, _, ok, _ := d.Lookup(ctx, "s1", idle); ok {
+	for range 4 { // looked up by another principal only: not kept alive
+		time.Sleep(idle / 2)
+		_, _, _, _ = d.Lookup(ctx, "s1", "mallory", idle)
+	}
+	if _, _, ok, _ := d.Lookup(ctx, "s1", "acme/alice", idle); ok {
 		t.Fatal("an idle session is still there")
 	}
 	_ = d.Claim(ctx, "s2", "bob", time.Minute)
 	_ = d.Claim(ctx, "s2", "mallory", time.Minute)
-	if p, st, ok, _ := d.Lookup(ctx, "s2", time.Minute); !ok || p != "bob" || len(st) != 0 {
+	if p, st, ok, _ := d.Lookup(ctx, "s2", "bob", time.Minute); !ok || p != "bob" || len(st) != 0 {
 		t.Fatalf("after a second claim of bob's id: %q %q %v", p, st, ok)
 	}
 	if err := d.Release(ctx, "s2", "mallory"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := d.Lookup(ctx, "s2", time.Minute); !ok {
+	if _, _, ok, _ := d.Lookup(ctx, "s2", "bob", time.Minute); !ok {
 		t.Fatal("another principal released bob's session")
 	}
 	if err := d.Release(ctx, "s2", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := d.Lookup(ctx, "s2", time.Minute); ok {
+	if _, _, ok, _ := d.Lookup(ctx, "s2", "bob", time.Minute); ok {
 		t.Fatal("a released session is still there")
 	}
-	if err := d.Save(ctx, "s2", "bob", []byte(`{}`)); err != nil {
+	if err := d.Save(ctx, "s2", "bob", "servers", []byte(`[]`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := d.Lookup(ctx, "s2", time.Minute); ok {
+	if _, _, ok, _ := d.Lookup(ctx, "s2", "bob", time.Minute); ok {
 		t.Fatal("saving a released session's state brought it back")
 	}
 }
@@ -227,7 +233,7 @@ func TestSessionTokensExpireWithTheSession(t *testing.T) {
 	}
 	for range 4 { // the session in use for twice its idle time
 		time.Sleep(idle / 2)
-		_, _, _, _ = d.Lookup(ctx, "s1", idle)
+		_, _, _, _ = d.Lookup(ctx, "s1", "alice", idle)
 	}
 	if tok, ok, err := tokens.Token(ctx, session, "github"); !ok || err != nil || tok != "tok-1" {
 		t.Fatalf("the token of a session in use: %q %v %v", tok, ok, err)
@@ -238,6 +244,16 @@ func TestSessionTokensExpireWithTheSession(t *testing.T) {
 	}
 	if _, ok, _ := tokens.Token(ctx, gateway.TokenScope{Principal: "alice"}, "github"); !ok {
 		t.Fatal("a principal's token expired")
+	}
+	// Released (a DELETE on any replica): its tokens go at once.
+	_ = d.Claim(ctx, "s2", "alice", time.Minute)
+	s2 := gateway.TokenScope{Principal: "alice", Session: "s2"}
+	_ = tokens.SetToken(ctx, s2, "github", "tok-2")
+	if err := d.Release(ctx, "s2", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := tokens.Token(ctx, s2, "github"); ok {
+		t.Fatal("a released session's token is still there")
 	}
 }
 
@@ -314,15 +330,25 @@ func TestShapeStoreUpdatesAreAtomic(t *testing.T) {
 			t.Log(err)
 		}
 	}
-	_ = c.ShapeStore().Update(ctx, "other:tool", func([]byte) ([]byte, error) { return []byte("1"), nil })
-	all, err := c.ShapeStore().Load(ctx)
+	all, v1, err := c.ShapeStore().Changes(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := strconv.Atoi(string(all["s:t"])); got != 100-failed || string(all["other:tool"]) != "1" {
-		t.Fatalf("after 100 updates (%d refused as contended): %q", failed, all)
+	if got, _ := strconv.Atoi(string(all["s:t"])); got != 100-failed || v1 != int64(100-failed) {
+		t.Fatalf("after 100 updates (%d refused as contended): %q, version %d", failed, all, v1)
 	}
 	if failed > 10 {
 		t.Errorf("%d of 100 updates gave up", failed)
+	}
+	_ = c.ShapeStore().Update(ctx, "other:tool", func([]byte) ([]byte, error) { return []byte("1"), nil })
+	if changed, v2, err := c.ShapeStore().Changes(ctx, v1); err != nil || len(changed) != 1 || string(changed["other:tool"]) != "1" || v2 != v1+1 {
+		t.Fatalf("changes since %d: %q, version %d, %v", v1, changed, v2, err)
+	}
+	if changed, _, _ := c.ShapeStore().Changes(ctx, v1+1); len(changed) != 0 {
+		t.Fatalf("changes since the last: %q", changed)
+	}
+	big := make([]byte, redisstate.MaxShapeEntryBytes+1)
+	if err := c.ShapeStore().Update(ctx, "big:tool", func([]byte) ([]byte, error) { return big, nil }); err == nil {
+		t.Fatal("an entry over the size limit was pooled")
 	}
 }

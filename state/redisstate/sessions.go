@@ -8,13 +8,16 @@ import (
 )
 
 // SessionDirectory is frontend.SessionDirectory on Redis: one hash per MCP
-// session holding its principal ("p") and what the front end keeps of it
-// ("s": narrowing, log level), expiring after the idle timeout unless used,
-// so a session made on one replica is served, as it is, on every other.
+// session holding its principal ("p") and the parts of what the front end
+// keeps of it ("s:<part>": narrowing, log level; one field each, so two
+// replicas saving different parts at once lose neither), expiring after
+// the idle timeout unless its principal uses it, so a session made on one
+// replica is served, as it is, on every other.
 //
 // The session's upstream tokens (TokenStore, key "t" here) live and expire
 // with it: a session that idles out on every replica is never closed by
-// any of them, and its tokens must not outlive it.
+// any of them, and its tokens must not outlive it; a released session's go
+// at once.
 type SessionDirectory struct{ c *Client }
 
 // SessionDirectory returns the replicas' shared session directory.
@@ -22,11 +25,14 @@ func (c *Client) SessionDirectory() *SessionDirectory { return &SessionDirectory
 
 func (d *SessionDirectory) key(id string) string { return d.c.key("session", id) }
 
+// statePrefix marks the hash fields that hold parts of a session's state.
+const statePrefix = "s:"
+
 // claimScript records a new session; an id already taken is left alone (ids
 // are random: a collision is someone replaying one).
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'p', ARGV[1], 's', '', 't', KEYS[2])
+redis.call('HSET', KEYS[1], 'p', ARGV[1], 't', KEYS[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1`)
@@ -36,42 +42,61 @@ func (d *SessionDirectory) Claim(ctx context.Context, id, principal string, idle
 	return unavailable(claimScript.Run(ctx, d.c.rdb, keys, principal, idle.Milliseconds()).Err())
 }
 
-// lookupScript reads a session and keeps it alive for another idle period.
+// lookupScript reads a session; used by its principal (only), it is kept
+// alive, with its tokens, for another idle period.
 var lookupScript = redis.NewScript(`
-local v = redis.call('HMGET', KEYS[1], 'p', 's', 't')
-if not v[1] then return false end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-if v[3] then redis.call('PEXPIRE', v[3], ARGV[1]) end
-return {v[1], v[2] or ''}`)
+local v = redis.call('HGETALL', KEYS[1])
+if #v == 0 then return false end
+local owner, tokens
+for i = 1, #v, 2 do
+  if v[i] == 'p' then owner = v[i+1] elseif v[i] == 't' then tokens = v[i+1] end
+end
+if owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if tokens then redis.call('PEXPIRE', tokens, ARGV[2]) end
+end
+return v`)
 
-func (d *SessionDirectory) Lookup(ctx context.Context, id string, idle time.Duration) (principal string, state []byte, ok bool, err error) {
-	v, err := lookupScript.Run(ctx, d.c.rdb, []string{d.key(id)}, idle.Milliseconds()).StringSlice()
+func (d *SessionDirectory) Lookup(ctx context.Context, id, principal string, idle time.Duration) (string, map[string][]byte, bool, error) {
+	v, err := lookupScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal, idle.Milliseconds()).StringSlice()
 	if err == redis.Nil {
 		return "", nil, false, nil
 	}
 	if err != nil {
 		return "", nil, false, unavailable(err)
 	}
-	if len(v) != 2 {
+	owner, state := "", map[string][]byte{}
+	for i := 0; i+1 < len(v); i += 2 {
+		switch {
+		case v[i] == "p":
+			owner = v[i+1]
+		case len(v[i]) > len(statePrefix) && v[i][:len(statePrefix)] == statePrefix:
+			state[v[i][len(statePrefix):]] = []byte(v[i+1])
+		}
+	}
+	if owner == "" {
 		return "", nil, false, nil
 	}
-	return v[0], []byte(v[1]), true, nil
+	return owner, state, true, nil
 }
 
-// saveScript replaces a session's state if the session is principal's.
+// saveScript sets one part of a session's state if the session is
+// principal's.
 var saveScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'p') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 's', ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 return 1`)
 
-func (d *SessionDirectory) Save(ctx context.Context, id, principal string, state []byte) error {
-	return unavailable(saveScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal, state).Err())
+func (d *SessionDirectory) Save(ctx context.Context, id, principal, part string, value []byte) error {
+	return unavailable(saveScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal, statePrefix+part, value).Err())
 }
 
-// releaseScript deletes a session if it is principal's.
+// releaseScript deletes a session, and its tokens, if it is principal's.
 var releaseScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'p') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)
+if redis.call('HGET', KEYS[1], 'p') ~= ARGV[1] then return 0 end
+local tokens = redis.call('HGET', KEYS[1], 't')
+if tokens then redis.call('DEL', tokens) end
+return redis.call('DEL', KEYS[1])`)
 
 func (d *SessionDirectory) Release(ctx context.Context, id, principal string) error {
 	return unavailable(releaseScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal).Err())
