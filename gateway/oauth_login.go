@@ -308,6 +308,7 @@ func awaitRedirect(ctx context.Context, ln net.Listener, state string, wait time
 				msg += ": " + d
 			}
 			fmt.Fprintf(w, "<p>The login failed: %s. You can close this tab.</p>", html.EscapeString(msg))
+			http.NewResponseController(w).Flush() // the page is out before the login ends
 			select {
 			case done <- outcome{err: fmt.Errorf("the authorization server refused the login: %s", msg)}:
 			default:
@@ -315,6 +316,7 @@ func awaitRedirect(ctx context.Context, ln net.Listener, state string, wait time
 			return
 		}
 		fmt.Fprint(w, "<p>Logged in. You can close this tab and return to sandbox.</p>")
+		http.NewResponseController(w).Flush()
 		select {
 		case done <- outcome{code: q.Get("code")}:
 		default:
@@ -322,7 +324,16 @@ func awaitRedirect(ctx context.Context, ln net.Listener, state string, wait time
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer func() {
+		// Let the browser's request finish (its page was flushed before
+		// the code was handed over) rather than cut it: a browser shows
+		// a cut connection as an error.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close()
+		}
+	}()
 	show()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
