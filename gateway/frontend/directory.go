@@ -59,9 +59,12 @@ type directoryResolver struct {
 	dir  SessionDirectory
 	idle time.Duration
 
-	mu        sync.Mutex
-	idled     map[string]bool // sessions the sweeper ended here, until their end is handled
-	unclaimed map[string]bool // sessions made here while the directory did not answer
+	// idled: sessions the idle sweeper ended here (their end here is a
+	// Detach, not a Close: they live on elsewhere), until sessionEnded.
+	idled idSet
+	// unclaimed: sessions made here while the directory did not answer,
+	// claimed at their next request.
+	unclaimed idSet
 }
 
 var (
@@ -103,10 +106,10 @@ func (d *directoryResolver) attach(r *http.Request, id string) (*http.Request, e
 		state = nil
 	case err != nil:
 		return r, errDirectoryDown
-	case !ok && local != nil && d.takeUnclaimed(id):
+	case !ok && local != nil && d.unclaimed.take(id):
 		// Made here while the directory did not answer: record it now.
 		if err := d.dir.Claim(r.Context(), id, principal, d.idle); err != nil {
-			d.markUnclaimed(id)
+			d.unclaimed.add(id)
 		}
 		state = nil
 	case !ok && local != nil:
@@ -230,42 +233,27 @@ type directoryIDs struct {
 	local     bool // ends sessions here only (the idle sweeper)
 }
 
-// endedHere records a session that idled out on this replica: its end here
-// is a Detach, not a Close (directory.go's sessions live on elsewhere).
-func (d *directoryResolver) endedHere(id string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.idled == nil {
-		d.idled = map[string]bool{}
+// idSet is a set of session ids, each taken at most once.
+type idSet struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (s *idSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[string]bool{}
 	}
-	d.idled[id] = true
+	s.ids[id] = true
 }
 
-func (d *directoryResolver) markUnclaimed(id string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.unclaimed == nil {
-		d.unclaimed = map[string]bool{}
-	}
-	d.unclaimed[id] = true
-}
-
-// takeUnclaimed reports (once) whether a session was made here while the
-// directory did not answer.
-func (d *directoryResolver) takeUnclaimed(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	ok := d.unclaimed[id]
-	delete(d.unclaimed, id)
-	return ok
-}
-
-// takeEndedHere reports (once) whether a session ended by idling out here.
-func (d *directoryResolver) takeEndedHere(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	ok := d.idled[id]
-	delete(d.idled, id)
+// take reports whether id was in the set, and removes it.
+func (s *idSet) take(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := s.ids[id]
+	delete(s.ids, id)
 	return ok
 }
 
@@ -277,7 +265,7 @@ func (m *directoryIDs) Generate() string {
 	id := "mcp-" + hex.EncodeToString(b[:])
 	if err := m.d.dir.Claim(m.ctx, id, m.principal, m.d.idle); err != nil {
 		m.d.s.log.Warn("the session directory could not record a session: it is served by this replica only until it answers again", "error", err)
-		m.d.markUnclaimed(id)
+		m.d.unclaimed.add(id)
 	}
 	return id
 }
@@ -305,7 +293,7 @@ func (m *directoryIDs) Terminate(id string) (bool, error) {
 			return false, nil
 		}
 		if m.d.s.sessionByID(id) != nil { // its end here follows (sessionEnded)
-			m.d.endedHere(id)
+			m.d.idled.add(id)
 		}
 		return false, nil
 	}

@@ -282,14 +282,7 @@ func TestDirectoryGetStreamElsewhereKeepsTheSession(t *testing.T) {
 	sid := rawSession(t, srv1.URL+"/mcp")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv2.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := getStream(t, ctx, srv2.URL+"/mcp", sid, "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream on the other replica: %d", resp.StatusCode)
 	}

@@ -89,9 +89,9 @@ func (s *Server) sessionEnded(cs server.ClientSession) {
 	}
 	d := s.directory.Load()
 	if d != nil {
-		d.takeUnclaimed(cs.SessionID())
+		d.unclaimed.take(cs.SessionID())
 	}
-	if d != nil && (d.takeEndedHere(cs.SessionID()) || sess.adopted) {
+	if d != nil && (d.idled.take(cs.SessionID()) || sess.adopted) {
 		sess.gw.Detach() // it lives on in other replicas, with its tokens
 		s.log.Info("session idled out here", "session", string(sess.caller.Session))
 		return

@@ -54,17 +54,26 @@ func (m *memStreams) Read(_ context.Context, id string, from int) (StreamInfo, [
 	return info, out, m.complete[id], time.Now().Before(m.leaseEnd[id]), true, nil
 }
 
-func resumeGet(t *testing.T, url, sid, lastEventID string) (int, string) {
+// getStream opens a session's GET stream (resuming one with lastEventID).
+func getStream(t *testing.T, ctx context.Context, url, sid, lastEventID string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Last-Event-ID", lastEventID)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+func resumeGet(t *testing.T, url, sid, lastEventID string) (int, string) {
+	t.Helper()
+	resp := getStream(t, context.Background(), url, sid, lastEventID)
 	defer resp.Body.Close()
 	b, _ := readAll(resp.Body)
 	return resp.StatusCode, b
