@@ -848,13 +848,14 @@ func TestRequestBodiesHeldAreBounded(t *testing.T) {
 
 // TestRequestBodiesHeldArePerPrincipal: one principal holding its share of
 // the body budget (a body it is slow to send) is refused more, while another
-// principal's requests still go through.
+// principal's requests still go through, a principal of the same name in
+// another tenant's too (shares are by auth.Principal.Key).
 func TestRequestBodiesHeldArePerPrincipal(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
 	h := fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 16 << 10, MaxInFlightBytesPerPrincipal: 4 << 10})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := auth.Principal{ID: r.Header.Get("X-Test-Principal")}
+		p := auth.Principal{ID: r.Header.Get("X-Test-Principal"), Tenant: r.Header.Get("X-Test-Tenant")}
 		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	}))
 	t.Cleanup(srv.Close)
@@ -882,6 +883,9 @@ func TestRequestBodiesHeldArePerPrincipal(t *testing.T) {
 	})
 	if status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "bob"); status == http.StatusServiceUnavailable {
 		t.Fatal("bob was refused while only alice held bytes")
+	}
+	if status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice", "X-Test-Tenant", "other"); status == http.StatusServiceUnavailable {
+		t.Fatal("another tenant's alice was refused while only this tenant's alice held bytes")
 	}
 	pw.CloseWithError(io.ErrUnexpectedEOF)
 	<-done
