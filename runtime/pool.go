@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sandboxrt/sandbox/internal/prestart"
 )
 
 const (
@@ -26,9 +27,6 @@ const (
 	// series of snippets leaves behind in a process (fragmentation, caches)
 	// accumulates.
 	maxRunsPerWorker = 1000
-	// stderrKeep is how much of a worker's stderr is kept to explain a crash
-	// (the Go runtime's "fatal error: ..." line comes first).
-	stderrKeep = 8 << 10
 )
 
 // pool keeps up to size warm workers. A worker runs one snippet at a time;
@@ -53,7 +51,7 @@ type worker struct {
 	fw     *frameWriter
 	frames chan *message // closed when the worker's stdout ends
 	exited chan struct{} // closed when the process has been reaped
-	stderr *headBuffer
+	stderr *prestart.HeadBuffer
 	pid    int
 	runs   int
 	runID  uint64      // the id of the latest run sent to it
@@ -228,25 +226,15 @@ func (p *pool) close() {
 }
 
 func (p *pool) spawn() (*worker, error) {
-	cmd := exec.Command(p.cmd[0], p.cmd[1:]...)
-	cmd.Env = []string{workerEnv + "=1"}
-	cmd.Dir = os.TempDir()
-	// Its own process group keeps a terminal's Ctrl-C for the parent, which
-	// then ends its workers; Pdeathsig ends a worker whose parent died.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
+	proc := prestart.Take(p.cmd) // `sandbox run`'s, started while it initialised
+	if proc == nil {
+		var err error
+		if proc, err = prestart.Start(p.cmd); err != nil {
+			return nil, fmt.Errorf("runtime: starting a worker (%s): %w", p.cmd[0], err)
+		}
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	w := &worker{cmd: cmd, fw: newFrameWriter(stdin), frames: make(chan *message, 64), exited: make(chan struct{}), stderr: &headBuffer{max: stderrKeep}}
-	cmd.Stderr = w.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("runtime: starting a worker (%s): %w", p.cmd[0], err)
-	}
+	cmd, stdout := proc.Cmd, proc.Stdout
+	w := &worker{cmd: cmd, fw: newFrameWriter(proc.Stdin), frames: make(chan *message, 64), exited: make(chan struct{}), stderr: proc.Stderr}
 	w.pid = cmd.Process.Pid
 	go func() {
 		r := bufio.NewReaderSize(stdout, 64<<10)
@@ -500,28 +488,6 @@ func (w *worker) crashOutcome(limits Limits) execOutcome {
 	// Not the worker's stderr: a Go panic or runtime error says nothing the
 	// agent can act on, and the host's internals are not the agent's.
 	return internalFailure("the sandbox worker stopped unexpectedly while running the snippet (" + how + "); run the snippet again")
-}
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-func (b *headBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - len(b.buf); room > 0 {
-		b.buf = append(b.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (b *headBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }
 
 func firstLine(s string) string {

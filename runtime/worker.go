@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
+
+	"github.com/sandboxrt/sandbox/internal/prestart"
 )
 
-// workerEnv marks a process started as a worker. It is the only variable in a
-// worker's environment: nothing of the parent's environment (API keys,
-// tokens) is reachable from a worker, even through a VM escape.
-const workerEnv = "SANDBOX_RUNTIME_WORKER"
+// workerEnv marks a process started as a worker (prestart.Start sets it).
+const workerEnv = prestart.WorkerEnv
 
 // ServeWorkerIfChild turns this process into a sandbox worker when it was
 // started as one, and never returns in that case. Call it first thing in
