@@ -48,6 +48,7 @@ bench: peers build
 load:
 	$(GO) test -run '^$$' -bench 'BenchmarkServeLoad' -benchtime 1x -count 1 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecuteCodeOverHTTP' -benchtime 1000x -count 3 ./codemode/
+	$(GO) test -run '^$$' -bench 'BenchmarkServeLoadSDKClient' -benchtime 1x -count 3 ./codemode/
 
 # loadtest runs the 32-client mixed-load test of sandbox serve and prints
 # the well-behaved clients' p50/p99 with and without bomb clients, and
