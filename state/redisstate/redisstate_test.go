@@ -352,3 +352,50 @@ func TestShapeStoreUpdatesAreAtomic(t *testing.T) {
 		t.Fatal("an entry over the size limit was pooled")
 	}
 }
+
+// TestSessionDirectoryAnnouncesChanges: saving a session's state or
+// releasing it is announced to every watching replica; a watcher whose
+// subscription was cut is told to forget everything once it is back.
+func TestSessionDirectoryAnnouncesChanges(t *testing.T) {
+	srv, open := clients(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := open(t)
+	d := c.SessionDirectory()
+	changed, reset := make(chan string, 8), make(chan struct{}, 8)
+	if err := d.Watch(ctx, func(id string) { changed <- id }, func() { reset <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.Claim(ctx, "s1", "alice", time.Minute)
+	expect := func(what string) {
+		t.Helper()
+		select {
+		case id := <-changed:
+			if id != "s1" {
+				t.Fatalf("%s announced %q", what, id)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s was not announced", what)
+		}
+	}
+	if err := d.Save(ctx, "s1", "alice", "logLevel", []byte("debug")); err != nil {
+		t.Fatal(err)
+	}
+	expect("a save")
+	_ = d.Save(ctx, "s1", "mallory", "logLevel", []byte("error")) // refused: not announced
+	if err := d.Release(ctx, "s1", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	expect("a release")
+	opt, _ := redis.ParseURL(srv.URL())
+	admin := redis.NewClient(opt)
+	defer admin.Close()
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reset:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a watcher whose subscription was cut was not told to forget what it held")
+	}
+}
