@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sandboxrt/sandbox/gateway/frontend"
 )
 
 // SessionDirectory is frontend.SessionDirectory on Redis: one hash per MCP
@@ -144,3 +146,9 @@ func (d *SessionDirectory) Watch(ctx context.Context, changed func(id string), r
 	}()
 	return nil
 }
+
+var (
+	_ frontend.SessionDirectory = (*SessionDirectory)(nil)
+	_ frontend.SessionWatcher   = (*SessionDirectory)(nil)
+	_ frontend.CallStreamStore  = (*CallStreams)(nil)
+)
