@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	_ "github.com/sandboxrt/sandbox/cmd/sandbox/internal/earlyworker" // `sandbox run` starts its worker while initialising
 	"github.com/sandboxrt/sandbox/runtime"
 )
 

@@ -1,25 +1,21 @@
-// Package prestart starts worker processes for the runtime, and starts the
-// first one of `sandbox run` while the program is still initialising.
+// Package prestart starts worker processes for the runtime, and keeps one
+// started early (StartEarly) for the runtime's pool to adopt (Take).
 //
 // A cold `sandbox run` is two Go processes, the CLI and its worker, and
 // each spends most of its start in package initialisation (tens of
 // milliseconds: the libraries of the gateway, tracing, Redis, schema
 // validation). Started from main, the worker's initialisation follows the
-// CLI's; started from this package's init, which Go runs early (it imports
-// only the standard library, and Go initialises ready packages in import
-// path order), the two overlap. The runtime adopts the early worker when it
-// starts its pool with the same executable (Take); one nobody takes dies
-// with the CLI (its parent-death signal).
-//
-// Only `sandbox run` starts one early: it knows it will need exactly one
-// worker, and the decision has to be made before main runs, from os.Args.
+// CLI's; started from an init that Go runs early (cmd/sandbox's
+// earlyworker, which imports only this and the standard library; Go
+// initialises ready packages in import-path order), the two overlap. One
+// nobody takes dies with the CLI (its parent-death signal). Programs that
+// only import the runtime start nothing early.
 package prestart
 
 import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"sync"
 	"syscall"
 )
@@ -70,8 +66,10 @@ var (
 	exe   string // early's executable
 )
 
-func init() {
-	if !wantsEarlyWorker(os.Args, os.Getenv(WorkerEnv)) {
+// StartEarly starts a worker of this executable for the runtime's pool to
+// adopt, when this process is not itself a worker. Call it from an init.
+func StartEarly() {
+	if os.Getenv(WorkerEnv) != "" {
 		return
 	}
 	path, err := os.Executable()
@@ -79,15 +77,10 @@ func init() {
 		return // the runtime says why when it starts its own
 	}
 	if p, err := Start([]string{path}); err == nil {
+		mu.Lock()
 		early, exe = p, path
+		mu.Unlock()
 	}
-}
-
-// wantsEarlyWorker: `sandbox run` in workers (not --in-process), in a
-// process that is not itself a worker.
-func wantsEarlyWorker(args []string, workerEnv string) bool {
-	return workerEnv == "" && len(args) > 1 && args[1] == "run" && !slices.Contains(args, "--in-process") &&
-		!slices.Contains(args, "--help") && !slices.Contains(args, "-h")
 }
 
 // Take returns the worker started early for command, once; nil when none

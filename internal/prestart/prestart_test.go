@@ -5,26 +5,6 @@ import (
 	"testing"
 )
 
-func TestWantsEarlyWorker(t *testing.T) {
-	for _, c := range []struct {
-		args   []string
-		worker string
-		want   bool
-	}{
-		{[]string{"sandbox", "run", "x.ts"}, "", true},
-		{[]string{"sandbox", "run", "--json", "x.ts"}, "", true},
-		{[]string{"sandbox", "run", "--in-process", "x.ts"}, "", false}, // no worker at all
-		{[]string{"sandbox", "run", "--help"}, "", false},
-		{[]string{"sandbox", "serve"}, "", false}, // its pool is started by serve
-		{[]string{"sandbox"}, "", false},
-		{[]string{"sandbox", "run", "x.ts"}, "1", false}, // a worker starts no worker
-	} {
-		if got := wantsEarlyWorker(c.args, c.worker); got != c.want {
-			t.Errorf("%q (worker env %q): %v, want %v", c.args, c.worker, got, c.want)
-		}
-	}
-}
-
 // TestTakeIsForItsExecutableOnce: the early worker goes to a pool started
 // with the same executable, once; another command gets none.
 func TestTakeIsForItsExecutableOnce(t *testing.T) {
