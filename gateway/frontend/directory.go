@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -46,17 +45,6 @@ type SessionDirectory interface {
 	Release(ctx context.Context, id, principal string) error
 }
 
-// SessionWatcher is a SessionDirectory that announces changes: with one, a
-// replica holding a session asks the directory about it only when it was
-// told it changed (or every idle/4, to keep it alive), instead of on every
-// request. Redis implements it with pub/sub.
-type SessionWatcher interface {
-	// Watch calls changed with the id of each session saved or released,
-	// and reset whenever announcements may have been missed (a
-	// reconnection), until ctx ends; it returns once watching.
-	Watch(ctx context.Context, changed func(id string), reset func()) error
-}
-
 // The parts of a session's state that every replica serving it must know
 // (SessionDirectory.Save): what it chose.
 const (
@@ -77,86 +65,6 @@ type directoryResolver struct {
 	// unclaimed: sessions made here while the directory did not answer,
 	// claimed at their next request.
 	unclaimed idSet
-
-	// With a SessionWatcher: when each session held here was last read
-	// from the directory, dropped when it is announced as changed.
-	watching atomic.Bool
-	changes  atomic.Uint64 // announcements heard (a read during one marks nothing fresh)
-	freshMu  sync.Mutex
-	fresh    map[string]time.Time
-}
-
-// watch follows the directory's announcements, when it makes them, until
-// ctx ends; without them (or until subscribed) every request reads the
-// directory.
-func (d *directoryResolver) watch(ctx context.Context) {
-	w, ok := d.dir.(SessionWatcher)
-	if !ok {
-		return
-	}
-	go func() {
-		for ctx.Err() == nil {
-			err := w.Watch(ctx, d.forget, d.forgetAll)
-			if err == nil {
-				d.watching.Store(true)
-				return
-			}
-			d.s.log.Warn("cannot follow the session directory's changes; every request reads it meanwhile", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(2 * time.Second):
-			}
-		}
-	}()
-}
-
-func (d *directoryResolver) forget(id string) {
-	d.freshMu.Lock()
-	d.changes.Add(1)
-	delete(d.fresh, id)
-	d.freshMu.Unlock()
-}
-
-func (d *directoryResolver) forgetAll() {
-	d.freshMu.Lock()
-	d.changes.Add(1)
-	d.fresh = nil
-	d.freshMu.Unlock()
-}
-
-// isFresh reports whether a session held here was read from the directory
-// recently enough, with no change announced since, to be served without
-// reading it again.
-func (d *directoryResolver) isFresh(id string) bool {
-	if !d.watching.Load() {
-		return false
-	}
-	d.freshMu.Lock()
-	defer d.freshMu.Unlock()
-	at, ok := d.fresh[id]
-	return ok && time.Since(at) < d.idle/4
-}
-
-// markFresh records a read of a session that began at at, when no change
-// was announced (of any session: they are rare) since it began, as seen
-// from changes.
-func (d *directoryResolver) markFresh(id string, at time.Time, changes uint64) {
-	d.freshMu.Lock()
-	defer d.freshMu.Unlock()
-	if d.changes.Load() != changes {
-		return
-	}
-	if d.fresh == nil {
-		d.fresh = map[string]time.Time{}
-	}
-	if len(d.fresh) > 8192 {
-		for k, t := range d.fresh {
-			if time.Since(t) >= d.idle/4 {
-				delete(d.fresh, k)
-			}
-		}
-	}
-	d.fresh[id] = at
 }
 
 var (
@@ -191,11 +99,6 @@ func (d *directoryResolver) attach(r *http.Request, id string) (*http.Request, e
 	if local != nil && local.caller.Principal.Key() != principal {
 		return r, errSessionOfAnother
 	}
-	if local != nil && d.isFresh(id) {
-		// Held here, read lately, no change announced: as it is here.
-		return r.WithContext(context.WithValue(r.Context(), verifiedSessionKey{}, verifiedSession{id: id})), nil
-	}
-	readAt, changes := time.Now(), d.changes.Load() // before the read: a change announced during it is not missed
 	owner, state, ok, err := d.dir.Lookup(r.Context(), id, principal, d.idle)
 	switch {
 	case err != nil && local != nil:
@@ -216,9 +119,6 @@ func (d *directoryResolver) attach(r *http.Request, id string) (*http.Request, e
 		return r, errNoSuchSession
 	case state == nil:
 		state = map[string][]byte{} // found, nothing chosen yet
-	}
-	if err == nil && ok {
-		d.markFresh(id, readAt, changes)
 	}
 	return r.WithContext(context.WithValue(r.Context(), verifiedSessionKey{}, verifiedSession{id: id, state: state})), nil
 }

@@ -100,7 +100,6 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	var dir *directoryResolver
 	if opts.Sessions != nil {
 		dir = &directoryResolver{s: s, dir: opts.Sessions, idle: idle}
-		dir.watch(s.closing)
 		s.directory.Store(dir)
 		sessions = server.WithSessionIdManagerResolver(dir)
 	}

@@ -54,8 +54,6 @@ type Server struct {
 	sessionTools func(auth.Caller) []SessionTool
 	resReg       map[string]string // resource URI -> raw, as registered
 	stop         func()
-	closing      context.Context // ends with Close
-	closed       context.CancelFunc
 	hub          bool
 	name         string
 	version      string
@@ -108,7 +106,6 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.closing, s.closed = context.WithCancel(context.Background())
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionStarted(ctx, cs) })
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessionEnded(cs) })
@@ -175,7 +172,6 @@ func (s *Server) Close() {
 	if s.stop != nil {
 		s.stop()
 	}
-	s.closed()
 }
 
 // --- built-in tools ---

@@ -83,72 +83,28 @@ func (d *SessionDirectory) Lookup(ctx context.Context, id, principal string, idl
 }
 
 // saveScript sets one part of a session's state if the session is
-// principal's, and tells the replicas (Watch).
+// principal's.
 var saveScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'p') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1`)
 
 func (d *SessionDirectory) Save(ctx context.Context, id, principal, part string, value []byte) error {
-	return unavailable(saveScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal, statePrefix+part, value, d.channel(), id).Err())
+	return unavailable(saveScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal, statePrefix+part, value).Err())
 }
 
-// releaseScript deletes a session, and its tokens, if it is principal's,
-// and tells the replicas (Watch).
+// releaseScript deletes a session, and its tokens, if it is principal's.
 var releaseScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'p') ~= ARGV[1] then return 0 end
 local tokens = redis.call('HGET', KEYS[1], 't')
 if tokens then redis.call('DEL', tokens) end
-redis.call('PUBLISH', ARGV[2], ARGV[3])
 return redis.call('DEL', KEYS[1])`)
 
 func (d *SessionDirectory) Release(ctx context.Context, id, principal string) error {
-	return unavailable(releaseScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal, d.channel(), id).Err())
-}
-
-// channel is where Save and Release announce the session they changed.
-func (d *SessionDirectory) channel() string { return d.c.key("session-changes") }
-
-// Watch calls changed with the id of every session whose state another
-// replica (or this one) saved or that was released, and reset whenever the
-// subscription (re)starts, when announcements may have been missed, until
-// ctx ends. It returns once subscribed (or with the error that kept it
-// from subscribing); the rest runs in the background.
-func (d *SessionDirectory) Watch(ctx context.Context, changed func(id string), reset func()) error {
-	ps := d.c.rdb.Subscribe(ctx, d.channel())
-	if _, err := ps.Receive(ctx); err != nil { // the first subscription's confirmation
-		_ = ps.Close()
-		return unavailable(err)
-	}
-	go func() {
-		<-ctx.Done()
-		_ = ps.Close()
-	}()
-	go func() {
-		for {
-			msg, err := ps.Receive(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				reset() // the connection dropped: whatever came meanwhile is lost
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			switch m := msg.(type) {
-			case *redis.Message:
-				changed(m.Payload)
-			case *redis.Subscription:
-				reset() // subscribed again after a reconnection
-			}
-		}
-	}()
-	return nil
+	return unavailable(releaseScript.Run(ctx, d.c.rdb, []string{d.key(id)}, principal).Err())
 }
 
 var (
 	_ frontend.SessionDirectory = (*SessionDirectory)(nil)
-	_ frontend.SessionWatcher   = (*SessionDirectory)(nil)
 	_ frontend.CallStreamStore  = (*CallStreams)(nil)
 )
