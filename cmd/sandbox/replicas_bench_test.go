@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
@@ -17,8 +15,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/sandboxrt/sandbox/internal/redistest"
 )
 
 // BenchmarkReplicas is the same load on one replica in memory, one replica
@@ -29,10 +25,7 @@ import (
 // figure to read is what Redis adds per run, not a speed-up.
 // BENCH_CODE replaces the snippet (to time one kind of Redis use alone).
 func BenchmarkReplicas(b *testing.B) {
-	srv := redistest.Start(b)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	b.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	srv := startSharedRedis(b)
 	demo := exampleServerBinary(b)
 	code := os.Getenv("BENCH_CODE")
 	if code == "" {

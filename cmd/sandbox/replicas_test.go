@@ -30,15 +30,24 @@ import (
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
+// startSharedRedis starts a redis-server for replicas and gives the
+// environment a fresh SANDBOX_REDIS_KEY (the configs name it) and the
+// agent's API key.
+func startSharedRedis(tb testing.TB) *redistest.Server {
+	tb.Helper()
+	srv := redistest.Start(tb)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	tb.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	tb.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	return srv
+}
+
 // replicas starts n `sandbox serve --http` processes on one config that
 // shares state in a real redis-server.
 func replicas(t *testing.T, n int, extra string) (*redistest.Server, []string) {
 	t.Helper()
-	srv := redistest.Start(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
-	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	srv := startSharedRedis(t)
 	cfg := fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q, "rateLimit": {"perSecond": 0.5, "burst": 3}, "maxWait": "0s"}},
   "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}", "keyPrefix": "replicas:"},
     "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}]}}%s}`, exampleServerBinary(t), srv.URL(), extra)
@@ -275,11 +284,7 @@ func (rr *roundRobin) markDown(i int) {
 // returns the balancer, the replicas' processes and the balancer's URL.
 func balancedReplicas(t *testing.T, mcpServers string) (*roundRobin, []*exec.Cmd, string) {
 	t.Helper()
-	srv := redistest.Start(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
-	t.Setenv("SANDBOX_REDIS_KEY", base64.StdEncoding.EncodeToString(key))
+	srv := startSharedRedis(t)
 	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": %s,
   "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}"},
     "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "admin", "key": %q}]}}}`, mcpServers, srv.URL(), adminKey))
