@@ -98,6 +98,15 @@ func (d *memDirectory) ownerOf(id string) (string, bool) {
 	return p, ok
 }
 
+// serveReplica serves fx's front end as one replica of several sharing
+// opts' stores, and returns the URL of its MCP endpoint.
+func serveReplica(t *testing.T, fx *frontendFixture, opts HTTPOptions) string {
+	t.Helper()
+	srv := httptest.NewServer(fx.f.HTTPHandler(opts))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
 // TestDirectorySessionsIdleOut: with a shared directory, a session idle on
 // this replica ends here (mcp-go's sweeper asks without a request; that
 // used to panic and stop the sweeper for good), its directory entry is left
@@ -105,9 +114,8 @@ func (d *memDirectory) ownerOf(id string) (string, bool) {
 func TestDirectorySessionsIdleOut(t *testing.T) {
 	fx := newFrontend(t)
 	dir := &memDirectory{}
-	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxSessionsPerPrincipal: 1, SessionIdleTimeout: 500 * time.Millisecond, Sessions: dir}))
-	t.Cleanup(srv.Close)
-	sid := rawSession(t, srv.URL+"/mcp")
+	url := serveReplica(t, fx, HTTPOptions{MaxSessionsPerPrincipal: 1, SessionIdleTimeout: 500 * time.Millisecond, Sessions: dir})
+	sid := rawSession(t, url)
 	if p, ok := dir.ownerOf(sid); !ok || p != "anonymous" {
 		t.Fatalf("the directory has %q %v for the new session", p, ok)
 	}
@@ -115,7 +123,7 @@ func TestDirectorySessionsIdleOut(t *testing.T) {
 	if _, ok := dir.ownerOf(sid); !ok || len(dir.release) != 0 {
 		t.Fatalf("idling out here released the session everywhere: %v", dir.release)
 	}
-	status, _, body := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	status, _, body := rawPost(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	if status != http.StatusOK {
 		t.Fatalf("a new session after the old one idled out: %d %s", status, body)
 	}
@@ -128,12 +136,11 @@ func TestDirectorySessionOfAnother(t *testing.T) {
 	fx := newFrontend(t)
 	dir := &memDirectory{}
 	_ = dir.Claim(context.Background(), "mcp-elsewhere", "acme/alice", time.Minute)
-	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir}))
-	t.Cleanup(srv.Close)
+	url := serveReplica(t, fx, HTTPOptions{Sessions: dir})
 	for _, method := range []string{"POST", "GET", "DELETE"} {
-		req, _ := http.NewRequest(method, srv.URL+"/mcp", nil)
+		req, _ := http.NewRequest(method, url, nil)
 		if method == "POST" {
-			req, _ = http.NewRequest(method, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+			req, _ = http.NewRequest(method, url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -158,9 +165,7 @@ func TestDirectorySessionServedElsewhere(t *testing.T) {
 	fx := newFrontend(t)
 	dir := &memDirectory{}
 	_ = dir.Claim(context.Background(), "mcp-made-elsewhere", "anonymous", time.Minute)
-	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir}))
-	t.Cleanup(srv.Close)
-	status, _, body := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", "mcp-made-elsewhere")
+	status, _, body := rawPost(t, serveReplica(t, fx, HTTPOptions{Sessions: dir}), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", "mcp-made-elsewhere")
 	if status != http.StatusOK || !strings.Contains(body, `"tools"`) {
 		t.Fatalf("the owner on another replica: %d %s", status, body)
 	}
@@ -180,9 +185,7 @@ func TestDirectorySessionFollowsAcrossReplicas(t *testing.T) {
 	dir := &memDirectory{}
 	replica := func() (*frontendFixture, string) {
 		fx := newFrontend(t)
-		srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir}))
-		t.Cleanup(srv.Close)
-		return fx, srv.URL + "/mcp"
+		return fx, serveReplica(t, fx, HTTPOptions{Sessions: dir})
 	}
 	fx1, url1 := replica()
 	fx2, url2 := replica()
@@ -272,17 +275,14 @@ func (f *forgetSpy) Forget(ctx context.Context, scope gateway.TokenScope) error 
 // only: the session's tokens, which replicas share, are not forgotten.
 func TestDirectoryGetStreamElsewhereKeepsTheSession(t *testing.T) {
 	dir := &memDirectory{}
-	fx1 := newFrontend(t)
-	srv1 := httptest.NewServer(fx1.f.HTTPHandler(HTTPOptions{Sessions: dir}))
-	t.Cleanup(srv1.Close)
+	url1 := serveReplica(t, newFrontend(t), HTTPOptions{Sessions: dir})
 	spy := &forgetSpy{MemoryTokenStore: gateway.NewMemoryTokenStore()}
 	fx2 := newFrontend(t, gateway.WithTokenStore(spy))
-	srv2 := httptest.NewServer(fx2.f.HTTPHandler(HTTPOptions{Sessions: dir}))
-	t.Cleanup(srv2.Close)
-	sid := rawSession(t, srv1.URL+"/mcp")
+	url2 := serveReplica(t, fx2, HTTPOptions{Sessions: dir})
+	sid := rawSession(t, url1)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	resp := getStream(t, ctx, srv2.URL+"/mcp", sid, "")
+	resp := getStream(t, ctx, url2, sid, "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream on the other replica: %d", resp.StatusCode)
 	}
@@ -301,7 +301,7 @@ func TestDirectoryGetStreamElsewhereKeepsTheSession(t *testing.T) {
 	if _, ok := dir.ownerOf(sid); !ok {
 		t.Fatal("closing the GET stream on another replica ended the session")
 	}
-	if status, _, body := rawPost(t, srv2.URL+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"); status != http.StatusOK {
+	if status, _, body := rawPost(t, url2, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25"); status != http.StatusOK {
 		t.Fatalf("the session after its GET stream closed: %d %s", status, body)
 	}
 }

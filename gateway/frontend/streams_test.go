@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -90,12 +89,7 @@ func TestCallStreamResumesOnAnotherReplica(t *testing.T) {
 	dir, store := &memDirectory{}, &memStreams{}
 	defer func(d time.Duration) { handOffWait = d }(handOffWait)
 	handOffWait = 500 * time.Millisecond
-	replica := func() string {
-		fx := newFrontend(t)
-		srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{Sessions: dir, CallStreams: store}))
-		t.Cleanup(srv.Close)
-		return srv.URL + "/mcp"
-	}
+	replica := func() string { return serveReplica(t, newFrontend(t), HTTPOptions{Sessions: dir, CallStreams: store}) }
 	url1, url2 := replica(), replica()
 	sid := rawSession(t, url1)
 
