@@ -144,25 +144,13 @@ func (s *Server) adoptRequest(ctx context.Context) {
 	}
 }
 
-// adopt makes this replica's copy of a session made on another: the
-// gateway's state for it, mcp-go's per-request session object standing in
-// for the client (mcp-go keeps a session's tools and log level by id, so
-// any of its request objects will do; it has no client capabilities: this
-// replica cannot ask the client anything).
+// adopt makes this replica's copy of a session made on another, with
+// mcp-go's per-request session object standing in for the client (mcp-go
+// keeps a session's tools and log level by id, so any of its request
+// objects will do; it has no client capabilities: this replica cannot ask
+// the client anything).
 func (s *Server) adopt(ctx context.Context, cs server.ClientSession) *session {
-	s.adoptMu.Lock()
-	defer s.adoptMu.Unlock()
-	if sess := s.sessionByID(cs.SessionID()); sess != nil {
-		return sess
-	}
-	sess := &session{s: s, caller: callerOfSession(ctx, cs), cs: cs, adopted: true}
-	sess.gw = s.g.OpenSession(sess.caller, sess)
-	s.mu.Lock()
-	s.sessions[cs.SessionID()] = sess
-	s.mu.Unlock()
-	s.applySessionTools(sess)
-	s.log.Info("session adopted from another replica", "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
-	return sess
+	return s.hold(ctx, cs, true, false)
 }
 
 // applyShared brings this replica's copy of a session up to the state the

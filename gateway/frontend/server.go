@@ -42,7 +42,7 @@ type Server struct {
 	// directory is the session directory of the HTTP handler, when
 	// replicas share one (directory.go).
 	directory atomic.Pointer[directoryResolver]
-	adoptMu   sync.Mutex // one adoption of a session at a time
+	adoptMu   sync.Mutex // one copy of a session made at a time (hold)
 
 	mu       sync.Mutex
 	builtins map[string]bool // wire names of built-in and hub tools

@@ -61,20 +61,36 @@ func (s *Server) sessionStarted(ctx context.Context, cs server.ClientSession) {
 	if cs.SessionID() == "" {
 		return // a 2026-07-28 request: no session to keep
 	}
-	sess := &session{s: s, caller: callerOfSession(ctx, cs), cs: cs}
 	// mcp-go also registers a session when a client opens its GET stream;
 	// one that existed before (attach checked it in the directory) lives
 	// on in other replicas when the stream ends here.
 	v, known := ctx.Value(verifiedSessionKey{}).(verifiedSession)
-	sess.adopted = known && v.id == cs.SessionID()
+	s.hold(ctx, cs, known && v.id == cs.SessionID(), true)
+}
+
+// hold makes this replica's copy of a session (one at a time): the
+// gateway's state for it, registered by id, its session tools. An existing
+// copy is kept, unless replace. adopted: the session was made on another
+// replica, and its end here is not its end.
+func (s *Server) hold(ctx context.Context, cs server.ClientSession, adopted, replace bool) *session {
 	s.adoptMu.Lock()
+	if sess := s.sessionByID(cs.SessionID()); sess != nil && !replace {
+		s.adoptMu.Unlock()
+		return sess
+	}
+	sess := &session{s: s, caller: callerOfSession(ctx, cs), cs: cs, adopted: adopted}
 	sess.gw = s.g.OpenSession(sess.caller, sess)
 	s.mu.Lock()
 	s.sessions[cs.SessionID()] = sess
 	s.mu.Unlock()
 	s.adoptMu.Unlock()
 	s.applySessionTools(sess)
-	s.log.Info("session started", "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
+	msg := "session started"
+	if adopted {
+		msg = "session adopted from another replica"
+	}
+	s.log.Info(msg, "session", string(sess.caller.Session), "principal", sess.caller.Principal.Key())
+	return sess
 }
 
 // sessionEnded is the one clean-up path of a session: the gateway forgets
