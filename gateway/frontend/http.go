@@ -393,9 +393,7 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 		http.Error(w, "unknown Last-Event-ID: the stream finished long ago, belongs to another session, or never existed; send the request again", http.StatusNotFound)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	startSSE(w)
 	flusher, _ := w.(http.Flusher)
 	next := seq + 1
 	for {

@@ -292,7 +292,7 @@ func (h *httpHandler) abandoned(w http.ResponseWriter, streamID string, started 
 	}
 	resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rid,
 		"error": map[string]any{"code": -32603, "message": msg}})
-	_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", resp)
+	_, _ = w.Write(sseEvent{data: resp}.frame("")) // no id: nothing follows it
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
