@@ -2,7 +2,9 @@ package vectorindex
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"strings"
 	"sync"
@@ -81,6 +83,32 @@ func FuzzIntentFields(f *testing.F) {
 		fs := intentFields(s)
 		if len(fs) == 0 || fs[0].weight != 1 {
 			t.Fatalf("%q: first field must be the main text: %+v", s, fs)
+		}
+	})
+}
+
+// FuzzDecodeStore: any bytes in the store file are either read as a valid
+// index or refused; never a panic. Seeded with a real store; with fixCRC
+// the input's checksum is made right first, so that the fuzzer reaches the
+// parser (otherwise almost every input stops at the checksum).
+func FuzzDecodeStore(f *testing.F) {
+	ix := mustIndex(f, Options{}, smallCatalog()[:3])
+	good := encodeStore(ix.emb.id(), len(ix.state.Load().entries[0].vec), ix.state.Load().entries)
+	f.Add(good, false)
+	f.Add(good[:len(good)/2], true)
+	f.Add([]byte(storeMagic), true)
+	f.Fuzz(func(t *testing.T, b []byte, fixCRC bool) {
+		if fixCRC && len(b) >= 4 {
+			b = binary.LittleEndian.AppendUint32(b[:len(b)-4:len(b)-4], crc32.Checksum(b[:len(b)-4], castagnoli))
+		}
+		entries, err := decodeStore(b, ix.emb.id())
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.tool.ID == "" || !validVector(e.vec, len(entries[0].vec)) {
+				t.Fatalf("decoded an invalid entry %+v", e)
+			}
 		}
 	})
 }

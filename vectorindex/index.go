@@ -2,7 +2,6 @@ package vectorindex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,10 +16,10 @@ import (
 
 // Options configure an Index.
 type Options struct {
-	// Dir persists the index: tool definitions and their vectors are kept
-	// there (one gzip'd gob file per tool, chromem-go's format), keyed by a
-	// hash of the tool definition, so that reopening the index does not
-	// re-embed unchanged tools. Empty keeps everything in memory.
+	// Dir persists the index: tool definitions, their vectors and analysed
+	// terms are kept there (one file, store.go), keyed by a hash of the tool
+	// definition, so that reopening the index does not re-embed unchanged
+	// tools. Empty keeps everything in memory.
 	Dir string
 	// Embedder selects the vector half of the hybrid score; the zero value
 	// is the built-in offline embedder.
@@ -59,9 +58,6 @@ type entry struct {
 // collectionPrefix marks the chromem collections this package owns in Dir.
 const collectionPrefix = "sandbox-tools|"
 
-// metaHash is the metadata key of a document's tool-definition hash.
-const metaHash = "hash"
-
 // New opens an index. With Options.Dir set, the tools persisted there by an
 // earlier process are loaded and searchable at once; Sync then embeds only
 // what changed.
@@ -76,128 +72,46 @@ func New(opts Options) (*Index, error) {
 func newIndex(dir string, emb embedder) (*Index, error) {
 	var err error
 	ix := &Index{emb: emb, an: defaultAnalyzer(), dir: dir}
-	// chromem holds the index in memory; with a directory, the collection
-	// is kept in one file (storeFile), written whole after each change and
-	// read whole at start. chromem's own persistence writes a gzip+gob file
-	// per document: 10,000 tools took ~8 s to write and 1.2 s to read, and
-	// two ids whose hashes share 4 bytes shared a file.
+	// chromem holds the vectors in memory and answers nearest-neighbour
+	// queries; the persisted copy is our own file (store.go), read whole
+	// here and written whole after each change.
 	ix.db = chromem.NewDB()
+	ix.coll, err = ix.db.GetOrCreateCollection(collectionPrefix+emb.id(), nil, emb.chromemFunc())
+	if err != nil {
+		return nil, fmt.Errorf("vectorindex: %w", err)
+	}
+	var entries []*entry
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("vectorindex: cannot create index directory: %w", err)
 		}
 		dropLegacyLayout(dir)
-		path := filepath.Join(dir, storeFile)
-		if _, statErr := os.Stat(path); statErr == nil {
-			if err := ix.db.ImportFromFile(path, "", collectionPrefix+emb.id()); err != nil {
-				// A damaged file (the disk, not a crash: it is replaced by a
-				// rename). The index is only a cache of the catalog: start
-				// over; the next Sync embeds the tools again.
-				os.Remove(path)
-				os.Remove(filepath.Join(dir, manifestFile))
-				ix.db = chromem.NewDB()
-			}
-		}
+		// Only our embedder's vectors are read: vectors of another embedder
+		// (or an older built-in version) can never be compared with ours.
+		// Anything unusable is a cache miss: the next Sync embeds again.
+		entries = readStore(dir, emb.id())
 	}
-	// Only our embedder's collection is read: vectors of another embedder
-	// (or an older built-in version) can never be compared with ours, and
-	// the next save keeps ours alone.
-	name := collectionPrefix + emb.id()
-	ix.coll, err = ix.db.GetOrCreateCollection(name, nil, emb.chromemFunc())
-	if err != nil {
-		return nil, fmt.Errorf("vectorindex: %w", err)
-	}
-	if err := ix.load(); err != nil {
-		return nil, err
-	}
-	return ix, nil
-}
-
-// load rebuilds the in-memory state from the persisted collection. Documents
-// that do not decode, or whose hash does not match their content, are
-// dropped: the next Sync embeds those tools again.
-func (ix *Index) load() error {
-	var entries []*entry
-	var bad []string
-	dims := ix.readManifest()
-	ids := ix.collectionIDs()
-	if len(ids) < ix.coll.Count() {
-		// Documents we cannot enumerate (no manifest, or written by a
-		// crashed process before it): start the collection over.
-		name := ix.coll.Name
-		if err := ix.db.DeleteCollection(name); err != nil {
-			return fmt.Errorf("vectorindex: resetting %s: %w", ix.dir, err)
-		}
-		c, err := ix.db.GetOrCreateCollection(name, nil, ix.emb.chromemFunc())
-		if err != nil {
-			return fmt.Errorf("vectorindex: %w", err)
-		}
-		ix.coll, ids = c, nil
-	}
-	// Decoding, checking and analysing each document is independent of the
-	// others and is most of a warm start (10,000 tools: ~1 s on one core):
-	// spread it over the CPUs, keeping the collection's order.
-	loaded := make([]*entry, len(ids))
-	rejected := make([]bool, len(ids))
-	parallelFor(len(ids), func(i int) {
-		doc, err := ix.coll.GetByID(context.Background(), ids[i])
-		if err != nil {
-			return
-		}
-		t, err := decodeTool(doc.Content)
-		if err != nil || t.ID != doc.ID ||
-			t.hash() != doc.Metadata[metaHash] || !validVector(doc.Embedding, dims) {
-			rejected[i] = true
-			return
-		}
-		loaded[i] = &entry{tool: t, hash: doc.Metadata[metaHash], terms: ix.an.analyzeDoc(t), vec: doc.Embedding}
-	})
-	for i, e := range loaded {
-		switch {
-		case rejected[i]:
-			bad = append(bad, ids[i])
-		case e != nil:
-			entries = append(entries, e)
-		}
-	}
-	if len(bad) > 0 {
-		if err := ix.coll.Delete(context.Background(), nil, nil, bad...); err != nil {
-			return fmt.Errorf("vectorindex: removing unreadable documents: %w", err)
-		}
-		if err := ix.save(); err != nil {
-			return err
+	for _, e := range entries {
+		if err := ix.coll.AddDocument(context.Background(), chromem.Document{ID: e.tool.ID, Embedding: e.vec}); err != nil {
+			return nil, fmt.Errorf("vectorindex: %w", err)
 		}
 	}
 	ix.state.Store(newState(entries))
-	return nil
+	return ix, nil
 }
 
-// storeFile is the file in Dir that holds the collection (chromem's export
-// format: gob, not compressed: gzip took most of the time of a save and
-// of a load, for a file of a few tens of MB at 10,000 tools).
-const storeFile = "index.gob"
-
-// save writes the collection to storeFile: to a temporary file first, then
-// renamed over it, so a crash leaves the old file or the new one whole.
+// save writes the published state to the store file.
 func (ix *Index) save() error {
 	if ix.dir == "" {
 		return nil
 	}
-	path := filepath.Join(ix.dir, storeFile)
-	tmp := path + ".tmp"
-	if err := ix.db.ExportToFile(tmp, false, "", ix.coll.Name); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("vectorindex: saving the index: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("vectorindex: saving the index: %w", err)
-	}
-	return nil
+	return writeStore(ix.dir, ix.emb.id(), ix.state.Load().entries)
 }
 
 // dropLegacyLayout removes what earlier versions kept in dir: chromem's
-// per-document directories (named by 8 hex digits). It was a cache; the
-// next Sync embeds the tools again.
+// per-document directories (named by 8 hex digits), then chromem's export
+// file and our manifest beside it. They were a cache; the next Sync embeds
+// the tools again.
 func dropLegacyLayout(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -208,6 +122,8 @@ func dropLegacyLayout(dir string) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+	os.Remove(filepath.Join(dir, "index.gob"))
+	os.Remove(filepath.Join(dir, "vectorindex.json"))
 }
 
 func isHex(s string) bool {
@@ -217,64 +133,6 @@ func isHex(s string) bool {
 		}
 	}
 	return true
-}
-
-// collectionIDs lists the document ids in the chromem collection. chromem
-// has no listing call, but a query for all documents returns them all; the
-// query vector needs the collection's dimensions, which the manifest keeps.
-func (ix *Index) collectionIDs() []string {
-	n := ix.coll.Count()
-	dims := ix.readManifest()
-	if n == 0 || dims <= 0 {
-		return nil
-	}
-	probe := make([]float32, dims)
-	probe[0] = 1
-	res, err := ix.coll.QueryEmbedding(context.Background(), probe, n, nil, nil)
-	if err != nil {
-		return nil
-	}
-	ids := make([]string, len(res))
-	for i, r := range res {
-		ids[i] = r.ID
-	}
-	return ids
-}
-
-// manifest is the one file of our own in Dir, beside chromem's collection
-// directories (which chromem ignores files next to).
-type manifest struct {
-	Collection string `json:"collection"`
-	Dims       int    `json:"dims"`
-}
-
-const manifestFile = "vectorindex.json"
-
-func (ix *Index) readManifest() int {
-	if ix.dir == "" {
-		return 0
-	}
-	b, err := os.ReadFile(filepath.Join(ix.dir, manifestFile))
-	if err != nil {
-		return 0
-	}
-	var m manifest
-	if json.Unmarshal(b, &m) != nil || m.Collection != ix.coll.Name || m.Dims <= 0 || m.Dims > 1<<16 {
-		return 0
-	}
-	return m.Dims
-}
-
-func (ix *Index) writeManifest(dims int) error {
-	if ix.dir == "" || dims <= 0 || ix.readManifest() == dims {
-		return nil
-	}
-	b, _ := json.Marshal(manifest{Collection: ix.coll.Name, Dims: dims})
-	tmp := filepath.Join(ix.dir, manifestFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(ix.dir, manifestFile))
 }
 
 func newState(entries []*entry) *state {
@@ -410,18 +268,10 @@ func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exac
 	if len(changed) > 0 {
 		docs := make([]chromem.Document, len(changed))
 		for i, e := range changed {
-			content, err := encodeTool(e.tool)
-			if err != nil {
-				return SyncStats{}, fmt.Errorf("vectorindex: tool %q: %w", e.tool.ID, err)
-			}
-			docs[i] = chromem.Document{ID: e.tool.ID, Embedding: e.vec, Content: content,
-				Metadata: map[string]string{metaHash: e.hash}}
+			docs[i] = chromem.Document{ID: e.tool.ID, Embedding: e.vec}
 		}
 		if err := ix.coll.AddDocuments(ctx, docs, 1); err != nil {
 			return SyncStats{}, fmt.Errorf("vectorindex: storing embeddings: %w", err)
-		}
-		if err := ix.writeManifest(len(changed[0].vec)); err != nil {
-			return SyncStats{}, fmt.Errorf("vectorindex: writing %s: %w", manifestFile, err)
 		}
 	}
 	entries := make([]*entry, 0, len(next))

@@ -3,12 +3,15 @@ package vectorindex
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -290,14 +293,87 @@ func TestPersistenceSurvivesCorruptFiles(t *testing.T) {
 	if got := top1(t, ix, "post a message to slack"); got != "slack:slack_post_message" {
 		t.Errorf("recovered index finds %s", got)
 	}
-	// A garbage manifest only costs re-embedding.
-	os.WriteFile(filepath.Join(dir, manifestFile), []byte("{not json"), 0o600)
-	ix, err = New(Options{Dir: dir})
+	// One flipped bit anywhere is caught by the checksum: a cache miss.
+	mustIndex(t, Options{Dir: dir}, cat)
+	b, err := os.ReadFile(store)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b[len(b)/2] ^= 0x10
+	os.WriteFile(store, b, 0o600)
+	ix, err = New(Options{Dir: dir})
+	if err != nil || ix.Len() != 0 {
+		t.Fatalf("a damaged store was read: %v, Len %d", err, ix.Len())
+	}
 	if _, err := ix.Sync(ctx, cat); err != nil || ix.Len() != len(cat) {
-		t.Errorf("after a garbage manifest: %v, Len %d", err, ix.Len())
+		t.Errorf("after a damaged store: %v, Len %d", err, ix.Len())
+	}
+}
+
+// TestStoreKeepsWhatTheSearchNeeds: a store read back holds each tool as it
+// was given (a schema that is not JSON byte for byte), its hash, vector and
+// analysed terms; a store of another embedder is not read; what earlier
+// versions left in the directory is removed.
+func TestStoreKeepsWhatTheSearchNeeds(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.gob"), []byte("old"), 0o600)
+	os.WriteFile(filepath.Join(dir, "vectorindex.json"), []byte("{}"), 0o600)
+	cat := append(smallCatalog(), Tool{ID: "odd:tool", Description: "Takes a schema that is not JSON.", InputSchema: json.RawMessage(`{"properties": {"x": `)})
+	ix := mustIndex(t, Options{Dir: dir}, cat)
+	for _, f := range []string{"index.gob", "vectorindex.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s of an earlier version is still there", f)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, storeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeStore(b, ix.emb.id())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ix.state.Load().entries
+	if len(got) != len(want) {
+		t.Fatalf("store holds %d tools, the index %d", len(got), len(want))
+	}
+	for i, e := range want {
+		g := got[i]
+		if !reflect.DeepEqual(g.tool, e.tool) || g.hash != e.hash || !reflect.DeepEqual(g.vec, e.vec) || !reflect.DeepEqual(g.terms, e.terms) {
+			t.Errorf("tool %s read back as\n%+v\nwant\n%+v", e.tool.ID, g, e)
+		}
+	}
+	if _, err := decodeStore(b, "another-embedder"); !errors.Is(err, errStaleStore) {
+		t.Errorf("a store of another embedder: %v, want errStaleStore", err)
+	}
+	ix2, err := New(Options{Dir: dir, Embedder: Embedder{Provider: "ollama", Model: "m", URL: "http://127.0.0.1:1/api"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix2.Len() != 0 {
+		t.Errorf("an index with another embedder read %d tools of the built-in one", ix2.Len())
+	}
+}
+
+// TestAnalyzerVersionNamesTheAnalysis: persisted stores keep the analysed
+// terms under analyzerVersion. When the analysis of the corpus changes,
+// this fails until analyzerVersion is bumped (and the fingerprint below
+// updated), so that restarted servers re-analyse instead of searching stale
+// terms.
+func TestAnalyzerVersionNamesTheAnalysis(t *testing.T) {
+	const version, fingerprint = "terms-v1", "ef7db2ff3832c656"
+	a := defaultAnalyzer()
+	h := sha256.New()
+	for _, tool := range loadCorpus(t) {
+		d := a.analyzeDoc(tool)
+		fmt.Fprintf(h, "%s %v %v %v %v\n", tool.ID, d.length, d.terms, d.words, d.name)
+	}
+	got := hex.EncodeToString(h.Sum(nil))[:16]
+	if got != fingerprint || analyzerVersion != version {
+		if analyzerVersion == version {
+			t.Fatalf("analyzeDoc's output changed (fingerprint %s, was %s): bump analyzerVersion in lexindex.go, then set version and fingerprint here", got, fingerprint)
+		}
+		t.Fatalf("analyzerVersion is %q: set version = %q and fingerprint = %q in this test", analyzerVersion, analyzerVersion, got)
 	}
 }
 

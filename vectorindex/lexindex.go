@@ -6,6 +6,12 @@ import (
 	"strings"
 )
 
+// analyzerVersion names what analyzeDoc produces. Persisted indexes keep
+// each tool's analysed terms (see store.go), so bump it whenever analyzeDoc's
+// output changes, or restarted servers search stale terms;
+// TestAnalyzerVersionNamesTheAnalysis fails until it is bumped.
+const analyzerVersion = "terms-v1"
+
 // docTerms is a tool analysed for lexical search: canonical terms with
 // field-weighted frequencies, and the distinct surface words (the
 // vocabulary misspellings are corrected against).

@@ -214,28 +214,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
-
-// storedTool is how a tool is kept in the chromem document's content: the
-// schema as raw bytes (base64 in JSON), so that even a schema that is not
-// valid JSON comes back byte for byte and hashes the same after a restart.
-type storedTool struct {
-	ID          string `json:"id"`
-	Server      string `json:"server,omitempty"`
-	Name        string `json:"name,omitempty"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	Schema      []byte `json:"schema,omitempty"`
-}
-
-func encodeTool(t Tool) (string, error) {
-	b, err := json.Marshal(storedTool{t.ID, t.Server, t.Name, t.Title, t.Description, t.InputSchema})
-	return string(b), err
-}
-
-func decodeTool(s string) (Tool, error) {
-	var st storedTool
-	if err := json.Unmarshal([]byte(s), &st); err != nil {
-		return Tool{}, err
-	}
-	return Tool{ID: st.ID, Server: st.Server, Name: st.Name, Title: st.Title, Description: st.Description, InputSchema: st.Schema}, nil
-}
