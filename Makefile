@@ -7,7 +7,7 @@ PKGS     := ./...
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: intldata load loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata catalog load loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -38,6 +38,14 @@ test-race: peers
 # the same snippet; direct calls for the gateway).
 bench: peers build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m $(PKGS)
+
+# catalog measures large catalogs (1,023 and 10,230 tools): code mode ready
+# in process with a cold and a warm index directory, tools/list with every
+# tool exposed, and the real `sandbox serve` process over 30 upstreams: time
+# until ready, peak RSS. docs/vectorindex.md and the README quote them.
+catalog: build
+	$(GO) test -run '^$$' -bench 'BenchmarkLargeCatalogStart|BenchmarkToolsListLargeCatalog' -benchtime 3x -count 1 ./codemode/
+	$(GO) test -run '^$$' -bench 'BenchmarkServeLargeCatalog' -benchtime 1x -count 3 ./cmd/sandbox/
 
 # load measures sandbox serve's execute_code path under load: 1, 4, 16 and
 # 64 concurrent clients (a session each) for 2 s each, the plain MCP round

@@ -354,7 +354,7 @@ func startTime(pid int) string {
 }
 
 // statusKB reads a "Key: N kB" line of /proc/pid/status.
-func statusKB(t *testing.T, pid int, key string) int64 {
+func statusKB(t testing.TB, pid int, key string) int64 {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
