@@ -1166,3 +1166,86 @@ func TestSlowBodyIsCutByTheReadDeadline(t *testing.T) {
 		return status != http.StatusServiceUnavailable
 	})
 }
+
+// TestMCPToolKeepsTheDefinition: an upstream tool is re-exposed with its
+// title, annotations, icons and execution as listed and its schemas byte
+// for byte (never through mcp-go's typed schema, which drops parts).
+func TestMCPToolKeepsTheDefinition(t *testing.T) {
+	raw := `{"name":"up","title":"Up","description":"d","inputSchema":{"type":"object","properties":{"x":{"type":"string","x-odd":[1,{"y":2}]}},"$defs":{"a":{}}},
+"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}}},"annotations":{"readOnlyHint":true,"title":"A"},
+"icons":[{"src":"https://x/i.png","mimeType":"image/png"}],"execution":{"taskSupport":"optional"},"_meta":{"k":"v"}}`
+	var rt struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal([]byte(raw), &rt); err != nil {
+		t.Fatal(err)
+	}
+	mt, err := mcpTool(gateway.Tool{WireName: "srv__up", Raw: json.RawMessage(raw), InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema, Title: "Up", Description: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt.Name != "srv__up" || mt.Title != "Up" || mt.Description != "d" || mt.Annotations.ReadOnlyHint == nil || !*mt.Annotations.ReadOnlyHint ||
+		mt.Annotations.Title != "A" || len(mt.Icons) != 1 || mt.Icons[0].Src != "https://x/i.png" || mt.Execution == nil || mt.Meta != nil {
+		t.Errorf("definition not kept: %+v", mt)
+	}
+	out, err := json.Marshal(mt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{string(rt.InputSchema), string(rt.OutputSchema)} {
+		if !strings.Contains(string(out), part) {
+			t.Errorf("schema not byte for byte: %s not in %s", part, out)
+		}
+	}
+	// A definition whose fields do not decode still exposes the tool.
+	mt, _ = mcpTool(gateway.Tool{WireName: "srv__bad", Raw: json.RawMessage(`{"name":"bad","annotations":"not an object"}`), InputSchema: json.RawMessage(`{"type":"object"}`), Title: "T"})
+	if mt.Name != "srv__bad" || mt.Title != "T" {
+		t.Errorf("odd definition: %+v", mt)
+	}
+}
+
+// TestBuiltinToolsOnlyServesNoUpstreamTool: under WithBuiltinToolsOnly
+// (sandbox serve --expose code) tools/list holds the built-in and hub
+// tools, and a direct call of an upstream tool is answered as for a tool
+// that does not exist; the built-ins work.
+func TestBuiltinToolsOnlyServesNoUpstreamTool(t *testing.T) {
+	t.Parallel()
+	g, err := gateway.New(nil, gateway.WithInProcessServer("a", testserver.New(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := New(g, WithBuiltinToolsOnly())
+	t.Cleanup(f.Close)
+	if err := f.AddTool("run_it", "runs", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+		return &gateway.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ran"}`)}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	c := legacyClient(t, srv.URL+"/mcp")
+	tools := toolNames(t, c)
+	for _, want := range []string{"run_it", HubListServers, HubConnectServers, HubDisconnectServer} {
+		if _, ok := tools[want]; !ok || len(tools) != 4 {
+			t.Fatalf("tools/list: %v", tools)
+		}
+	}
+	for name := range tools {
+		if strings.HasPrefix(name, "a__") {
+			t.Fatalf("upstream tool %s listed", name)
+		}
+	}
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"message": "x"}}})
+	if err == nil && !res.IsError {
+		t.Fatalf("a direct call of an upstream tool ran: %s", resultText(res))
+	}
+	res, err = c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "run_it"}})
+	if err != nil || res.IsError || resultText(res) != "ran" {
+		t.Fatalf("the built-in: %v %+v", err, res)
+	}
+}
