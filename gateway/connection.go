@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -375,6 +376,42 @@ type listParams struct {
 }
 
 // listAll follows a paginated list to the end and returns the raw items.
+// decodeListPage reads one page of a list result: the items of field, each
+// kept raw, and the next cursor (none when absent or not a string). A large
+// catalog's listing is megabytes: this decodes the page once, into a struct
+// holding only the field asked for (made for it with reflect, so it does
+// for tools, resources and prompts alike); decoding the result into a map
+// and then the field into an array read every byte twice more.
+func decodeListPage(raw []byte, field string) (items []json.RawMessage, next string, err error) {
+	v := reflect.New(listPageType(field))
+	if err := json.Unmarshal(raw, v.Interface()); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return nil, "", fmt.Errorf("%q is not an array: %w", field, err)
+		}
+		return nil, "", fmt.Errorf("result is not a JSON object: %w", err)
+	}
+	items, _ = v.Elem().Field(0).Interface().([]json.RawMessage)
+	next, _ = v.Elem().Field(1).Interface().(string)
+	return items, next, nil
+}
+
+var listPageTypes sync.Map // field -> reflect.Type
+
+// listPageType is struct{ Items []json.RawMessage `json:"<field>"`; Next
+// any `json:"nextCursor"` }.
+func listPageType(field string) reflect.Type {
+	if t, ok := listPageTypes.Load(field); ok {
+		return t.(reflect.Type)
+	}
+	t := reflect.StructOf([]reflect.StructField{
+		{Name: "Items", Type: reflect.TypeFor[[]json.RawMessage](), Tag: reflect.StructTag(`json:"` + field + `"`)},
+		{Name: "Next", Type: reflect.TypeFor[any](), Tag: `json:"nextCursor"`},
+	})
+	listPageTypes.Store(field, t)
+	return t
+}
+
 func (c *connection) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	seen := map[string]bool{"": true}
@@ -387,23 +424,13 @@ func (c *connection) listAll(ctx context.Context, method, field string) ([]json.
 		if err != nil {
 			return nil, err
 		}
-		var res map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("result is not a JSON object: %w", err)
-		}
-		var items []json.RawMessage
-		if r, ok := res[field]; ok && string(r) != "null" {
-			if err := json.Unmarshal(r, &items); err != nil {
-				return nil, fmt.Errorf("%q is not an array: %w", field, err)
-			}
+		items, next, err := decodeListPage(raw, field)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, items...)
 		if len(out) > maxListItems {
 			return nil, fmt.Errorf("more than %d items", maxListItems)
-		}
-		var next string
-		if r, ok := res["nextCursor"]; ok && string(r) != "null" {
-			_ = json.Unmarshal(r, &next)
 		}
 		if next == "" {
 			return out, nil

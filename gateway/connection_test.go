@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -41,4 +42,45 @@ func TestProgressIsNeverRelayedAfterTheCallEnds(t *testing.T) {
 		default:
 		}
 	})
+}
+
+// TestDecodeListPage: a list result's items of the field asked for, each
+// raw, and its cursor; anything else in the result is ignored; what is not
+// a list result is an error that says so.
+func TestDecodeListPage(t *testing.T) {
+	for _, c := range []struct {
+		raw, field string
+		items      []string
+		next, err  string
+	}{
+		{raw: `{"tools":[{"name":"a"}, {"name":"b","x":[1,{"y":"]"}]}],"nextCursor":"c2"}`, field: "tools", items: []string{`{"name":"a"}`, `{"name":"b","x":[1,{"y":"]"}]}`}, next: "c2"},
+		{raw: `{"prompts":"odd","tools":[],"_meta":{"k":[1,2]}}`, field: "tools", items: []string{}},
+		{raw: `{"tools":null,"nextCursor":null}`, field: "tools"},
+		{raw: `{"resources":[{"uri":"x"}],"nextCursor":7}`, field: "resources", items: []string{`{"uri":"x"}`}},
+		{raw: `{"tools":[1],"tools":[2]}`, field: "tools", items: []string{`2`}}, // the last wins, as encoding/json's
+		{raw: `{"tools":{"name":"a"}}`, field: "tools", err: `"tools" is not an array`},
+		{raw: `["tools"]`, field: "tools", err: "not a JSON object"},
+		{raw: `{"tools":[]} {}`, field: "tools", err: "not a JSON object"},
+		{raw: `{"tools":[`, field: "tools", err: "not a JSON object"},
+		{raw: ``, field: "tools", err: "not a JSON object"},
+	} {
+		items, next, err := decodeListPage([]byte(c.raw), c.field)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.raw, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.raw, err)
+			continue
+		}
+		got := []string{}
+		for _, it := range items {
+			got = append(got, string(it))
+		}
+		if len(got) != len(c.items) || strings.Join(got, "|") != strings.Join(c.items, "|") || next != c.next {
+			t.Errorf("%s: items %q next %q, want %q %q", c.raw, got, next, c.items, c.next)
+		}
+	}
 }
