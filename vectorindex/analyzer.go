@@ -26,9 +26,15 @@ var (
 	sharedAnalyzer     *analyzer
 )
 
-// defaultAnalyzer decodes the embedded lexicon on first use.
+// defaultAnalyzer decodes the embedded lexicon and domain vectors on first
+// use, the two at once (each is tens of milliseconds of a cold start).
 func defaultAnalyzer() *analyzer {
-	sharedAnalyzerOnce.Do(func() { sharedAnalyzer = &analyzer{lex: lexicon.Default(), dom: domain.Default()} })
+	sharedAnalyzerOnce.Do(func() {
+		dom := make(chan *domain.Vectors, 1)
+		go func() { dom <- domain.Default() }()
+		lex := lexicon.Default()
+		sharedAnalyzer = &analyzer{lex: lex, dom: <-dom}
+	})
 	return sharedAnalyzer
 }
 

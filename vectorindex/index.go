@@ -62,14 +62,38 @@ const collectionPrefix = "sandbox-tools|"
 // earlier process are loaded and searchable at once; Sync then embeds only
 // what changed.
 func New(opts Options) (*Index, error) {
+	// Reading the persisted store and building the embedder (for the
+	// built-in one, decoding its embedded lexicon) are independent and
+	// each about a third of a warm start: do them at once.
+	var stored <-chan persisted
+	if opts.Dir != "" {
+		stored = readStoreAsync(opts.Dir)
+	}
 	emb, err := opts.Embedder.build()
 	if err != nil {
 		return nil, err
 	}
-	return newIndex(opts.Dir, emb)
+	return newIndex(opts.Dir, emb, stored)
 }
 
-func newIndex(dir string, emb embedder) (*Index, error) {
+// persisted is what readStore found.
+type persisted struct {
+	embedderID string
+	entries    []*entry
+}
+
+func readStoreAsync(dir string) <-chan persisted {
+	c := make(chan persisted, 1)
+	go func() {
+		id, entries := readStore(dir)
+		c <- persisted{id, entries}
+	}()
+	return c
+}
+
+// newIndex opens the index in dir (none: in memory) with emb; stored, when
+// not nil, delivers what readStore found there.
+func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error) {
 	var err error
 	ix := &Index{emb: emb, an: defaultAnalyzer(), dir: dir}
 	// chromem holds the vectors in memory and answers nearest-neighbour
@@ -86,10 +110,15 @@ func newIndex(dir string, emb embedder) (*Index, error) {
 			return nil, fmt.Errorf("vectorindex: cannot create index directory: %w", err)
 		}
 		dropLegacyLayout(dir)
+		if stored == nil {
+			stored = readStoreAsync(dir)
+		}
 		// Only our embedder's vectors are read: vectors of another embedder
 		// (or an older built-in version) can never be compared with ours.
 		// Anything unusable is a cache miss: the next Sync embeds again.
-		entries = readStore(dir, emb.id())
+		if p := <-stored; p.embedderID == emb.id() {
+			entries = p.entries
+		}
 	}
 	for _, e := range entries {
 		if err := ix.coll.AddDocument(context.Background(), chromem.Document{ID: e.tool.ID, Embedding: e.vec}); err != nil {

@@ -206,7 +206,7 @@ func TestPersistenceDoesNotReembed(t *testing.T) {
 	cat := loadCorpus(t)
 	open := func() (*Index, *countingEmbedder) {
 		emb := &countingEmbedder{embedder: newBuiltinEmbedder()}
-		ix, err := newIndex(dir, emb)
+		ix, err := newIndex(dir, emb, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

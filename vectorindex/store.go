@@ -259,19 +259,32 @@ func appendF32(b []byte, x float32) []byte {
 	return binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 }
 
-// readStore returns the entries persisted in dir, or none when there is no
-// usable file (missing, damaged, of another embedder): the index is a cache
-// of the catalog, and the next Sync embeds what is missing.
-func readStore(dir, embedderID string) []*entry {
+// readStore returns the entries persisted in dir and the embedder they
+// were embedded by, or none when there is no usable file (missing, damaged,
+// of another analyser): the index is a cache of the catalog, and the next
+// Sync embeds what is missing. It needs no embedder, so that New can read
+// the file while the embedder is built; the caller drops entries of
+// another embedder than its own.
+func readStore(dir string) (embedderID string, entries []*entry) {
 	b, err := os.ReadFile(filepath.Join(dir, storeFile))
 	if err != nil {
-		return nil
+		return "", nil
 	}
-	entries, err := decodeStore(b, embedderID)
+	r := &storeReader{b: b}
+	if len(b) < len(storeMagic) || string(b[:len(storeMagic)]) != storeMagic {
+		return "", nil
+	}
+	r.b = r.b[len(storeMagic):]
+	r.uvarint() // the format, checked by decodeStore
+	id := r.str()
+	if r.err != nil {
+		return "", nil
+	}
+	entries, err = decodeStore(b, id)
 	if err != nil {
-		return nil
+		return "", nil
 	}
-	return entries
+	return id, entries
 }
 
 // writeStore saves the entries to dir: to a temporary file first, then
