@@ -4,11 +4,11 @@ package gateway
 // the raw definitions into catalog entries.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 )
 
 type refreshKind int
@@ -208,7 +208,7 @@ func (u *upstream) parsePrompts(raws []json.RawMessage) []Prompt {
 // stripMeta removes a top-level "_meta" member (upstream metadata is not
 // passed on: it can carry the upstream's own session or tracing state).
 func stripMeta(raw json.RawMessage) json.RawMessage {
-	if !strings.Contains(string(raw), `"_meta"`) {
+	if !bytes.Contains(raw, []byte(`"_meta"`)) { // (string(raw) would copy every definition)
 		return raw
 	}
 	var m map[string]json.RawMessage
