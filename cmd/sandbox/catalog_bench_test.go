@@ -126,17 +126,7 @@ func startLargeServe(b *testing.B, bin, config, indexDir string) (readyMs, peakM
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	defer stopProcess(cmd, 20*time.Second)
 	url := ""
 	var seen []string
 	tools := 0

@@ -35,17 +35,7 @@ func startLogged(t testing.TB, cmd *exec.Cmd, re *regexp.Regexp) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	t.Cleanup(func() { stopProcess(cmd, 10*time.Second) })
 	found := make(chan string, 1)
 	var lines []string
 	go func() {
@@ -77,6 +67,20 @@ func startLogged(t testing.TB, cmd *exec.Cmd, re *regexp.Regexp) string {
 		t.Fatalf("%s did not print %s within 60 s", cmd.Path, re)
 	}
 	return ""
+}
+
+// stopProcess interrupts a started command, as Ctrl-C would, and waits for
+// it; one still running after grace is killed.
+func stopProcess(cmd *exec.Cmd, grace time.Duration) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 var listening = regexp.MustCompile(`sandbox serve: listening on (http://\S+/mcp)`)
