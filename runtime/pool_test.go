@@ -250,3 +250,31 @@ func TestNestedRunsInputAndCompileOnly(t *testing.T) {
 		t.Errorf("a nested run past the extras: %v, want ErrBusy", nestedErrs[minNestedExtras])
 	}
 }
+
+// TestAWorkerKeepsItsProcessAfterARunThatChurns: a run that keeps ~22 MB
+// of data while making ~400 MB of garbage (parsing tool results, say) does
+// not make its worker retire: workers run at GOGC 400, but a run whose heap
+// grows goes back to Go's default until it ends, so its garbage does not
+// count as growth past retireHeapBytes. A run that keeps more than that
+// does retire it.
+func TestAWorkerKeepsItsProcessAfterARunThatChurns(t *testing.T) {
+	t.Parallel()
+	rt := workerRuntime(t, 1)
+	w := idleWorker(t, rt)
+	churn := `const keep: string[] = [];
+for (let i = 0; i < 22000; i++) keep.push(String(i).padEnd(1000, "x"));
+let n = 0;
+for (let r = 0; r < 400; r++) { const tmp: string[] = []; for (let i = 0; i < 1000; i++) tmp.push(String(r * i).padEnd(1000, "y")); n += tmp.length; }
+return [keep.length, n]`
+	res := run(t, rt, Request{Code: churn, Limits: Limits{MemoryBytes: 256 << 20}})
+	mustOK(t, res)
+	jsonEqual(t, res.Value, `[22000,400000]`)
+	if now := idleWorker(t, rt); now.pid != w.pid {
+		t.Fatal("the worker retired after a run that kept ~22 MB")
+	}
+	big := `const keep: string[] = []; for (let i = 0; i < 150000; i++) keep.push(String(i).padEnd(1000, "x")); return keep.length`
+	mustOK(t, run(t, rt, Request{Code: big, Limits: Limits{MemoryBytes: 256 << 20}}))
+	if now := idleWorker(t, rt); now.pid == w.pid {
+		t.Fatal("the worker did not retire after a run that kept ~150 MB")
+	}
+}

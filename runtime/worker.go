@@ -51,10 +51,14 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	// default GOGC of 100 the collector ran every few runs and took about a
 	// fifth of a busy worker's CPU. GC work per run falls as GOGC rises;
 	// 400 raised trivial runs/s under load by a third (measured at 100,
-	// 200, 400 and 800: 400 was best) for ~10 MB more RSS per worker. It
-	// loosens nothing: during a run the memory limit is enforced by
-	// watchHeap (which collects before deciding), the soft memory limit
-	// and the address-space cap, none of which depend on GOGC.
+	// 200, 400 and 800: 400 was best) for ~10 MB more RSS per worker. A run
+	// whose heap grows past gcLowerAt goes back to GOGC 100 until it ends
+	// (watchHeap): at 400 its garbage would pile up to five times its live
+	// data and make the worker retire (retireHeapBytes) after runs that
+	// merely parse a few MB. It loosens nothing: during a run the memory
+	// limit is enforced by watchHeap (which collects before deciding), the
+	// soft memory limit and the address-space cap, none of which depend on
+	// GOGC.
 	debug.SetGCPercent(workerGCPercent)
 	prebuild()
 	// A Go stack overflow is fatal; a smaller cap makes it come sooner and
@@ -247,6 +251,7 @@ func watchHeap(ex *execution, limit int64) (stop func() int64) {
 	done := make(chan struct{})
 	base := heapObjects()
 	var peak int64
+	lowered := false
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -266,6 +271,13 @@ func watchHeap(ex *execution, limit int64) (stop func() int64) {
 			metrics.Read(samples)
 			grown := int64(samples[0].Value.Uint64()) - base
 			peak = max(peak, grown)
+			if grown > gcLowerAt && !lowered {
+				// A run that allocates this much is not a trivial one: back to
+				// the default GOGC for the rest of it, so that its garbage is
+				// collected as before and does not make the worker retire.
+				debug.SetGCPercent(100)
+				lowered = true
+			}
 			if grown <= limit {
 				continue
 			}
@@ -282,9 +294,16 @@ func watchHeap(ex *execution, limit int64) (stop func() int64) {
 	return func() int64 {
 		close(done)
 		wg.Wait()
+		if lowered {
+			debug.SetGCPercent(workerGCPercent)
+		}
 		return peak
 	}
 }
+
+// gcLowerAt is the heap growth in a run past which the worker's collector
+// goes back to Go's default GOGC until the run ends (see serveWorker).
+const gcLowerAt = 24 << 20
 
 func memoryLimitError(limit int64, detail string) *Error {
 	msg := fmt.Sprintf("the snippet used more than its %s memory limit; process data in smaller pieces (page through results, avoid building huge strings or arrays) or raise the limit",
