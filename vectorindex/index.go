@@ -76,18 +76,16 @@ func New(opts Options) (*Index, error) {
 	return newIndex(opts.Dir, emb, stored)
 }
 
-// persisted is what readStore found.
+// persisted is what readStore found: entries, and the embedder and
+// analyser (analyzerVersion) they were made by.
 type persisted struct {
-	embedderID string
-	entries    []*entry
+	embedderID, analyzer string
+	entries              []*entry
 }
 
 func readStoreAsync(dir string) <-chan persisted {
 	c := make(chan persisted, 1)
-	go func() {
-		id, entries := readStore(dir)
-		c <- persisted{id, entries}
-	}()
+	go func() { c <- readStore(dir) }()
 	return c
 }
 
@@ -97,14 +95,15 @@ func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error)
 	var err error
 	ix := &Index{emb: emb, an: defaultAnalyzer(), dir: dir}
 	// chromem holds the vectors in memory and answers nearest-neighbour
-	// queries; the persisted copy is our own file (store.go), read whole
-	// here and written whole after each change.
+	// queries; the persisted copy is our own file (store.go), read here and
+	// written after each change.
 	ix.db = chromem.NewDB()
 	ix.coll, err = ix.db.GetOrCreateCollection(collectionPrefix+emb.id(), nil, emb.chromemFunc())
 	if err != nil {
 		return nil, fmt.Errorf("vectorindex: %w", err)
 	}
 	var entries []*entry
+	reanalysed := false
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("vectorindex: cannot create index directory: %w", err)
@@ -116,8 +115,15 @@ func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error)
 		// Only our embedder's vectors are read: vectors of another embedder
 		// (or an older built-in version) can never be compared with ours.
 		// Anything unusable is a cache miss: the next Sync embeds again.
-		if p := <-stored; p.embedderID == emb.id() {
+		p := <-stored
+		if p.embedderID == emb.id() {
 			entries = p.entries
+		}
+		// Terms of another analyser are made again; the vectors, whose
+		// making may have cost calls to an embedding service, are kept.
+		if len(entries) > 0 && p.analyzer != analyzerVersion {
+			parallelFor(len(entries), func(i int) { entries[i].terms = ix.an.analyzeDoc(entries[i].tool) })
+			reanalysed = true
 		}
 	}
 	for _, e := range entries {
@@ -126,6 +132,9 @@ func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error)
 		}
 	}
 	ix.state.Store(newState(entries))
+	if reanalysed {
+		_ = ix.save() // a cache: if it cannot be written now, the next change writes it
+	}
 	return ix, nil
 }
 

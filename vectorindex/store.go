@@ -50,7 +50,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // encodeStore is the file for these entries, all of the given dims.
 func encodeStore(embedderID string, dims int, entries []*entry) []byte {
 	var buf bytes.Buffer
-	_ = encodeStoreTo(&buf, embedderID, dims, entries) // a bytes.Buffer does not fail
+	_ = encodeStoreTo(&buf, embedderID, analyzerVersion, dims, entries) // a bytes.Buffer does not fail
 	return buf.Bytes()
 }
 
@@ -58,7 +58,7 @@ func encodeStore(embedderID string, dims int, entries []*entry) []byte {
 // at 10,000 tools the file is ~40 MB, which built whole in memory (and
 // grown by doubling) was most of a cold start's peak memory beyond the
 // index itself.
-func encodeStoreTo(w io.Writer, embedderID string, dims int, entries []*entry) error {
+func encodeStoreTo(w io.Writer, embedderID, analyzer string, dims int, entries []*entry) error {
 	ids := map[string]uint64{}
 	var table []string
 	intern := func(s string) uint64 {
@@ -83,7 +83,7 @@ func encodeStoreTo(w io.Writer, embedderID string, dims int, entries []*entry) e
 	b := []byte(storeMagic)
 	b = binary.AppendUvarint(b, storeFormat)
 	b = appendStr(b, embedderID)
-	b = appendStr(b, analyzerVersion)
+	b = appendStr(b, analyzer)
 	b = binary.AppendUvarint(b, uint64(dims))
 	b = binary.AppendUvarint(b, uint64(len(entries)))
 	b = binary.AppendUvarint(b, uint64(len(table)))
@@ -147,51 +147,50 @@ func (c *crcWriter) write(b []byte) {
 }
 
 // errStaleStore is a store file that is whole but not usable as it is: of
-// another embedder (its vectors are of another space) or another analyser.
+// another embedder (its vectors are of another space) or analyser (its
+// terms must be made again).
 var errStaleStore = errors.New("vectorindex: the store was written for another embedder or analyser")
 
 // decodeStore reads a file written by encodeStore for this embedder.
 func decodeStore(b []byte, embedderID string) ([]*entry, error) {
-	id, entries, err := decodeStoreFrom(bytes.NewReader(b), int64(len(b)))
+	p, err := decodeStoreFrom(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
-	if id != embedderID {
+	if p.embedderID != embedderID || p.analyzer != analyzerVersion {
 		return nil, errStaleStore
 	}
-	return entries, nil
+	return p.entries, nil
 }
 
 // decodeStoreFrom reads a store of size bytes from src, a piece at a time
 // (the file need not be in memory whole: ~40 MB at 10,000 tools), and says
-// which embedder made it. It trusts nothing in it: every length is checked
-// against what is left of the file, so a damaged file is an error, never a
-// panic, and no allocation is larger than a small multiple of the file. The
-// checksum is checked at the end, over everything read.
-func decodeStoreFrom(src io.Reader, size int64) (embedderID string, entries []*entry, err error) {
+// which embedder and analyser made it. It trusts nothing in it: every
+// length is checked against what is left of the file and capacities taken
+// from it are capped, so a damaged file is an error, never a panic or a
+// large allocation. The checksum is checked at the end, over everything
+// read. (A file crafted with a right checksum can still hold whatever it
+// likes; the directory is the operator's, 0700.)
+func decodeStoreFrom(src io.Reader, size int64) (p persisted, err error) {
 	if size < int64(len(storeMagic))+4 {
-		return "", nil, errors.New("vectorindex: not an index store")
+		return persisted{}, errors.New("vectorindex: not an index store")
 	}
 	cr := &crcReader{r: io.LimitReader(src, size-4)}
 	r := &storeReader{r: bufio.NewReaderSize(cr, 256<<10), left: int(size - 4)}
 	if string(r.read(len(storeMagic))) != storeMagic {
-		return "", nil, errors.New("vectorindex: not an index store")
+		return persisted{}, errors.New("vectorindex: not an index store")
 	}
 	if r.uvarint() != storeFormat {
-		return "", nil, errStaleStore
+		return persisted{}, errStaleStore
 	}
-	embedderID = r.str()
-	if r.str() != analyzerVersion {
-		if r.err != nil {
-			return "", nil, r.err
-		}
-		return "", nil, errStaleStore
-	}
+	p.embedderID, p.analyzer = r.str(), r.str()
 	dims, n, nstr := r.count(1<<16), r.count(r.left), r.count(r.left)
 	if r.err == nil && n > 0 && dims == 0 {
 		r.fail()
 	}
-	table := make([]string, 0, nstr)
+	// Counts are read before the checksum is: capacities are capped, and
+	// what is allocated beyond grows with what is actually read.
+	table := make([]string, 0, min(nstr, 1<<16))
 	for range nstr {
 		table = append(table, r.str())
 	}
@@ -203,9 +202,8 @@ func decodeStoreFrom(src io.Reader, size int64) (embedderID string, entries []*e
 		}
 		return table[i]
 	}
-	// Capacities are bounded by what the rest of the file can hold (a tool
-	// takes at least 14 bytes, a term 5, a word 1).
-	entries = make([]*entry, 0, min(n, r.left/14))
+	// A tool takes at least 14 bytes of the file.
+	entries := make([]*entry, 0, min(n, r.left/14))
 	for range n {
 		if r.err != nil {
 			break
@@ -218,13 +216,13 @@ func decodeStoreFrom(src io.Reader, size int64) (embedderID string, entries []*e
 		}
 		e.terms.length = r.f32()
 		nt := r.count(r.left)
-		e.terms.terms = make([]weighted, 0, min(nt, r.left/5))
+		e.terms.terms = make([]weighted, 0, min(nt, 1024))
 		for range nt {
 			e.terms.terms = append(e.terms.terms, weighted{term: word(), w: r.f32()})
 		}
 		for _, list := range []*[]string{&e.terms.words, &e.terms.name} {
 			nw := r.count(r.left)
-			*list = make([]string, 0, nw)
+			*list = make([]string, 0, min(nw, 1024))
 			for range nw {
 				*list = append(*list, word())
 			}
@@ -240,7 +238,7 @@ func decodeStoreFrom(src io.Reader, size int64) (embedderID string, entries []*e
 			break
 		}
 		if e.tool.ID == "" || seen[e.tool.ID] {
-			return "", nil, errors.New("vectorindex: the index store names a tool twice")
+			return persisted{}, errors.New("vectorindex: the index store names a tool twice")
 		}
 		seen[e.tool.ID] = true
 		raw := r.read(4 * dims)
@@ -252,17 +250,18 @@ func decodeStoreFrom(src io.Reader, size int64) (embedderID string, entries []*e
 			e.vec[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 		}
 		if !validVector(e.vec, dims) {
-			return "", nil, errors.New("vectorindex: the index store holds an invalid vector")
+			return persisted{}, errors.New("vectorindex: the index store holds an invalid vector")
 		}
 	}
 	if r.err != nil {
-		return "", nil, r.err
+		return persisted{}, r.err
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(src, sum[:]); err != nil || cr.crc != binary.LittleEndian.Uint32(sum[:]) {
-		return "", nil, errors.New("vectorindex: the index store is damaged (checksum)")
+		return persisted{}, errors.New("vectorindex: the index store is damaged (checksum)")
 	}
-	return embedderID, entries, nil
+	p.entries = entries
+	return p, nil
 }
 
 // crcReader keeps the CRC-32C of what is read through it.
@@ -372,27 +371,27 @@ func appendF32(b []byte, x float32) []byte {
 	return binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 }
 
-// readStore returns the entries persisted in dir and the embedder they
-// were embedded by, or none when there is no usable file (missing, damaged,
-// of another analyser): the index is a cache of the catalog, and the next
-// Sync embeds what is missing. It needs no embedder, so that New can read
-// the file while the embedder is built; the caller drops entries of
-// another embedder than its own.
-func readStore(dir string) (embedderID string, entries []*entry) {
+// readStore returns the entries persisted in dir with the embedder and
+// analyser that made them, or none when there is no usable file (missing,
+// damaged): the index is a cache of the catalog, and the next Sync embeds
+// what is missing. It needs no embedder, so that New can read the file
+// while the embedder is built; the caller drops entries of another
+// embedder than its own, and analyses again those of another analyser.
+func readStore(dir string) persisted {
 	f, err := os.Open(filepath.Join(dir, storeFile))
 	if err != nil {
-		return "", nil
+		return persisted{}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return "", nil
+		return persisted{}
 	}
-	id, entries, err := decodeStoreFrom(f, st.Size())
+	p, err := decodeStoreFrom(f, st.Size())
 	if err != nil {
-		return "", nil
+		return persisted{}
 	}
-	return id, entries
+	return p
 }
 
 // writeStore saves the entries to dir: to a temporary file first, then
@@ -411,7 +410,7 @@ func writeStore(dir, embedderID string, entries []*entry) error {
 	if err != nil {
 		return fmt.Errorf("vectorindex: saving the index: %w", err)
 	}
-	err = encodeStoreTo(f, embedderID, dims, sorted)
+	err = encodeStoreTo(f, embedderID, analyzerVersion, dims, sorted)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
