@@ -377,7 +377,10 @@ type listParams struct {
 
 // listAll follows a paginated list to the end and returns the raw items.
 // decodeListPage reads one page of a list result: the items of field, each
-// kept raw, and the next cursor (none when absent or not a string). A large
+// kept raw, and the next cursor (none when absent or not a string). Keys
+// match as encoding/json matches them, ignoring case: a page that also has
+// a "TOOLS" key is read differently from a strict reading, which only that
+// upstream's own listing can suffer from. A large
 // catalog's listing is megabytes: this decodes the page once, into a struct
 // holding only the field asked for (made for it with reflect, so it does
 // for tools, resources and prompts alike); decoding the result into a map
