@@ -21,7 +21,10 @@ import (
 // take to be ready to search (connect, list, name, index), with a cold index
 // directory and then a warm one (a restart), the heap they hold after, and a
 // search's latency, over copies of the 341-tool corpus (targets: 10,000 tools ready in < 5 s cold and < 1 s warm,
-// < 300 MB).
+// < 300 MB). The embedded lexicon is decoded once per process, by the first
+// iteration, and the upstreams are in this process: the start of the real
+// sandbox serve, lexicon and listing over HTTP included, is
+// BenchmarkServeLargeCatalog in cmd/sandbox.
 func BenchmarkLargeCatalogStart(b *testing.B) {
 	corpus := loadCorpus(b)
 	for _, copies := range []int{3, 30} { // 1,023 and 10,230 tools
