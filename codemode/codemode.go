@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -254,15 +255,14 @@ func (e *Engine) sync(ctx context.Context) error {
 		if e.gw.Denied(&t) {
 			st.denied[t.ID] = true
 		}
-		tt := TypegenTool(t)
-		st.tools = append(st.tools, tt)
-		st.defs = append(st.defs, definitionHash(tt))
+		st.tools = append(st.tools, TypegenTool(t))
 		it := IndexTool(t)
 		if a := about[t.Server]; a != "" {
 			it.Description += "\n" + a
 		}
 		ixTools = append(ixTools, it)
 	}
+	st.defs = definitionHashes(st.tools)
 	st.names = typegen.AssignNames(st.tools)
 	st.namespaces = map[string]string{}
 	st.members = map[string][]typegen.Binding{}
@@ -277,6 +277,26 @@ func (e *Engine) sync(ctx context.Context) error {
 	e.hits.reset() // answers for the old catalog must not keep it alive
 	e.shapes.forget(st.byID)
 	return nil
+}
+
+// definitionHashes is definitionHash of each tool, on every CPU: each is a
+// JSON encoding of the definition, most of a large catalog's sync after the
+// index's own (10,230 tools: ~80 ms on one core).
+func definitionHashes(tools []typegen.Tool) []string {
+	defs := make([]string, len(tools))
+	workers := min(goruntime.GOMAXPROCS(0), max(1, len(tools)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(tools); i += workers {
+				defs[i] = definitionHash(tools[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return defs
 }
 
 // search runs the index search for an intent, remembering recent answers per
