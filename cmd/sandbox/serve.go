@@ -287,22 +287,17 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	codeMode := f.codeMode && !file.CodeMode.Disabled
+	var index *asyncIndex
 	if codeMode {
 		// Reading a large persisted tool index takes about as long as
-		// connecting to and listing the servers: do both at once.
+		// connecting to and listing the servers: do both at once, and build
+		// the front end before waiting for the index.
 		if f.indexDir != "" {
 			file.CodeMode.Engine.IndexDir = f.indexDir
 		}
-		index := openIndexAsync(file.CodeMode.Engine)
-		if err := g.Start(ctx); err != nil {
-			return err
-		}
-		ix, err := index.wait()
-		if err != nil {
-			return err
-		}
-		file.CodeMode.Engine.Index = ix
-	} else if err := g.Start(ctx); err != nil {
+		index = openIndexAsync(file.CodeMode.Engine)
+	}
+	if err := g.Start(ctx); err != nil {
 		return err
 	}
 	for _, st := range g.Servers() {
@@ -333,6 +328,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
 		}
 		cm.Engine.MaxLimits = f.maxLimits.limits().Or(cm.Engine.MaxLimits)
+		ix, err := index.wait()
+		if err != nil {
+			return err
+		}
+		cm.Engine.Index = ix
 		closeCodeMode, warm, err := addCodeMode(cm, f.indexDir, g, front, log)
 		if err != nil {
 			return err
