@@ -152,6 +152,44 @@ func FuzzWireNames(f *testing.F) {
 				}
 				seen[w] = true
 			}
+			// Reserving names no tool holds changes no tool's name (what
+			// catalog.reserveWireNames relies on to skip a publish); the
+			// candidates are names tools would want: their plain and
+			// prefixed forms.
+			extra := map[string]bool{}
+			for id, tool := range ids {
+				server, _, _ := SplitToolID(id)
+				for _, n := range []string{tool, sanitizeWireName(server + "__" + tool), sanitizeWireName(tool + "__" + server)} {
+					if !seen[n] {
+						extra[n] = true
+					}
+				}
+			}
+			again := assignWireNames(ids, naming, extra)
+			for id, w := range got {
+				if again[id] != w {
+					t.Fatalf("reserving unheld names %v renamed %s: %q -> %q", extra, id, w, again[id])
+				}
+			}
 		}
 	})
+}
+
+// TestReservingAHeldNameRenamesItsTool: the catalog is published again
+// when a reserved name is an upstream tool's, and that tool is renamed.
+func TestReservingAHeldNameRenamesItsTool(t *testing.T) {
+	t.Parallel()
+	c := newCatalog(WirePrefixed)
+	c.setServer("a", &serverListing{tools: []*Tool{{ID: "a:x", Server: "a", Name: "x", UpstreamName: "x"}}})
+	if w := c.load().byID["a:x"].WireName; w != "a__x" {
+		t.Fatalf("wire name %q", w)
+	}
+	c.reserveWireNames("search_tools")
+	if w := c.load().byID["a:x"].WireName; w != "a__x" {
+		t.Fatalf("an unrelated reservation renamed the tool: %q", w)
+	}
+	c.reserveWireNames("a__x")
+	if w := c.load().byID["a:x"].WireName; w == "a__x" || w == "" {
+		t.Fatalf("the reserved name is still the tool's: %q", w)
+	}
 }
