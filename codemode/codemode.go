@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	goruntime "runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -102,9 +101,9 @@ type catalogState struct {
 	namespaces map[string]string
 	// members lists each namespace's tools, for suggestions within it.
 	members map[string][]typegen.Binding
-	// defs is each tool's definition hash (by index in tools), which keys
-	// its learned result shape.
-	defs []string
+	// defs is each tool's definition hash (by index in tools; see def),
+	// which keys its learned result shape.
+	defs []atomic.Pointer[string]
 	// denied are the tools the gateway's policy never lets run: search
 	// does not show them.
 	denied map[string]bool
@@ -262,7 +261,7 @@ func (e *Engine) sync(ctx context.Context) error {
 		}
 		ixTools = append(ixTools, it)
 	}
-	st.defs = definitionHashes(st.tools)
+	st.defs = make([]atomic.Pointer[string], len(st.tools))
 	st.names = typegen.AssignNames(st.tools)
 	st.namespaces = map[string]string{}
 	st.members = map[string][]typegen.Binding{}
@@ -279,24 +278,17 @@ func (e *Engine) sync(ctx context.Context) error {
 	return nil
 }
 
-// definitionHashes is definitionHash of each tool, on every CPU: each is a
-// JSON encoding of the definition, most of a large catalog's sync after the
-// index's own (10,230 tools: ~80 ms on one core).
-func definitionHashes(tools []typegen.Tool) []string {
-	defs := make([]string, len(tools))
-	workers := min(goruntime.GOMAXPROCS(0), max(1, len(tools)/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(tools); i += workers {
-				defs[i] = definitionHash(tools[i])
-			}
-		}()
+// def is tool i's definition hash, made when first asked for: one JSON
+// encoding of the definition, which for a whole catalog was most of code
+// mode's own start (10,230 tools: ~150 ms of CPU), while only the tools an
+// agent finds or calls ever need theirs.
+func (st *catalogState) def(i int) string {
+	if d := st.defs[i].Load(); d != nil {
+		return *d
 	}
-	wg.Wait()
-	return defs
+	d := definitionHash(st.tools[i])
+	st.defs[i].Store(&d)
+	return d
 }
 
 // search runs the index search for an intent, remembering recent answers per
