@@ -227,16 +227,24 @@ func (ix *Index) Remove(ctx context.Context, ids ...string) error {
 
 func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exact bool) (SyncStats, error) {
 	var st SyncStats
-	// Normalising and hashing every tool (a schema decoded and encoded
-	// again) is most of a Sync that finds nothing changed: on all CPUs.
+	// Normalising and hashing every tool (a schema compacted, then hashed)
+	// was most of a Sync that finds nothing changed: on all CPUs, and a tool
+	// identical to the one indexed under its id takes that one's hash (a
+	// restart's Sync, where every tool is, hashes none).
 	norm := make([]Tool, len(tools))
 	hashes := make([]string, len(tools))
 	errs := make([]error, len(tools))
+	indexed := ix.state.Load()
 	parallelFor(len(tools), func(i int) {
 		norm[i], errs[i] = tools[i].normalized()
-		if errs[i] == nil {
-			hashes[i] = norm[i].hash()
+		if errs[i] != nil {
+			return
 		}
+		if e, ok := indexed.byID[norm[i].ID]; ok && e.tool.same(norm[i]) {
+			hashes[i] = e.hash
+			return
+		}
+		hashes[i] = norm[i].hash()
 	})
 	seen := make(map[string]bool, len(tools))
 	for i, t := range norm {

@@ -82,6 +82,13 @@ func (t Tool) normalized() (Tool, error) {
 	return t, nil
 }
 
+// same reports whether two normalized tools are the same definition, byte
+// for byte (then their hashes are equal).
+func (t Tool) same(u Tool) bool {
+	return t.ID == u.ID && t.Server == u.Server && t.Name == u.Name && t.Title == u.Title &&
+		t.Description == u.Description && bytes.Equal(t.InputSchema, u.InputSchema)
+}
+
 // hash identifies a tool definition: the persisted embedding of a tool is
 // reused after a restart only while its hash is unchanged. The schema is
 // compacted first so that whitespace does not count as a change.
