@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/sandboxrt/sandbox/internal/atomicfile"
 )
 
 // The persisted index is one file of our own format, storeFile: the tools,
@@ -394,7 +396,8 @@ func readStore(dir string) persisted {
 	return p
 }
 
-// writeStore saves the entries to dir: to a temporary file first, then
+// writeStore saves the entries to dir: to a temporary file of its own first
+// (two processes sharing the directory never write the same one), then
 // renamed over the old one, so a crash leaves the old file or the new one
 // whole. Entries are written in id order, so that one catalog is one file.
 func writeStore(dir, embedderID string, entries []*entry) error {
@@ -404,21 +407,10 @@ func writeStore(dir, embedderID string, entries []*entry) error {
 	}
 	sorted := append([]*entry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].tool.ID < sorted[j].tool.ID })
-	path := filepath.Join(dir, storeFile)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	err := atomicfile.WriteFunc(filepath.Join(dir, storeFile), 0o600, func(w io.Writer) error {
+		return encodeStoreTo(w, embedderID, analyzerVersion, dims, sorted)
+	})
 	if err != nil {
-		return fmt.Errorf("vectorindex: saving the index: %w", err)
-	}
-	err = encodeStoreTo(f, embedderID, analyzerVersion, dims, sorted)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("vectorindex: saving the index: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("vectorindex: saving the index: %w", err)
 	}
 	return nil

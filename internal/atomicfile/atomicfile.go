@@ -6,18 +6,28 @@ package atomicfile
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
 
 // Write replaces path with data, file mode perm. The folder must exist.
 func Write(path string, data []byte, perm os.FileMode) error {
+	return WriteFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFunc replaces path with what write writes (for content too large to
+// build in memory first), file mode perm. The folder must exist.
+func WriteFunc(path string, perm os.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	_, werr := tmp.Write(data)
+	werr := write(tmp)
 	if werr == nil {
 		werr = tmp.Chmod(perm)
 	}

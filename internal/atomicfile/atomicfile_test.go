@@ -1,8 +1,11 @@
 package atomicfile_test
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sandboxrt/sandbox/internal/atomicfile"
@@ -39,5 +42,28 @@ func TestWrite(t *testing.T) {
 	// Write makes no folders: a missing one is an error.
 	if err := atomicfile.Write(filepath.Join(filepath.Dir(path), "no", "x"), []byte("x"), 0o600); err == nil {
 		t.Error("Write made a missing folder")
+	}
+}
+
+// TestWriteFuncThatFailsLeavesTheOldFile: a write that fails half way
+// leaves the old content and no temporary file behind.
+func TestWriteFuncThatFailsLeavesTheOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := atomicfile.Write(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := atomicfile.WriteFunc(path, 0o600, func(w io.Writer) error {
+		w.Write([]byte("half of the new"))
+		return errors.New("disk full")
+	})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("content %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("left behind: %v", entries)
 	}
 }
