@@ -1249,3 +1249,32 @@ func TestBuiltinToolsOnlyServesNoUpstreamTool(t *testing.T) {
 		t.Fatalf("the built-in: %v %+v", err, res)
 	}
 }
+
+// TestBuiltinNamedLikeAnUpstreamTool: a built-in tool whose name an
+// upstream tool had takes the name; the upstream tool is exposed under its
+// new (hashed) name, and a later sync of the catalog keeps both.
+func TestBuiltinNamedLikeAnUpstreamTool(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	if err := fx.f.AddTool("a__echo", "builtin", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+		return &gateway.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"builtin"}`)}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	up, ok := fx.g.Tool("a:echo")
+	if !ok || up.WireName == "a__echo" {
+		t.Fatalf("the upstream tool kept the built-in's name: %+v", up)
+	}
+	check := func(when string) {
+		t.Helper()
+		if tl := fx.f.mcp.GetTool("a__echo"); tl == nil || tl.Tool.Description != "builtin" {
+			t.Fatalf("%s: the built-in is not registered as a__echo: %+v", when, tl)
+		}
+		if fx.f.mcp.GetTool(up.WireName) == nil {
+			t.Fatalf("%s: the upstream tool is not exposed as %s", when, up.WireName)
+		}
+	}
+	check("after AddTool")
+	fx.f.sync() // what any later catalog change does
+	check("after a sync")
+}
