@@ -375,16 +375,15 @@ type listParams struct {
 	Meta   map[string]any `json:"_meta,omitempty"`
 }
 
-// listAll follows a paginated list to the end and returns the raw items.
 // decodeListPage reads one page of a list result: the items of field, each
-// kept raw, and the next cursor (none when absent or not a string). Keys
-// match as encoding/json matches them, ignoring case: a page that also has
-// a "TOOLS" key is read differently from a strict reading, which only that
-// upstream's own listing can suffer from. A large
+// kept raw, and the next cursor (none when absent or not a string). A large
 // catalog's listing is megabytes: this decodes the page once, into a struct
 // holding only the field asked for (made for it with reflect, so it does
 // for tools, resources and prompts alike); decoding the result into a map
-// and then the field into an array read every byte twice more.
+// and then the field into an array read every byte twice more. Keys match
+// as encoding/json matches them, ignoring case: a page that also has a
+// "TOOLS" key is read differently from a strict reading, which only that
+// upstream's own listing can suffer from.
 func decodeListPage(raw []byte, field string) (items []json.RawMessage, next string, err error) {
 	v := reflect.New(listPageType(field))
 	if err := json.Unmarshal(raw, v.Interface()); err != nil {
@@ -415,6 +414,7 @@ func listPageType(field string) reflect.Type {
 	return t
 }
 
+// listAll follows a paginated list to the end and returns the raw items.
 func (c *connection) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	seen := map[string]bool{"": true}

@@ -218,12 +218,11 @@ func (s *Server) AddTool(name, description string, inputSchema json.RawMessage, 
 	s.g.ReserveWireNames(name)
 	s.mu.Lock()
 	_, held := s.upstream[name]
-	delete(s.upstream, name) // the built-in's registration replaces it
 	s.mu.Unlock()
 	s.mcp.AddTool(mcp.NewToolWithRawSchema(name, description, inputSchema), s.builtinHandler(name, h))
 	if held {
 		// An upstream tool had the name; the reservation renamed it (to
-		// its hashed name): expose it under that one.
+		// its hashed name): the sync exposes it under that one.
 		s.sync()
 	}
 	return nil
@@ -362,11 +361,12 @@ func (s *Server) syncTools() {
 		add = append(add, server.ServerTool{Tool: mt, Handler: s.upstreamHandler(wire)})
 	}
 	for wire := range s.upstream {
-		if _, ok := want[wire]; !ok || s.builtins[wire] {
-			delete(s.upstream, wire)
-			if !s.builtins[wire] { // never a built-in's registration
-				del = append(del, wire)
-			}
+		if _, ok := want[wire]; ok && !s.builtins[wire] {
+			continue
+		}
+		delete(s.upstream, wire)
+		if !s.builtins[wire] { // a built-in that took the name keeps its registration
+			del = append(del, wire)
 		}
 	}
 	s.mu.Unlock()
