@@ -109,13 +109,15 @@ func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error)
 			return nil, fmt.Errorf("vectorindex: cannot create index directory: %w", err)
 		}
 		dropLegacyLayout(dir)
-		if stored == nil {
-			stored = readStoreAsync(dir)
+		var p persisted
+		if stored != nil {
+			p = <-stored
+		} else {
+			p = readStore(dir)
 		}
 		// Only our embedder's vectors are read: vectors of another embedder
 		// (or an older built-in version) can never be compared with ours.
 		// Anything unusable is a cache miss: the next Sync embeds again.
-		p := <-stored
 		if p.embedderID == emb.id() {
 			entries = p.entries
 		}

@@ -2,7 +2,6 @@ package vectorindex
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,8 +16,8 @@ import (
 )
 
 // The persisted index is one file of our own format, storeFile: the tools,
-// their vectors and their analysed terms. It is read whole at start and
-// written whole (aside, then renamed) after each change.
+// their vectors and their analysed terms. It is read at start and written
+// after each change (aside, then renamed), a piece at a time both ways.
 //
 // Why not chromem-go's export (gob) as before: a warm start of 10,230 tools
 // spent ~0.25 s in gob's decoder alone (serially: gob cannot be split), and
@@ -48,13 +47,6 @@ const (
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// encodeStore is the file for these entries, all of the given dims.
-func encodeStore(embedderID string, dims int, entries []*entry) []byte {
-	var buf bytes.Buffer
-	_ = encodeStoreTo(&buf, embedderID, analyzerVersion, dims, entries) // a bytes.Buffer does not fail
-	return buf.Bytes()
-}
 
 // encodeStoreTo writes the file for these entries to w, a piece at a time:
 // at 10,000 tools the file is ~40 MB, which built whole in memory (and
@@ -152,18 +144,6 @@ func (c *crcWriter) write(b []byte) {
 // another embedder (its vectors are of another space) or analyser (its
 // terms must be made again).
 var errStaleStore = errors.New("vectorindex: the store was written for another embedder or analyser")
-
-// decodeStore reads a file written by encodeStore for this embedder.
-func decodeStore(b []byte, embedderID string) ([]*entry, error) {
-	p, err := decodeStoreFrom(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return nil, err
-	}
-	if p.embedderID != embedderID || p.analyzer != analyzerVersion {
-		return nil, errStaleStore
-	}
-	return p.entries, nil
-}
 
 // decodeStoreFrom reads a store of size bytes from src, a piece at a time
 // (the file need not be in memory whole: ~40 MB at 10,000 tools), and says
