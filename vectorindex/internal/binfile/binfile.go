@@ -1,36 +1,25 @@
 // Package binfile reads the compact binary files vectorindex embeds (the
-// WordNet lexicon, the domain word vectors): a gzip stream of bounded size,
-// a magic prefix, then varints and runs of bytes. Every read is checked, so
-// a corrupt or hostile file is an error, never a panic or a huge allocation.
+// WordNet lexicon, the domain word vectors): a magic prefix, then varints
+// and runs of bytes. Every read is checked, so a corrupt or hostile file is
+// an error, never a panic or a huge allocation.
+//
+// The files are embedded uncompressed: inflating them (8 MB) was ~0.1 s of
+// CPU at every start of a process that searches, for 2 MB of binary.
 package binfile
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"io"
 )
 
-// Open decompresses gz, at most max bytes of it, checks that it starts
-// with magic and returns a Reader over what follows.
-func Open(gz []byte, magic string, max int) (*Reader, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, err
-	}
-	raw, err := io.ReadAll(io.LimitReader(zr, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > max {
-		return nil, fmt.Errorf("more than %d bytes decompressed", max)
-	}
-	if !bytes.HasPrefix(raw, []byte(magic)) {
+// Open checks that data starts with magic and returns a Reader over what
+// follows.
+func Open(data []byte, magic string) (*Reader, error) {
+	if !bytes.HasPrefix(data, []byte(magic)) {
 		return nil, errors.New("bad magic")
 	}
-	return &Reader{b: raw[len(magic):]}, nil
+	return &Reader{b: data[len(magic):]}, nil
 }
 
 // Reader reads values in order; after the first failure every read returns

@@ -5,10 +5,10 @@
 // ("invoice", "customer", "purchase"; "directory", "subdirectory", "path";
 // "history", "commit", "branch"). They are aggregate statistics of real
 // text (see PROVENANCE.md), computed by ./gen; `go generate` rebuilds
-// domain.bin.gz. No text of the sources is kept.
+// domain.bin. No text of the sources is kept.
 package domain
 
-//go:generate go run ./gen -o domain.bin.gz
+//go:generate go run ./gen -o domain.bin
 
 import (
 	_ "embed"
@@ -21,8 +21,8 @@ import (
 	"github.com/sandboxrt/sandbox/vectorindex/internal/binfile"
 )
 
-//go:embed domain.bin.gz
-var compressed []byte
+//go:embed domain.bin
+var embedded []byte
 
 const magic = "SBXDOM1\n"
 
@@ -42,11 +42,11 @@ var (
 
 // Default returns the embedded vectors, decoding them on first use.
 func Default() *Vectors {
-	loadOnce.Do(func() { loaded, loadErr = Decode(compressed) })
+	loadOnce.Do(func() { loaded, loadErr = Decode(embedded) })
 	if loadErr != nil {
 		// The file is generated and embedded at build time; a decode error
 		// means a broken build, not bad input.
-		panic("vectorindex/internal/domain: embedded domain.bin.gz is corrupt: " + loadErr.Error())
+		panic("vectorindex/internal/domain: embedded domain.bin is corrupt: " + loadErr.Error())
 	}
 	return loaded
 }
@@ -76,13 +76,9 @@ func (v *Vectors) Count(id int) float64 {
 	return math.Exp2(float64(v.freq[id])/16) - 1
 }
 
-// maxDecoded bounds the decompressed size, so that a corrupt or hostile
-// file cannot make Decode allocate without limit.
-const maxDecoded = 64 << 20
-
-// Decode parses a gzip-compressed vector file as ./gen writes it.
-func Decode(gz []byte) (*Vectors, error) {
-	r, err := binfile.Open(gz, magic, maxDecoded)
+// Decode parses a vector file as ./gen writes it.
+func Decode(data []byte) (*Vectors, error) {
+	r, err := binfile.Open(data, magic)
 	if err != nil {
 		return nil, fmt.Errorf("domain vectors: %w", err)
 	}

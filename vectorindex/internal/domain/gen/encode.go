@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"math"
 	"sort"
@@ -59,12 +58,4 @@ func encode(vocab []string, vecs [][]float64, counts []float64, dims int) []byte
 		}
 	}
 	return b.Bytes()
-}
-
-func gz(data []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(data)
-	zw.Close()
-	return buf.Bytes()
 }

@@ -1,5 +1,5 @@
 // Command gen builds the software-domain word vectors that vectorindex
-// embeds (../domain.bin.gz) from real text about software that a Debian
+// embeds (../domain.bin) from real text about software that a Debian
 // machine gets from its own package manager, offline once fetched:
 //
 //   - the English descriptions of every package in Debian's main archive
@@ -35,7 +35,7 @@ func main() {
 	lists := flag.String("lists", "/var/lib/apt/lists", "apt's lists directory")
 	suite := flag.String("suite", "bookworm", "Debian suite whose package descriptions to read")
 	manPkgs := flag.String("man", "manpages,manpages-dev", "comma-separated Debian packages whose manual pages to read")
-	out := flag.String("o", "domain.bin.gz", "output file")
+	out := flag.String("o", "domain.bin", "output file")
 	vocabN := flag.Int("vocab", 40000, "most words that get a vector (the most frequent)")
 	minCount := flag.Float64("mincount", 5, "least number of occurrences for a word to get a vector")
 	dims := flag.Int("dims", 128, "dimensions of the vectors")
@@ -100,12 +100,11 @@ func main() {
 		}
 	}
 	data := encode(vocab, vecs, counts, *dims)
-	gzd := gz(data)
-	if err := os.WriteFile(*out, gzd, 0o644); err != nil {
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("domain vectors: %d words x %d dims: %d bytes raw, %d bytes gzip -> %s [%s]\n",
-		len(vocab), *dims, len(data), len(gzd), *out, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("domain vectors: %d words x %d dims: %d bytes -> %s [%s]\n",
+		len(vocab), *dims, len(data), *out, time.Since(start).Round(time.Millisecond))
 }
 
 // probeWords prints each word's nearest neighbours, to judge the vectors.

@@ -1,5 +1,5 @@
 // Command gen builds the compact lexical resource that vectorindex embeds
-// (../wordnet.bin.gz) from a WordNet 3.0 database as Debian's wordnet-base
+// (../wordnet.bin) from a WordNet 3.0 database as Debian's wordnet-base
 // package installs it:
 //
 //	apt-get install wordnet-base
@@ -23,8 +23,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -95,7 +93,7 @@ var posFiles = []struct {
 
 func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet 3.0 dict directory (Debian package wordnet-base)")
-	out := flag.String("o", "wordnet.bin.gz", "output file")
+	out := flag.String("o", "wordnet.bin", "output file")
 	dims := flag.Int("dims", 64, "dimensions of the LSA word vectors (0: none)")
 	power := flag.Float64("power", 0.5, "exponent of the singular values in the word vectors")
 	minDF := flag.Int("mindf", 3, "minimum number of synsets a word must occur in to get a vector")
@@ -126,7 +124,7 @@ func main() {
 	data, nWords, nSyn := g.encode(lsaResult{})
 	nVec := 0
 	if *dims > 0 {
-		lex, err := lexicon.Decode(gz(data))
+		lex, err := lexicon.Decode(data)
 		if err != nil {
 			log.Fatalf("decoding the lexicon just built: %v", err)
 		}
@@ -138,20 +136,11 @@ func main() {
 		data, _, _ = g.encode(res)
 		nVec = len(res.words)
 	}
-	buf := bytes.NewBuffer(gz(data))
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("lexicon: %d words, %d synsets, %d exceptions, %d word vectors: %d bytes raw, %d bytes gzip -> %s\n",
-		nWords, nSyn, len(g.exc), nVec, len(data), buf.Len(), *out)
-}
-
-func gz(data []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(data)
-	zw.Close()
-	return buf.Bytes()
+	fmt.Printf("lexicon: %d words, %d synsets, %d exceptions, %d word vectors: %d bytes -> %s\n",
+		nWords, nSyn, len(g.exc), nVec, len(data), *out)
 }
 
 func probeLSA(res lsaResult, words []string) {
