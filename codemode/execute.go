@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -213,22 +212,18 @@ func (st *catalogState) resolve(name string) (string, bool) {
 	return "", false
 }
 
-// memberAccess finds `a.b` (and `a?.b`) in source text.
-var memberAccess = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\??\.\s*([A-Za-z_$][\w$]*)`)
-
 // namedIn lists the catalog tools the code names as namespace.function.
 // Text in strings and comments counts too: binding a tool that is only
 // mentioned costs nothing, missing one that is called fails the run.
 func (st *catalogState) namedIn(code string) []string {
 	var ids []string
-	seen := map[string]bool{}
-	for _, m := range memberAccess.FindAllStringSubmatch(code, -1) {
-		key := m[1] + "." + m[2]
-		if seen[key] {
+	seen := map[[2]string]bool{}
+	for m := range memberAccesses(code) {
+		if seen[m] {
 			continue
 		}
-		seen[key] = true
-		if b, ok := st.names.Resolve(m[1], m[2]); ok {
+		seen[m] = true
+		if b, ok := st.names.Resolve(m[0], m[1]); ok {
 			ids = append(ids, b.ID)
 		}
 	}

@@ -60,8 +60,11 @@ func (e *Engine) openNamespaces(st *catalogState, caller auth.Caller, code strin
 		names = append(names, ns)
 	}
 	guessed := 0
-	for _, m := range memberAccess.FindAllStringSubmatch(code, -1) {
-		ns := m[1]
+	for m, free := range memberAccesses(code) {
+		ns := m[0]
+		if !free {
+			continue // a member of something else, not a global
+		}
 		// Namespaces start lower-case (typegen's camelCase): a capitalised
 		// name (Deno, Bun, Buffer, a global this runtime lacks) is left to
 		// be the ReferenceError that feature detection expects.
