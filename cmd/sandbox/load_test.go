@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -371,3 +372,27 @@ func statusKB(t testing.TB, pid int, key string) int64 {
 	t.Fatalf("no %s in /proc/%d/status", key, pid)
 	return 0
 }
+
+// cpuMillis is the CPU time (user and system) a running process has used
+// so far, from /proc (10 ms resolution): on a machine whose speed varies
+// from run to run, a steadier measure of work than the wall clock.
+func cpuMillis(t testing.TB, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	// Fields after the command name, which is in parentheses and may
+	// hold spaces: state is the first, utime the 12th, stime the 13th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		t.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) * 1000 / clockTicksPerSecond
+}
+
+// clockTicksPerSecond is USER_HZ, the unit of /proc's CPU times: 100 on
+// every Linux architecture Go supports.
+const clockTicksPerSecond = 100
