@@ -74,6 +74,10 @@ func identEnd(code string, i int) int {
 
 // afterMemberDot reports whether the identifier at code[start] follows a
 // member-access dot (whitespace and '?' allowed), not a spread's "...".
+// Newlines count as whitespace, as chains span lines; so a name that
+// starts a line after a comment ending in "1." or ")." reads as a member
+// and is not guessed as a namespace (a misspelling there is then a
+// ReferenceError rather than an UNKNOWN_TOOL with a suggestion).
 func afterMemberDot(code string, start int) bool {
 	i := start
 	for i > 0 && isSpace(code[i-1]) {

@@ -71,7 +71,7 @@ func (r *Reader) Byte() byte {
 	return c
 }
 
-// Bytes reads n bytes; the result aliases the decompressed data.
+// Bytes reads n bytes; the result aliases the data Open was given.
 func (r *Reader) Bytes(n int) []byte {
 	if r.Err != nil || n < 0 || n > len(r.b) {
 		r.Err = errors.New("truncated")

@@ -102,7 +102,7 @@ func Decode(data []byte) (*Vectors, error) {
 		v.words = append(v.words, w)
 		prev = w
 	}
-	v.freq = append([]byte(nil), r.Bytes(n)...) // a copy: the decoded file can go
+	v.freq = append([]byte(nil), r.Bytes(n)...) // a copy: Vectors does not pin the input
 	q := r.Bytes(n * v.dims)
 	if r.Err != nil {
 		return nil, fmt.Errorf("domain vectors: %w", r.Err)

@@ -83,7 +83,7 @@ var (
 	loadErr  error
 )
 
-// Default returns the embedded lexicon, decoding it on first use (~0.1 s).
+// Default returns the embedded lexicon, decoding it on first use (~80 ms).
 func Default() *Lexicon {
 	loadOnce.Do(func() { loaded, loadErr = Decode(embedded) })
 	if loadErr != nil {
