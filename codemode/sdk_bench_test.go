@@ -1,10 +1,16 @@
 package codemode
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sandboxrt/sandbox/internal/testpeers"
@@ -21,10 +27,15 @@ import (
 func BenchmarkServeLoadSDKClient(b *testing.B) {
 	sdk := testpeers.Package(b, "@modelcontextprotocol/sdk")
 	r := newHTTPRig(b)
+	// Around each span the script says "span" and "end" on stderr and waits
+	// for a line on stdin, so that this side reads the CPU serve (this
+	// process) and the workers (its other children) used in the span.
 	script := `
 const [url, sdk] = process.argv.slice(2);
 const { Client } = await import(sdk + "/dist/esm/client/index.js");
 const { StreamableHTTPClientTransport } = await import(sdk + "/dist/esm/client/streamableHttp.js");
+const lines = (async function* () { let buf = ""; for await (const c of process.stdin) { buf += c; let i; while ((i = buf.indexOf("\n")) >= 0) { yield buf.slice(0, i); buf = buf.slice(i + 1); } } })();
+const sync = async (what) => { process.stderr.write(what + "\n"); await lines.next(); };
 const clients = [];
 for (let i = 0; i < 16; i++) {
   const c = new Client({ name: "load-" + i, version: "1.0.0" });
@@ -35,6 +46,8 @@ const plain = { name: "gateway__list_servers", arguments: {} };
 const trivial = { name: "execute_code", arguments: { code: "return 6*7" } };
 for (const c of clients) { await c.callTool(plain); await c.callTool(trivial); }
 async function span(req, ms) {
+  await sync("span");
+  const cpu0 = process.cpuUsage();
   const end = Date.now() + ms;
   const lat = [];
   await Promise.all(clients.map(async (c) => {
@@ -45,8 +58,10 @@ async function span(req, ms) {
       lat.push(performance.now() - t0);
     }
   }));
+  const cpu = process.cpuUsage(cpu0);
+  await sync("end");
   lat.sort((a, b) => a - b);
-  return { rate: lat.length / (ms / 1000), p50: lat[Math.floor(lat.length / 2)] };
+  return { rate: lat.length / (ms / 1000), p50: lat[Math.floor(lat.length / 2)], calls: lat.length, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 const out = { plain: [], trivial: [] };
 for (let i = 0; i < 2; i++) {
@@ -63,15 +78,46 @@ process.exit(0);
 	for b.Loop() {
 		cmd := exec.Command(testpeers.Node(b), path, r.url+"/mcp", "file://"+sdk)
 		cmd.Env = testpeers.Env(b)
-		outb, err := cmd.Output()
+		stdin, err := cmd.StdinPipe()
 		if err != nil {
-			b.Fatalf("%v: %s", err, outb)
+			b.Fatal(err)
+		}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		// The spans alternate plain, execute_code, plain, execute_code.
+		var serveCPU, workerCPU [2]float64
+		var errText []string
+		sc := bufio.NewScanner(stderr)
+		var self0, workers0 float64
+		for n := 0; sc.Scan(); {
+			switch sc.Text() {
+			case "span":
+				self0, workers0 = selfCPUMillis(), childrenCPUMillis(cmd.Process.Pid)
+			case "end":
+				serveCPU[n/2%2] += selfCPUMillis() - self0
+				workerCPU[n/2%2] += childrenCPUMillis(cmd.Process.Pid) - workers0
+			default:
+				errText = append(errText, sc.Text())
+				continue
+			}
+			n++
+			fmt.Fprintln(stdin, "go")
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("%v: %s", err, strings.Join(errText, "\n"))
 		}
 		var got struct {
-			Plain, Trivial []struct{ Rate, P50 float64 }
+			Plain, Trivial []struct{ Rate, P50, Calls, CPUMs float64 }
 		}
-		if err := json.Unmarshal(outb, &got); err != nil {
-			b.Fatalf("%v: %s", err, outb)
+		if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil {
+			b.Fatalf("%v: %s", err, stdout.String())
 		}
 		plain := (got.Plain[0].Rate + got.Plain[1].Rate) / 2
 		trivial := (got.Trivial[0].Rate + got.Trivial[1].Rate) / 2
@@ -80,5 +126,52 @@ process.exit(0);
 		b.ReportMetric(trivial/plain, "share-of-plain")
 		b.ReportMetric((got.Plain[0].P50+got.Plain[1].P50)/2*1000, "plain-p50-µs")
 		b.ReportMetric((got.Trivial[0].P50+got.Trivial[1].P50)/2*1000, "execute-p50-µs")
+		// CPU per call, where it goes: the client (Node), serve, the
+		// workers. The client alone is more than one of the two cores.
+		plainCalls, trivialCalls := got.Plain[0].Calls+got.Plain[1].Calls, got.Trivial[0].Calls+got.Trivial[1].Calls
+		b.ReportMetric((got.Plain[0].CPUMs+got.Plain[1].CPUMs)/plainCalls*1000, "client-cpu-µs/plain")
+		b.ReportMetric((got.Trivial[0].CPUMs+got.Trivial[1].CPUMs)/trivialCalls*1000, "client-cpu-µs/execute")
+		b.ReportMetric(serveCPU[0]/plainCalls*1000, "serve-cpu-µs/plain")
+		b.ReportMetric(serveCPU[1]/trivialCalls*1000, "serve-cpu-µs/execute")
+		b.ReportMetric(workerCPU[1]/trivialCalls*1000, "worker-cpu-µs/execute")
 	}
+}
+
+// selfCPUMillis is the CPU time this process has used.
+func selfCPUMillis() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// childrenCPUMillis is the CPU time this process's running children but
+// skip have used (from /proc, 10 ms resolution): the runtime's workers. A
+// worker that exits within a span takes its time with it.
+func childrenCPUMillis(skip int) float64 {
+	ents, _ := os.ReadDir("/proc")
+	me := strconv.Itoa(os.Getpid())
+	total := 0.0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == skip {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			continue
+		}
+		// After the command name: state, ppid, ..., utime (12th), stime (13th).
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 13 || f[1] != me {
+			continue
+		}
+		utime, _ := strconv.ParseFloat(f[11], 64)
+		stime, _ := strconv.ParseFloat(f[12], 64)
+		total += (utime + stime) * 10 // USER_HZ is 100
+	}
+	return total
 }
