@@ -2,17 +2,16 @@ package codemode
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/sandboxrt/sandbox/internal/benchutil"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
 )
 
@@ -145,33 +144,14 @@ func selfCPUMillis() float64 {
 }
 
 // childrenCPUMillis is the CPU time this process's running children but
-// skip have used (from /proc, 10 ms resolution): the runtime's workers. A
-// worker that exits within a span takes its time with it.
+// skip have used: the runtime's workers. A worker that exits within a span
+// takes its time with it.
 func childrenCPUMillis(skip int) float64 {
-	ents, _ := os.ReadDir("/proc")
-	me := strconv.Itoa(os.Getpid())
 	total := 0.0
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == skip {
-			continue
+	for _, pid := range benchutil.Children(os.Getpid()) {
+		if st, ok := benchutil.ReadStat(pid); ok && pid != skip {
+			total += st.CPUMillis
 		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 {
-			continue
-		}
-		// After the command name: state, ppid, ..., utime (12th), stime (13th).
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 13 || f[1] != me {
-			continue
-		}
-		utime, _ := strconv.ParseFloat(f[11], 64)
-		stime, _ := strconv.ParseFloat(f[12], 64)
-		total += (utime + stime) * 10 // USER_HZ is 100
 	}
 	return total
 }

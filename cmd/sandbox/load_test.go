@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/internal/benchutil"
 )
 
 // loadRequestBudgetMB is serve's --request-budget-mb in the load test.
@@ -73,7 +73,7 @@ func TestServeMixedLoad(t *testing.T) {
 	sampleWorkers := func() {
 		workersMu.Lock()
 		defer workersMu.Unlock()
-		for _, p := range childrenOf(pid) {
+		for _, p := range benchutil.Children(pid) {
 			if _, seen := workers[p]; !seen {
 				workers[p] = startTime(p)
 			}
@@ -308,50 +308,16 @@ func retryAfter(text string) time.Duration {
 	return 100 * time.Millisecond
 }
 
-// childrenOf lists the processes whose parent is pid.
-func childrenOf(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // alive reports whether pid runs (a zombie has exited).
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
+	st, ok := benchutil.ReadStat(pid)
+	return ok && st.State != "Z"
 }
 
-// startTime is a process's start time in clock ticks since boot (field 22
-// of /proc/pid/stat), which with the pid names one process.
+// startTime names one process with its pid ("" once it is gone).
 func startTime(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
+	st, _ := benchutil.ReadStat(pid)
+	return st.StartTime
 }
 
 // statusKB reads a "Key: N kB" line of /proc/pid/status.
@@ -374,25 +340,13 @@ func statusKB(t testing.TB, pid int, key string) int64 {
 }
 
 // cpuMillis is the CPU time (user and system) a running process has used
-// so far, from /proc (10 ms resolution): on a machine whose speed varies
-// from run to run, a steadier measure of work than the wall clock.
+// so far: on a machine whose speed varies from run to run, it shows work
+// that the cores hide from the wall clock.
 func cpuMillis(t testing.TB, pid int) float64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Skipf("no /proc here: %v", err)
+	st, ok := benchutil.ReadStat(pid)
+	if !ok {
+		t.Skipf("no /proc/%d/stat here", pid)
 	}
-	// Fields after the command name, which is in parentheses and may
-	// hold spaces: state is the first, utime the 12th, stime the 13th.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		t.Fatalf("/proc/%d/stat: %q", pid, b)
-	}
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) * 1000 / clockTicksPerSecond
+	return st.CPUMillis
 }
-
-// clockTicksPerSecond is USER_HZ, the unit of /proc's CPU times: 100 on
-// every Linux architecture Go supports.
-const clockTicksPerSecond = 100
