@@ -14,22 +14,40 @@ import (
 // (ES2024-era code): Object.groupBy, Map.groupBy, Promise.withResolvers,
 // Symbol.dispose for `using`, and Unicode property escapes in regular
 // expressions, which goja silently mis-matches. Everything is built with the
-// Go API; no source is evaluated.
-func (e *execution) installBuiltins() error {
-	vm := e.vm
-	g := vm.GlobalObject()
-	// goja's own GoError constructor is not part of the language.
-	if err := g.Delete("GoError"); err != nil {
-		return err
+// Go API; no source is evaluated. As with the web globals
+// (installWebGlobals), each is installed only when the snippet's code (after
+// esbuild, whose helpers name what they use) names it: building them all,
+// with the Symbol, Map and RegExp constructors they make goja build, was
+// about half of a trivial run's VM.
+func (e *execution) installBuiltins(code string) error {
+	for _, gap := range []struct {
+		names   []string
+		install func() error
+	}{
+		{[]string{"Symbol", "fromAsync"}, e.installWellKnownSymbols}, // Array.fromAsync needs Symbol.asyncIterator
+		{[]string{"groupBy"}, e.installGroupBy},
+		{[]string{"withResolvers"}, e.installWithResolvers},
+		{[]string{"RegExp", "compile"}, e.installUnicodeRegExp}, // it also takes re.compile away
+	} {
+		if mentions(code, gap.names) {
+			if err := gap.install(); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
 
-	symbol := g.Get("Symbol").ToObject(vm)
+// installWellKnownSymbols adds the symbols goja lacks. esbuild's helpers
+// (`using`, async generators) look them up as Symbol.for("Symbol.dispose").
+func (e *execution) installWellKnownSymbols() error {
+	vm := e.vm
+	symbol := vm.GlobalObject().Get("Symbol").ToObject(vm)
 	symbolFor, _ := goja.AssertFunction(symbol.Get("for"))
 	for _, name := range []string{"dispose", "asyncDispose", "asyncIterator"} {
 		if v := symbol.Get(name); v != nil && !goja.IsUndefined(v) {
 			continue
 		}
-		// esbuild's helpers (`using`, async generators) look the symbols up as Symbol.for("Symbol.dispose").
 		sym, err := symbolFor(symbol, vm.ToValue("Symbol."+name))
 		if err != nil {
 			return err
@@ -38,7 +56,16 @@ func (e *execution) installBuiltins() error {
 			return err
 		}
 	}
+	return nil
+}
 
+// installGroupBy adds Object.groupBy and Map.groupBy.
+func (e *execution) installGroupBy() error {
+	vm := e.vm
+	g := vm.GlobalObject()
+	if err := e.intrinsics.captureMap(); err != nil {
+		return err
+	}
 	intr := e.intrinsics
 	// groupBy follows the proposal: keys compare by SameValueZero (a Map of
 	// the VM's own does the comparing), Object.groupBy turns keys into
@@ -115,10 +142,13 @@ func (e *execution) installBuiltins() error {
 	if err := defineFunc(vm, g.Get("Object").ToObject(vm), "groupBy", groupBy(false)); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, intr.mapCtor, "groupBy", groupBy(true)); err != nil {
-		return err
-	}
-	if err := defineFunc(vm, g.Get("Promise").ToObject(vm), "withResolvers", func(goja.FunctionCall) goja.Value {
+	return defineFunc(vm, intr.mapCtor, "groupBy", groupBy(true))
+}
+
+// installWithResolvers adds Promise.withResolvers.
+func (e *execution) installWithResolvers() error {
+	vm := e.vm
+	return defineFunc(vm, vm.GlobalObject().Get("Promise").ToObject(vm), "withResolvers", func(goja.FunctionCall) goja.Value {
 		p, resolve, reject := vm.NewPromise()
 		out := vm.NewObject()
 		_ = out.Set("promise", p)
@@ -135,10 +165,7 @@ func (e *execution) installBuiltins() error {
 			return goja.Undefined()
 		})
 		return out
-	}); err != nil {
-		return err
-	}
-	return e.installUnicodeRegExp()
+	})
 }
 
 // installUnicodeRegExp wraps the RegExp constructor so that \p{...} and
@@ -152,6 +179,7 @@ func (e *execution) installUnicodeRegExp() error {
 	g := vm.GlobalObject()
 	orig := g.Get("RegExp").ToObject(vm)
 	construct, _ := goja.AssertConstructor(orig)
+	syntaxError := g.Get("SyntaxError").ToObject(vm) // taken before user code runs
 	rewrite := func(args []goja.Value) []goja.Value {
 		if len(args) < 2 || goja.IsUndefined(args[1]) {
 			return args
@@ -167,12 +195,12 @@ func (e *execution) installUnicodeRegExp() error {
 		pattern := src.String()
 		if strings.Contains(flags, "v") {
 			if strings.Contains(flags, "u") {
-				se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue("Invalid flags supplied to RegExp constructor '"+flags+"'"))
+				se, _ := vm.New(syntaxError, vm.ToValue("Invalid flags supplied to RegExp constructor '"+flags+"'"))
 				panic(se)
 			}
 			out, err := translateUnicodeSets(pattern)
 			if err != nil {
-				se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
+				se, _ := vm.New(syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
 				panic(se)
 			}
 			pattern, flags = out, strings.Replace(flags, "v", "u", 1)
@@ -183,7 +211,7 @@ func (e *execution) installUnicodeRegExp() error {
 		}
 		out, err := expandUnicodeProperties(pattern)
 		if err != nil {
-			se, _ := vm.New(e.intrinsics.syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
+			se, _ := vm.New(syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
 			panic(se)
 		}
 		return append([]goja.Value{vm.ToValue(out)}, args[1:]...)

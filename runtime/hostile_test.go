@@ -216,6 +216,39 @@ func TestBuiltinsSurviveTamperedPrototypes(t *testing.T) {
 	}
 }
 
+// TestBuiltinsTakenBeforeTheCodeThatNamesThem: the built-ins host code
+// calls are taken only when a snippet names them (intrinsics.captureFor), and
+// still before it runs, so replacing them does not change what console.log
+// shows; a snippet that reaches one by a name built at run time gets a plain
+// object's treatment, not an internal error.
+func TestBuiltinsTakenBeforeTheCodeThatNamesThem(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: `
+const m = new Map([[1, 2]]);
+(Map.prototype as any).entries = () => { throw new Error("replaced") };
+(globalThis as any).Map = function () {};
+console.log(m, new Set(["s"]), new Uint8Array([7]), new TextEncoder().encode("hi"));
+return 1`})
+		mustOK(t, res)
+		if len(res.Logs) != 1 || res.Logs[0].Message != "Map(1) { 1 => 2 } Set(1) { 's' } Uint8Array(1) [ 7 ] Uint8Array(2) [ 104, 105 ]" {
+			t.Errorf("logs = %+v", res.Logs)
+		}
+
+		res = run(t, rt, Request{Code: `
+const g = globalThis as any, name = (...parts: string[]) => parts.join(""); // esbuild folds "Ma" + "p"
+const M = g[name("Ma", "p")], S = g[name("Se", "t")], U = g[name("Uint8", "Array")];
+const m = new M([[1, 2]]);
+console.log(m, new S([1]), new U([7]));
+return { size: m.size, clone: structuredClone(m).size ?? "plain", bytes: new U([7]) }`})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `{"size":1,"clone":"plain","bytes":{"0":7}}`)
+		if len(res.Logs) != 1 || res.Logs[0].Message != "Map {} Set {} Uint8Array { '0': 7 }" {
+			t.Errorf("logs = %+v", res.Logs)
+		}
+	})
+}
+
 func TestLimitHitWhileDescribingAnErrorIsTheLimit(t *testing.T) {
 	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {

@@ -371,12 +371,21 @@ func constructorName(obj *goja.Object) string {
 
 // intrinsics are built-ins captured before user code runs, so that a snippet
 // replacing globals (Map = ..., Array.from = ...) cannot confuse the runtime.
+//
+// Capturing a built-in makes goja build it: its constructor, prototype and
+// every method (Map, Set and the typed arrays ~15-22 µs each), and a trivial
+// run builds none of them otherwise. So only the ones every run needs
+// (Array, Promise) are captured with the VM; the rest when the snippet's code
+// names them (captureFor) or a global that uses them is installed, still
+// before any of the code runs. A field left nil is a
+// kind of object the snippet can only have reached through a name assembled
+// at run time (globalThis["M" + "ap"]): is() is false for it, and the object
+// is shown and serialised as a plain object.
 type intrinsics struct {
 	vm             *goja.Runtime
 	mapCtor        *goja.Object
 	setCtor        *goja.Object
 	typedArrayCtor *goja.Object
-	syntaxError    *goja.Object
 	arrayFrom      goja.Callable
 	arrayIsArray   goja.Callable
 	mapGet, mapSet goja.Callable
@@ -385,28 +394,91 @@ type intrinsics struct {
 	mapEntries, setValues func(goja.Value) (goja.Value, error)
 }
 
+var errMissingBuiltin = fmt.Errorf("runtime: the VM lacks a built-in the runtime relies on")
+
+// captureIntrinsics takes the built-ins every run's host code uses.
 func captureIntrinsics(vm *goja.Runtime) (*intrinsics, error) {
-	get := func(name string) *goja.Object { return vm.Get(name).ToObject(vm) }
-	in := &intrinsics{vm: vm, mapCtor: get("Map"), setCtor: get("Set"), syntaxError: get("SyntaxError")}
-	in.typedArrayCtor = get("Uint8Array").Prototype()
-	fn := func(obj *goja.Object, name string) goja.Callable {
-		f, _ := goja.AssertFunction(obj.Get(name))
-		return f
+	in := &intrinsics{vm: vm}
+	array := in.global("Array")
+	in.arrayFrom = method(array, "from")
+	in.arrayIsArray = method(array, "isArray")
+	in.promiseThen = method(in.global("Promise").Get("prototype").ToObject(vm), "then")
+	if in.arrayFrom == nil || in.arrayIsArray == nil || in.promiseThen == nil {
+		return nil, errMissingBuiltin
 	}
-	mapProto := in.mapCtor.Get("prototype").ToObject(vm)
-	setProto := in.setCtor.Get("prototype").ToObject(vm)
-	in.arrayFrom = fn(get("Array"), "from")
-	in.arrayIsArray = fn(get("Array"), "isArray")
-	in.mapGet, in.mapSet = fn(mapProto, "get"), fn(mapProto, "set")
-	in.promiseThen = fn(get("Promise").Get("prototype").ToObject(vm), "then")
-	entries, values := fn(mapProto, "entries"), fn(setProto, "values")
-	if in.arrayFrom == nil || in.arrayIsArray == nil || in.mapGet == nil || in.mapSet == nil || in.promiseThen == nil ||
-		entries == nil || values == nil || in.typedArrayCtor == nil {
-		return nil, fmt.Errorf("runtime: the VM lacks a built-in the runtime relies on")
-	}
-	in.mapEntries = func(c goja.Value) (goja.Value, error) { return entries(c) }
-	in.setValues = func(c goja.Value) (goja.Value, error) { return values(c) }
 	return in, nil
+}
+
+// captureFor takes the collections and typed arrays if code names them (see
+// intrinsics): host code meets one only if the snippet made it, with its
+// constructor or with a global that makes or takes one (whose install
+// captures what it uses). It runs before any of the code does.
+func (in *intrinsics) captureFor(code string) error {
+	for _, c := range []struct {
+		names   []string
+		capture func() error
+	}{
+		{[]string{"Map"}, in.captureMap},
+		{[]string{"Set"}, in.captureSet},
+		{[]string{"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
+			"Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"}, in.captureTypedArrays},
+	} {
+		if mentions(code, c.names) {
+			if err := c.capture(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// captureMap, captureSet and captureTypedArrays take a kind of built-in the
+// first time they are called; only setup calls them, before user code runs.
+func (in *intrinsics) captureMap() error {
+	if in.mapCtor != nil {
+		return nil
+	}
+	ctor := in.global("Map")
+	proto := ctor.Get("prototype").ToObject(in.vm)
+	get, set, entries := method(proto, "get"), method(proto, "set"), method(proto, "entries")
+	if get == nil || set == nil || entries == nil {
+		return errMissingBuiltin
+	}
+	in.mapCtor, in.mapGet, in.mapSet = ctor, get, set
+	in.mapEntries = func(c goja.Value) (goja.Value, error) { return entries(c) }
+	return nil
+}
+
+func (in *intrinsics) captureSet() error {
+	if in.setCtor != nil {
+		return nil
+	}
+	ctor := in.global("Set")
+	values := method(ctor.Get("prototype").ToObject(in.vm), "values")
+	if values == nil {
+		return errMissingBuiltin
+	}
+	in.setCtor = ctor
+	in.setValues = func(c goja.Value) (goja.Value, error) { return values(c) }
+	return nil
+}
+
+func (in *intrinsics) captureTypedArrays() error {
+	if in.typedArrayCtor == nil {
+		in.typedArrayCtor = in.global("Uint8Array").Prototype() // %TypedArray%
+		if in.typedArrayCtor == nil {
+			return errMissingBuiltin
+		}
+	}
+	return nil
+}
+
+func (in *intrinsics) global(name string) *goja.Object { return in.vm.Get(name).ToObject(in.vm) }
+
+// method is obj[name] if it is a function, else nil.
+func method(obj *goja.Object, name string) goja.Callable {
+	f, _ := goja.AssertFunction(obj.Get(name))
+	return f
 }
 
 // isArray is Array.isArray: true for arrays and proxies of arrays.
@@ -422,8 +494,12 @@ func (in *intrinsics) isArray(obj *goja.Object) bool {
 // chain endless.
 const maxProtoChain = 10000
 
-// is reports whether obj is an instance of ctor (subclasses included).
+// is reports whether obj is an instance of ctor (subclasses included); never
+// of a built-in that was not captured (nil).
 func (in *intrinsics) is(obj *goja.Object, ctor *goja.Object) bool {
+	if ctor == nil {
+		return false
+	}
 	proto, _ := ctor.Get("prototype").(*goja.Object)
 	return hasProto(obj, proto)
 }

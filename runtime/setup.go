@@ -24,6 +24,12 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 		}
 	}
 	e.console.limit = e.limits.OutputBytes // set when the run's limits are known
+	if err := e.intrinsics.captureFor(code); err != nil {
+		return err
+	}
+	if err := e.installBuiltins(code); err != nil {
+		return err
+	}
 	if err := e.installWebGlobals(code); err != nil {
 		return err
 	}
@@ -163,8 +169,8 @@ func installBase64(vm *goja.Runtime) error {
 }
 
 // setupBase is the part of a run's globals that depends on nothing of the
-// run (no code, tools, input or limits): the intrinsics captured before any
-// user code, hardening, the built-ins, console, timers and base64. A worker
+// run (no code, tools, input or limits): the intrinsics every run needs,
+// hardening, console, timers and base64. A worker
 // does it for its next run while it waits (prebuilt), so a run starts with
 // a VM that is ready; no user code has touched it.
 func (e *execution) setupBase() error {
@@ -177,7 +183,8 @@ func (e *execution) setupBase() error {
 	if err := harden(vm); err != nil {
 		return err
 	}
-	if err := e.installBuiltins(); err != nil {
+	// goja's own GoError constructor is not part of the language.
+	if err := vm.GlobalObject().Delete("GoError"); err != nil {
 		return err
 	}
 	if err := e.installConsole(); err != nil {

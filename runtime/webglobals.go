@@ -221,6 +221,10 @@ func (e *execution) installPerformance(g *goja.Object) error {
 // encoding Node's TextEncoder has and the one agents decode.
 func (e *execution) installTextCoding(g *goja.Object) error {
 	vm := e.vm
+	// encode makes Uint8Arrays: console.log and structuredClone must know them.
+	if err := e.intrinsics.captureTypedArrays(); err != nil {
+		return err
+	}
 	encProto := vm.NewObject()
 	_ = encProto.DefineDataProperty("encoding", vm.ToValue("utf-8"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	if err := defineFunc(vm, encProto, "encode", func(call goja.FunctionCall) goja.Value {

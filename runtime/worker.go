@@ -202,7 +202,7 @@ func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
 }
 
 // prebuilt holds the VM of the next run, built while the worker waits
-// (setupBase): ~150 µs of a trivial run's work off its critical path. It is
+// (setupBase): ~90 µs of a trivial run's work off its critical path. It is
 // fresh: built after the previous run ended, and never given user code.
 var prebuilt = make(chan *execution, 1)
 
