@@ -52,11 +52,9 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 	for i, t := range tools {
 		bind[i] = bindings.Tool(t)
 	}
-	installed, err := bindings.Install(vm, bind, e.invoke)
-	if err != nil {
+	if err := e.tools.Bind(bind, e.invoke); err != nil {
 		return err
 	}
-	e.tools = installed
 	vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
 		switch op {
 		case goja.PromiseRejectionReject:
@@ -170,7 +168,7 @@ func installBase64(vm *goja.Runtime) error {
 
 // setupBase is the part of a run's globals that depends on nothing of the
 // run (no code, tools, input or limits): the intrinsics every run needs,
-// hardening, console, timers and base64. A worker
+// hardening, console, timers, base64 and the MCPToolError class. A worker
 // does it for its next run while it waits (prebuilt), so a run starts with
 // a VM that is ready; no user code has touched it.
 func (e *execution) setupBase() error {
@@ -194,6 +192,9 @@ func (e *execution) setupBase() error {
 		return err
 	}
 	if err := installBase64(vm); err != nil {
+		return err
+	}
+	if e.tools, err = bindings.Prepare(vm); err != nil {
 		return err
 	}
 	e.based = true

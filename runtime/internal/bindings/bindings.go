@@ -97,11 +97,28 @@ var reservedGlobals = map[string]bool{
 // open namespace, one that calls invoke with Tool{ID: "namespace.function"}
 // for the host to resolve.
 func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) {
+	in, err := Prepare(vm)
+	if err != nil {
+		return nil, err
+	}
+	return in, in.Bind(tools, invoke)
+}
+
+// Prepare is the part of Install that depends on no run: it defines the
+// global MCPToolError class. A worker prepares the next run's VM while it
+// waits, and this is part of it.
+func Prepare(vm *goja.Runtime) (*Installed, error) {
 	in := &Installed{vm: vm}
 	if err := in.defineErrorClass(); err != nil {
 		return nil, err
 	}
+	return in, nil
+}
 
+// Bind is the rest of Install: the namespaces of tools. It runs once, after
+// Prepare and before any user code.
+func (in *Installed) Bind(tools []Tool, invoke Invoke) error {
+	vm := in.vm
 	byNS := map[string][]Tool{}
 	open := map[string]bool{}
 	seen := map[string]string{}
@@ -120,20 +137,20 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 			continue
 		}
 		if !isIdentifier(t.Namespace) || !isIdentifier(t.Function) {
-			return nil, fmt.Errorf("bindings: tool %q has names %q.%q that are not JavaScript identifiers; names must come from typegen.AssignNames", t.ID, t.Namespace, t.Function)
+			return fmt.Errorf("bindings: tool %q has names %q.%q that are not JavaScript identifiers; names must come from typegen.AssignNames", t.ID, t.Namespace, t.Function)
 		}
 		if reservedGlobals[t.Namespace] {
-			return nil, fmt.Errorf("bindings: tool %q: namespace %q would replace a JavaScript global", t.ID, t.Namespace)
+			return fmt.Errorf("bindings: tool %q: namespace %q would replace a JavaScript global", t.ID, t.Namespace)
 		}
 		if t.Function == "then" {
-			return nil, fmt.Errorf("bindings: tool %q: a function named \"then\" would make its namespace a thenable", t.ID)
+			return fmt.Errorf("bindings: tool %q: a function named \"then\" would make its namespace a thenable", t.ID)
 		}
 		key := t.Namespace + "." + t.Function
 		if prev, dup := seen[key]; dup {
 			if prev == t.ID {
 				continue
 			}
-			return nil, fmt.Errorf("bindings: tools %q and %q are both named %s", prev, t.ID, key)
+			return fmt.Errorf("bindings: tools %q and %q are both named %s", prev, t.ID, key)
 		}
 		seen[key] = t.ID
 		byNS[t.Namespace] = append(byNS[t.Namespace], t)
@@ -143,7 +160,7 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 
 	freeze, ok := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("freeze"))
 	if !ok {
-		return nil, fmt.Errorf("bindings: Object.freeze is missing")
+		return fmt.Errorf("bindings: Object.freeze is missing")
 	}
 	namespaces := make([]string, 0, len(byNS))
 	for ns := range byNS {
@@ -155,11 +172,11 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 		for _, t := range byNS[ns] {
 			stub := in.stub(t, invoke)
 			if err := target.DefineDataProperty(t.Function, stub, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if _, err := freeze(goja.Undefined(), target); err != nil {
-			return nil, err
+			return err
 		}
 		proxy := vm.NewProxy(target, &goja.ProxyTrapConfig{
 			Get: func(target *goja.Object, property string, receiver goja.Value) goja.Value {
@@ -176,10 +193,10 @@ func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) 
 			},
 		})
 		if err := vm.GlobalObject().DefineDataProperty(ns, vm.ToValue(proxy), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
-			return nil, fmt.Errorf("bindings: namespace %q: %w", ns, err)
+			return fmt.Errorf("bindings: namespace %q: %w", ns, err)
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // stub is the function a snippet calls for one tool.
