@@ -20,22 +20,12 @@ import (
 // with the Symbol, Map and RegExp constructors they make goja build, was
 // about half of a trivial run's VM.
 func (e *execution) installBuiltins(code string) error {
-	for _, gap := range []struct {
-		names   []string
-		install func() error
-	}{
+	return installNamed(code, []named{
 		{[]string{"Symbol", "fromAsync"}, e.installWellKnownSymbols}, // Array.fromAsync needs Symbol.asyncIterator
 		{[]string{"groupBy"}, e.installGroupBy},
 		{[]string{"withResolvers"}, e.installWithResolvers},
 		{[]string{"RegExp", "compile"}, e.installUnicodeRegExp}, // it also takes re.compile away
-	} {
-		if mentions(code, gap.names) {
-			if err := gap.install(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	})
 }
 
 // installWellKnownSymbols adds the symbols goja lacks. esbuild's helpers

@@ -377,10 +377,10 @@ func constructorName(obj *goja.Object) string {
 // run builds none of them otherwise. So only the ones every run needs
 // (Array, Promise) are captured with the VM; the rest when the snippet's code
 // names them (captureFor) or a global that uses them is installed, still
-// before any of the code runs. A field left nil is a
-// kind of object the snippet can only have reached through a name assembled
-// at run time (globalThis["M" + "ap"]): is() is false for it, and the object
-// is shown and serialised as a plain object.
+// before any of the code runs. A field left nil is a kind of object the
+// snippet can only have reached through a name built at run time
+// (globalThis[["Ma", "p"].join("")]; esbuild folds "Ma" + "p"): is() is
+// false for it, and the object is shown and serialised as a plain object.
 type intrinsics struct {
 	vm             *goja.Runtime
 	mapCtor        *goja.Object
@@ -414,22 +414,12 @@ func captureIntrinsics(vm *goja.Runtime) (*intrinsics, error) {
 // constructor or with a global that makes or takes one (whose install
 // captures what it uses). It runs before any of the code does.
 func (in *intrinsics) captureFor(code string) error {
-	for _, c := range []struct {
-		names   []string
-		capture func() error
-	}{
+	return installNamed(code, []named{
 		{[]string{"Map"}, in.captureMap},
 		{[]string{"Set"}, in.captureSet},
 		{[]string{"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
 			"Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"}, in.captureTypedArrays},
-	} {
-		if mentions(code, c.names) {
-			if err := c.capture(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	})
 }
 
 // captureMap, captureSet and captureTypedArrays take a kind of built-in the

@@ -34,36 +34,47 @@ func (e *execution) installWebGlobals(code string) error {
 	// them for every run cost ~100 µs (~60 function objects) that a
 	// `return 6*7` never needs; the one miss is a name assembled at run time
 	// from pieces, which agent code does not do.
-	families := []struct {
-		names   []string
-		install func(*goja.Object) error
-	}{
-		{[]string{"crypto"}, e.installCrypto},
-		{[]string{"performance"}, e.installPerformance},
-		{[]string{"TextEncoder", "TextDecoder"}, e.installTextCoding},
-		{[]string{"structuredClone"}, e.installStructuredClone},
-		{[]string{"fetch"}, e.installFetch},
-		{[]string{"URL"}, e.installURL}, // URLSearchParams contains URL
-		{[]string{"AbortController", "AbortSignal"}, e.installAbort},
-		{[]string{"WeakRef", "FinalizationRegistry"}, e.installWeakRef},
-		{[]string{"Intl"}, e.installIntl},
-		{[]string{"Iterator", "function*", ".values()", ".keys()", ".entries()", "matchAll", "Symbol.iterator", ".toArray(", ".take(", ".drop("}, e.installIteratorHelpers},
-		{[]string{"fromAsync"}, e.installFromAsync},
-		{[]string{"isWellFormed", "toWellFormed"}, e.installWellFormed},
-		{[]string{"localeCompare", "Collator"}, e.installCollation}, // after Intl
-	}
-	for _, f := range families {
-		if mentions(code, f.names) {
-			if err := f.install(g); err != nil {
-				return err
-			}
-		}
+	on := func(install func(*goja.Object) error) func() error { return func() error { return install(g) } }
+	if err := installNamed(code, []named{
+		{[]string{"crypto"}, on(e.installCrypto)},
+		{[]string{"performance"}, on(e.installPerformance)},
+		{[]string{"TextEncoder", "TextDecoder"}, on(e.installTextCoding)},
+		{[]string{"structuredClone"}, on(e.installStructuredClone)},
+		{[]string{"fetch"}, on(e.installFetch)},
+		{[]string{"URL"}, on(e.installURL)}, // URLSearchParams contains URL
+		{[]string{"AbortController", "AbortSignal"}, on(e.installAbort)},
+		{[]string{"WeakRef", "FinalizationRegistry"}, on(e.installWeakRef)},
+		{[]string{"Intl"}, on(e.installIntl)},
+		{[]string{"Iterator", "function*", ".values()", ".keys()", ".entries()", "matchAll", "Symbol.iterator", ".toArray(", ".take(", ".drop("}, on(e.installIteratorHelpers)},
+		{[]string{"fromAsync"}, on(e.installFromAsync)},
+		{[]string{"isWellFormed", "toWellFormed"}, on(e.installWellFormed)},
+		{[]string{"localeCompare", "Collator"}, on(e.installCollation)}, // after Intl
+	}); err != nil {
+		return err
 	}
 	if strings.Contains(code, "toLocale") {
 		if err := e.installNumberToLocaleString(); err != nil {
 			return err
 		}
 		return e.installDateLocale()
+	}
+	return nil
+}
+
+// named is something a run gets only if its code mentions one of names.
+type named struct {
+	names   []string
+	install func() error
+}
+
+// installNamed installs, in order, each of list that code mentions.
+func installNamed(code string, list []named) error {
+	for _, n := range list {
+		if mentions(code, n.names) {
+			if err := n.install(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
