@@ -41,7 +41,18 @@ func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
 		gateway.WithInProcessServer("a", testserver.New(), nil),
 		gateway.WithInProcessServer("b", testserver.New(), nil),
 	}, opts...)
-	g, err := gateway.New(nil, opts...)
+	g := startGateway(t, nil, opts...)
+	f := New(g)
+	t.Cleanup(f.Close)
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	return &frontendFixture{g: g, f: f, url: srv.URL}
+}
+
+// startGateway makes a gateway of cfg and opts, started, closed when t ends.
+func startGateway(t *testing.T, cfg *gateway.Config, opts ...gateway.Option) *gateway.Gateway {
+	t.Helper()
+	g, err := gateway.New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +60,7 @@ func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	f := New(g)
-	t.Cleanup(f.Close)
-	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
-	t.Cleanup(srv.Close)
-	return &frontendFixture{g: g, f: f, url: srv.URL}
+	return g
 }
 
 // legacyClient connects with protocol 2025-11-25 (sessions).
@@ -612,14 +619,7 @@ func TestResourceUpdatesGoToSubscribersOnly(t *testing.T) {
 		t.Run("upstream protocol="+version, func(t *testing.T) {
 			t.Parallel()
 			sc := &gateway.ServerConfig{CheckPaths: true, ProtocolVersion: version}
-			g, err := gateway.New(nil, gateway.WithInProcessServer("a", testserver.New(), sc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { g.Close() })
-			if err := g.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), sc))
 			f := New(g)
 			t.Cleanup(f.Close)
 			srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
@@ -1103,15 +1103,8 @@ func TestRejectedTokenHeadersKeepNothing(t *testing.T) {
 	store := &countingTokens{TokenStore: gateway.NewMemoryTokenStore()}
 	opts := gateway.DefaultSettings()
 	opts.HealthInterval = 0
-	g, err := gateway.New(&gateway.Config{Settings: opts, Servers: map[string]*gateway.ServerConfig{}},
+	g := startGateway(t, &gateway.Config{Settings: opts, Servers: map[string]*gateway.ServerConfig{}},
 		gateway.WithTokenStore(store), gateway.WithInProcessServer("a", testserver.New(), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	f := New(g)
 	t.Cleanup(f.Close)
 	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
@@ -1211,14 +1204,7 @@ func TestMCPToolKeepsTheDefinition(t *testing.T) {
 // that does not exist; the built-ins work.
 func TestBuiltinToolsOnlyServesNoUpstreamTool(t *testing.T) {
 	t.Parallel()
-	g, err := gateway.New(nil, gateway.WithInProcessServer("a", testserver.New(), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), nil))
 	f := New(g, WithBuiltinToolsOnly())
 	t.Cleanup(f.Close)
 	if err := f.AddTool("run_it", "runs", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
