@@ -275,23 +275,27 @@ func (r *storeReader) fail() {
 }
 
 func (r *storeReader) uvarint() uint64 {
-	var x uint64
-	for i, shift := 0, uint(0); i < binary.MaxVarintLen64 && r.err == nil && r.left > 0; i, shift = i+1, shift+7 {
-		c, err := r.r.ReadByte()
-		if err != nil {
-			break
-		}
-		r.left--
-		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
-				break // overflows 64 bits
-			}
-			return x | uint64(c)<<shift
-		}
-		x |= uint64(c&0x7f) << shift
+	if r.err != nil {
+		return 0
 	}
-	r.fail()
-	return 0
+	v, err := binary.ReadUvarint(r) // an error for a varint past 64 bits, too
+	if err != nil {
+		r.fail()
+		return 0
+	}
+	return v
+}
+
+// ReadByte is for binary.ReadUvarint: it reads within the store's bytes.
+func (r *storeReader) ReadByte() (byte, error) {
+	if r.left <= 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	c, err := r.r.ReadByte()
+	if err == nil {
+		r.left--
+	}
+	return c, err
 }
 
 // count is a uvarint that must be at most limit (what the rest of the file
