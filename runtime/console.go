@@ -3,11 +3,13 @@ package runtime
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/inspect"
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // consoleState captures console output under Limits.OutputBytes. Output never
@@ -100,7 +102,7 @@ func (e *execution) installConsole() error {
 	}
 	methods["groupCollapsed"] = methods["group"]
 	for name, fn := range methods {
-		if err := con.DefineDataProperty(name, nativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
+		if err := con.DefineDataProperty(name, jsenv.NativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
 			return err
 		}
 	}
@@ -160,7 +162,7 @@ func (c *consoleState) write(level LogLevel, msg string) {
 // with %s %d %i %f %j %o %O %c, then each remaining value, space separated.
 func (c *consoleState) format(args []goja.Value) string {
 	budget := min(maxEntryBytes, max(c.limit-c.used, 0)+1)
-	ins := &inspector{vm: c.e.vm, in: c.e.intrinsics, budget: budget}
+	ins := inspect.New(c.e.env, budget)
 	var b strings.Builder
 	rest := args
 	if len(args) > 0 {
@@ -190,20 +192,20 @@ func (c *consoleState) format(args []goja.Value) string {
 					if str, ok := primitiveString(arg); ok {
 						b.WriteString(str)
 					} else {
-						b.WriteString(ins.inspect(arg, 1))
+						b.WriteString(ins.Inspect(arg, 1))
 					}
 				case 'd', 'i':
 					n := arg.ToFloat()
 					if verb == 'i' {
 						n = math.Trunc(n)
 					}
-					b.WriteString(formatNumber(n))
+					b.WriteString(inspect.Number(n))
 				case 'f':
-					b.WriteString(formatNumber(arg.ToFloat()))
+					b.WriteString(inspect.Number(arg.ToFloat()))
 				case 'j':
-					b.WriteString(ins.inspect(arg, 4))
+					b.WriteString(ins.Inspect(arg, 4))
 				case 'o', 'O':
-					b.WriteString(ins.inspect(arg, 4))
+					b.WriteString(ins.Inspect(arg, 4))
 				case 'c': // CSS has no meaning here
 				}
 				if b.Len() > budget {
@@ -223,7 +225,7 @@ func (c *consoleState) format(args []goja.Value) string {
 			b.WriteString(truncateUTF8(s, budget))
 			continue
 		}
-		b.WriteString(ins.inspect(a, 0))
+		b.WriteString(ins.Inspect(a, 0))
 	}
 	out := b.String()
 	if len(out) > maxEntryBytes {
@@ -242,46 +244,6 @@ func primitiveString(v goja.Value) (string, bool) {
 	return s, ok
 }
 
-func formatNumber(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0 && math.Signbit(f):
-		return "-0"
-	}
-	return jsNumberString(f)
-}
-
-// jsNumberString formats a finite number as JavaScript's Number#toString does.
-func jsNumberString(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	abs := math.Abs(f)
-	if abs >= 1e21 || abs < 1e-6 {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		// Go writes e+21 / e-07; JavaScript writes e+21 / e-7.
-		mant, exp, _ := strings.Cut(s, "e")
-		sign := exp[0]
-		exp = strings.TrimLeft(exp[1:], "0")
-		return mant + "e" + string(sign) + exp
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
+// truncateUTF8 cuts s to at most n bytes without splitting a character: the
+// output limits cut text where inspect cuts values.
+var truncateUTF8 = inspect.TruncateUTF8

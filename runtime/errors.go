@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/inspect"
 )
 
 // maxStackFrames is how many of the snippet's own frames an error keeps.
@@ -54,9 +56,9 @@ func (e *execution) errorFromValue(v goja.Value) *Error {
 	obj, isObj := v.(*goja.Object)
 	if !isObj || obj.ClassName() != "Error" {
 		// `throw "text"` or `throw {…}`: say what it was, as Node does.
-		ins := &inspector{vm: e.vm, in: e.intrinsics, budget: 2000}
+		ins := inspect.New(e.env, 2000)
 		out.Name = "Uncaught"
-		out.Message = safeString(func() string { return ins.inspect(v, 0) })
+		out.Message = safeString(func() string { return ins.Inspect(v, 0) })
 		return out
 	}
 	out.Name = safeString(func() string { return valueString(obj.Get("name")) })

@@ -12,6 +12,8 @@ import (
 	"github.com/dop251/goja/parser"
 
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
+	"github.com/sandboxrt/sandbox/runtime/internal/lru"
 )
 
 // vmSide is what an execution needs from its surroundings: a way to start tool
@@ -54,9 +56,9 @@ type execution struct {
 	filename    string
 	start       time.Time
 	tools       *bindings.Installed
-	// intrinsics are built-ins captured before user code ran.
-	intrinsics *intrinsics
-	errorCtor  *goja.Object // the VM's own Error, captured before user code (web globals' DOMException-named errors)
+	// env is the VM with the built-ins captured before user code ran; the
+	// families of globals (globals.go) are installed on it.
+	env *jsenv.Env
 	// sourceLines is the snippet's line count: frames past it are the wrapper's.
 	sourceLines int
 
@@ -96,7 +98,7 @@ type pendingCall struct {
 // program with the regexp match timeout in force at the time, so the timeout
 // is part of the key: a program compiled for a 100 ms run must not time out
 // regexps of a 20 s run.
-var programCache = newLRU[programKey, *goja.Program](64, 32<<20)
+var programCache = lru.New[programKey, *goja.Program](64, 32<<20)
 
 type programKey struct {
 	hash         [32]byte
@@ -112,7 +114,7 @@ func refuseSourceMapFile(string) ([]byte, error) {
 
 func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
 	key := programKey{hash: t.Hash, matchTimeout: regexp2.DefaultMatchTimeout}
-	if p, ok := programCache.get(key); ok {
+	if p, ok := programCache.Get(key); ok {
 		return p, nil
 	}
 	ast, err := goja.Parse(filename+".js", t.JS, parser.WithSourceMapLoader(refuseSourceMapFile))
@@ -130,7 +132,7 @@ func compileProgram(t *transpiled, filename string) (*goja.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	programCache.put(key, p, 4*len(t.JS))
+	programCache.Put(key, p, 4*len(t.JS))
 	return p, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja/ast"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsregexp"
 )
 
 // rewriteRegExpLiterals expands \p{...} in the program's u-flag regexp
@@ -22,7 +24,7 @@ func rewriteRegExpLiterals(prog *ast.Program, js string) error {
 			return true
 		}
 		if strings.ContainsAny(re.Flags, "uv") && (strings.Contains(re.Pattern, `\p{`) || strings.Contains(re.Pattern, `\P{`)) {
-			out, err := expandUnicodeProperties(re.Pattern)
+			out, err := jsregexp.ExpandUnicodeProperties(re.Pattern)
 			if err != nil && firstErr == nil {
 				firstErr = &located{pos: prog.File.Position(int(re.Idx) - prog.File.Base()), msg: err.Error()}
 			}

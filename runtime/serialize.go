@@ -10,6 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/inspect"
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // Results and tool arguments become JSON inside the VM, under the run's
@@ -172,10 +175,10 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 	}
 	w.stack = append(w.stack, obj)
 	defer func() { w.stack = w.stack[:len(w.stack)-1] }()
-	if w.e.intrinsics.isArray(obj) { // arrays, and proxies of arrays
+	if w.e.env.IsArray(obj) { // arrays, and proxies of arrays
 		return w.array(obj, depth)
 	}
-	if w.e.intrinsics.is(obj, w.e.intrinsics.typedArrayCtor) {
+	if w.e.env.Is(obj, w.e.env.TypedArrayCtor) {
 		return w.typedArray(obj, depth)
 	}
 	return w.object(obj, depth)
@@ -208,7 +211,7 @@ func (w *jsonWriter) primitive(x any) bool {
 		if t == 0 {
 			return w.write("0")
 		}
-		return w.write(jsNumberString(t))
+		return w.write(inspect.NumberString(t))
 	case *big.Int:
 		return w.fail("bigint", "")
 	}
@@ -219,7 +222,7 @@ func (w *jsonWriter) primitive(x any) bool {
 // index within the cap (listing the keys of a 30-million-element array first
 // would cost more than the limit it is checked against).
 func (w *jsonWriter) typedArray(obj *goja.Object, depth int) bool {
-	n := intOf(obj.Get("length"))
+	n := jsenv.IntOf(obj.Get("length"))
 	if !w.write("{") {
 		return false
 	}
@@ -242,7 +245,7 @@ func (w *jsonWriter) typedArray(obj *goja.Object, depth int) bool {
 }
 
 func (w *jsonWriter) array(obj *goja.Object, depth int) bool {
-	n := intOf(obj.Get("length"))
+	n := jsenv.IntOf(obj.Get("length"))
 	if !w.write("[") {
 		return false
 	}
@@ -308,7 +311,7 @@ func errorKeys(obj *goja.Object, keys []string) []string {
 }
 
 func pathKey(k string) string {
-	if isPlainKey(k) {
+	if inspect.IsPlainKey(k) {
 		return "." + k
 	}
 	return "[" + quoteJSON(k) + "]"
@@ -393,7 +396,7 @@ func (e *execution) serializeArgs(v goja.Value) (json.RawMessage, *Error) {
 		return json.RawMessage("{}"), nil
 	}
 	obj, ok := v.(*goja.Object)
-	if !ok || goja.IsNull(v) || e.intrinsics.isArray(obj) || obj.ClassName() == "Function" {
+	if !ok || goja.IsNull(v) || e.env.IsArray(obj) || obj.ClassName() == "Function" {
 		return nil, &Error{Message: "the argument must be an object of named parameters, e.g. ({ owner: \"acme\" }); got " + describeKind(v)}
 	}
 	out, jerr, err := e.toJSON(v, maxArgBytes)

@@ -1,21 +1,21 @@
 package runtime
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/dop251/goja"
 
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // setup prepares a fresh VM before any user code runs: it removes code
-// generation, installs console and timers, and binds the run's tools. The VM
-// then holds only the language's built-ins and what is installed here: no
-// require, no file system, network, environment or process.
+// generation, installs console and timers, the families of globals the code
+// names (globals.go), and binds the run's tools. The VM then holds only the
+// language's built-ins and what is installed here: no require, no file
+// system, network, environment or process.
 func (e *execution) setup(tools []Tool, services []string, code string) error {
 	vm := e.vm
 	if !e.based {
@@ -24,13 +24,10 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 		}
 	}
 	e.console.limit = e.limits.OutputBytes // set when the run's limits are known
-	if err := e.intrinsics.captureFor(code); err != nil {
+	if err := e.env.CaptureFor(code); err != nil {
 		return err
 	}
-	if err := e.installBuiltins(code); err != nil {
-		return err
-	}
-	if err := e.installWebGlobals(code); err != nil {
+	if err := e.installNamedFamilies(code); err != nil {
 		return err
 	}
 	if len(e.input) > 0 {
@@ -108,7 +105,7 @@ func (e *execution) installTimers() error {
 			}
 			// A promise reaction is a microtask: run fn as one.
 			p, resolve, _ := vm.NewPromise()
-			then := e.intrinsics.promiseThen
+			then := e.env.PromiseThen
 			callback := vm.ToValue(func(goja.FunctionCall) goja.Value {
 				if _, err := fn(goja.Undefined()); err != nil {
 					panic(err)
@@ -122,62 +119,26 @@ func (e *execution) installTimers() error {
 			return goja.Undefined()
 		},
 	} {
-		if err := defineFunc(vm, g, name, fn); err != nil {
+		if err := jsenv.DefineFunc(vm, g, name, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// installBase64 adds atob and btoa, which agents use on tool results
-// (base64 file contents, images).
-func installBase64(vm *goja.Runtime) error {
-	g := vm.GlobalObject()
-	if err := defineFunc(vm, g, "btoa", func(call goja.FunctionCall) goja.Value {
-		s := call.Argument(0).String()
-		b := make([]byte, 0, len(s))
-		for _, r := range s {
-			if r > 0xFF {
-				panic(vm.NewTypeError("btoa: the string contains characters outside Latin-1; encode it to bytes first"))
-			}
-			b = append(b, byte(r))
-		}
-		return vm.ToValue(base64.StdEncoding.EncodeToString(b))
-	}); err != nil {
-		return err
-	}
-	return defineFunc(vm, g, "atob", func(call goja.FunctionCall) goja.Value {
-		s := strings.Map(func(r rune) rune {
-			if r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r' {
-				return -1
-			}
-			return r
-		}, call.Argument(0).String())
-		s = strings.TrimRight(s, "=")
-		b, err := base64.RawStdEncoding.DecodeString(s)
-		if err != nil {
-			panic(vm.NewTypeError(fmt.Sprintf("atob: the string is not valid base64: %v", err)))
-		}
-		var out strings.Builder
-		for _, c := range b {
-			out.WriteRune(rune(c))
-		}
-		return vm.ToValue(out.String())
-	})
-}
-
 // setupBase is the part of a run's globals that depends on nothing of the
-// run (no code, tools, input or limits): the intrinsics every run needs,
-// hardening, console, timers, base64 and the MCPToolError class. A worker
+// run (no code, tools, input or limits): the built-ins every run needs
+// (jsenv.New), hardening, the families of globals every VM has (console,
+// timers, base64: globals.go) and the MCPToolError class. A worker
 // does it for its next run while it waits (prebuilt), so a run starts with
 // a VM that is ready; no user code has touched it.
 func (e *execution) setupBase() error {
 	vm := e.vm
-	intr, err := captureIntrinsics(vm)
+	env, err := jsenv.New(vm)
 	if err != nil {
 		return err
 	}
-	e.intrinsics = intr
+	e.env = env
 	if err := harden(vm); err != nil {
 		return err
 	}
@@ -185,13 +146,7 @@ func (e *execution) setupBase() error {
 	if err := vm.GlobalObject().Delete("GoError"); err != nil {
 		return err
 	}
-	if err := e.installConsole(); err != nil {
-		return err
-	}
-	if err := e.installTimers(); err != nil {
-		return err
-	}
-	if err := installBase64(vm); err != nil {
+	if err := e.installEveryVMFamilies(); err != nil {
 		return err
 	}
 	if e.tools, err = bindings.Prepare(vm); err != nil {

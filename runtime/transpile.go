@@ -8,6 +8,8 @@ import (
 
 	"github.com/dop251/goja/ast"
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/lru"
 )
 
 // The snippet is wrapped in an async function before transpiling: esbuild's
@@ -42,7 +44,7 @@ type transpiled struct {
 // transpileCache remembers transpiles by a hash of the source, bounded in
 // bytes: agents re-run the same snippet often, and a large snippet must not
 // pin memory that later runs are charged for.
-var transpileCache = newLRU[[32]byte, transpileResult](256, 16<<20)
+var transpileCache = lru.New[[32]byte, transpileResult](256, 16<<20)
 
 type transpileResult struct {
 	t   *transpiled
@@ -55,7 +57,7 @@ type transpileResult struct {
 // the host.
 func transpileCached(filename, code string) (*transpiled, *Error) {
 	key := sha256.Sum256([]byte(filename + "\x00" + code))
-	if tr, ok := transpileCache.get(key); ok {
+	if tr, ok := transpileCache.Get(key); ok {
 		if tr.err != nil {
 			e := *tr.err
 			return nil, &e
@@ -67,7 +69,7 @@ func transpileCached(filename, code string) (*transpiled, *Error) {
 	if t != nil {
 		cost += len(t.JS)
 	}
-	transpileCache.put(key, transpileResult{t: t, err: e}, cost)
+	transpileCache.Put(key, transpileResult{t: t, err: e}, cost)
 	if e != nil {
 		c := *e
 		return nil, &c

@@ -7,7 +7,8 @@ package typegen
 var GlobalsLib = []string{"es2024", "es2025.collection", "es2025.iterator", "es2025.intl", "esnext.array"}
 
 // Globals declares the globals the sandbox adds to the language, exactly as
-// the runtime implements them (runtime/webglobals.go and friends). With
+// the runtime implements them (the families of runtime/globals.go, listed by
+// runtime.Globals; a runtime test keeps the two in step). With
 // GlobalsLib and no DOM, tsc accepts what a snippet can use and reports
 // "Cannot find name" for what it cannot: fetch (there is no network: outside
 // systems are reached through tools), document, window, process, require,

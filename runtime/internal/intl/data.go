@@ -1,4 +1,4 @@
-package runtime
+package intl
 
 import (
 	_ "embed"
@@ -13,7 +13,7 @@ import (
 
 // intldata.json is how Node 22's ICU writes dates, lists and relative
 // times in the locales formatted exactly, recorded as patterns by
-// runtime/intlgen (make intldata). The Go side fills the patterns in.
+// intlgen/intlgen.mjs (make intldata). The Go side fills the patterns in.
 //
 //go:embed intldata.json
 var intlDataJSON []byte

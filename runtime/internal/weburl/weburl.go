@@ -1,4 +1,7 @@
-package runtime
+// Package weburl defines URL and URLSearchParams, the WHATWG way (as Node
+// and browsers do them), one family of the runtime's globals table
+// (runtime/globals.go).
+package weburl
 
 import (
 	"sort"
@@ -7,9 +10,10 @@ import (
 
 	"github.com/dop251/goja"
 	wurl "github.com/nlnwa/whatwg-url/url"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
-// URL and URLSearchParams, the WHATWG way (as Node and browsers do it):
 // URL parsing and the component setters come from a maintained
 // implementation of the WHATWG URL standard (github.com/nlnwa/whatwg-url,
 // tested against the web-platform-tests URL data); URLSearchParams'
@@ -94,7 +98,7 @@ func serializeForm(pairs []formPair) string {
 
 func formEncode(b *strings.Builder, s string) {
 	const hex = "0123456789ABCDEF"
-	for _, c := range []byte(toWellFormed(s)) {
+	for _, c := range []byte(jsenv.WellFormed(s)) {
 		switch {
 		case c == ' ':
 			b.WriteByte('+')
@@ -108,9 +112,10 @@ func formEncode(b *strings.Builder, s string) {
 	}
 }
 
-// installURL defines URL and URLSearchParams on g.
-func (e *execution) installURL(g *goja.Object) error {
-	vm := e.vm
+// Install defines URL and URLSearchParams.
+func Install(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
 	urls := map[*goja.Object]*wurl.Url{}
 	params := map[*goja.Object]*searchParams{}
 	arrayValues, _ := goja.AssertFunction(vm.Get("Array").ToObject(vm).Get("prototype").ToObject(vm).Get("values"))
@@ -157,14 +162,14 @@ func (e *execution) installURL(g *goja.Object) error {
 			if other := params[init]; other != nil {
 				s.pairs = append(s.pairs, other.pairs...)
 			} else if iter := init.GetSymbol(goja.SymIterator); iter != nil && !goja.IsUndefined(iter) {
-				arr, err := e.intrinsics.arrayFrom(goja.Undefined(), init)
+				arr, err := env.ArrayFrom(goja.Undefined(), init)
 				if err != nil {
 					panic(err)
 				}
 				ao := arr.ToObject(vm)
-				for i := int64(0); i < intOf(ao.Get("length")); i++ {
-					pair, ok := ao.Get(itoa(i)).(*goja.Object)
-					if !ok || intOf(pair.Get("length")) != 2 {
+				for i := int64(0); i < jsenv.IntOf(ao.Get("length")); i++ {
+					pair, ok := ao.Get(strconv.FormatInt(i, 10)).(*goja.Object)
+					if !ok || jsenv.IntOf(pair.Get("length")) != 2 {
 						panic(vm.NewTypeError("Each query pair must be an iterable [name, value] tuple"))
 					}
 					s.pairs = append(s.pairs, formPair{pair.Get("0").String(), pair.Get("1").String()})
@@ -290,7 +295,7 @@ func (e *execution) installURL(g *goja.Object) error {
 	}
 	for name, m := range methods {
 		m := m
-		if err := defineFunc(vm, spProto, name, func(c goja.FunctionCall) goja.Value { return m(spOf(c.This), c) }); err != nil {
+		if err := jsenv.DefineFunc(vm, spProto, name, func(c goja.FunctionCall) goja.Value { return m(spOf(c.This), c) }); err != nil {
 			return err
 		}
 	}
@@ -384,13 +389,13 @@ func (e *execution) installURL(g *goja.Object) error {
 		}
 	}
 	for _, name := range []string{"toString", "toJSON"} {
-		if err := defineFunc(vm, urlProto, name, func(c goja.FunctionCall) goja.Value { return vm.ToValue(href(urlOf(c.This))) }); err != nil {
+		if err := jsenv.DefineFunc(vm, urlProto, name, func(c goja.FunctionCall) goja.Value { return vm.ToValue(href(urlOf(c.This))) }); err != nil {
 			return err
 		}
 	}
 	_ = urlCtor.Set("prototype", urlProto)
 	_ = urlProto.DefineDataProperty("constructor", urlCtor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	if err := defineFunc(vm, urlCtor, "canParse", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, urlCtor, "canParse", func(c goja.FunctionCall) goja.Value {
 		_, ok := parse(c.Argument(0), c.Argument(1))
 		return vm.ToValue(ok)
 	}); err != nil {
@@ -419,5 +424,3 @@ func unitOf(r rune) rune {
 	}
 	return r
 }
-
-func itoa(i int64) string { return strconv.FormatInt(i, 10) }

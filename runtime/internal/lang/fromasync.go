@@ -1,21 +1,25 @@
-package runtime
+package lang
 
 import (
+	"strconv"
+
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
-// installFromAsync defines Array.fromAsync (ES2024), which goja lacks: it
+// InstallFromAsync defines Array.fromAsync (ES2024), which goja lacks: it
 // collects an async iterable, a sync iterable of promises or an array-like
 // into an array, awaiting each value (and each mapped value), in order.
 // Built in Go as a chain of promise reactions on the run's own event loop.
-func (e *execution) installFromAsync(g *goja.Object) error {
-	vm := e.vm
-	intr := e.intrinsics
+func InstallFromAsync(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
 	promiseCtor := g.Get("Promise").ToObject(vm)
 	promiseResolve, _ := goja.AssertFunction(promiseCtor.Get("resolve"))
 	arrayCtor := g.Get("Array").ToObject(vm)
 	asyncIterator := g.Get("Symbol").ToObject(vm).Get("asyncIterator")
-	return defineFunc(vm, arrayCtor, "fromAsync", func(call goja.FunctionCall) goja.Value {
+	return jsenv.DefineFunc(vm, arrayCtor, "fromAsync", func(call goja.FunctionCall) goja.Value {
 		promise, resolve, reject := vm.NewPromise()
 		p := vm.ToValue(promise)
 		fail := func(err any) {
@@ -47,7 +51,7 @@ func (e *execution) installFromAsync(g *goja.Object) error {
 				return goja.Undefined()
 			})
 			onErr := vm.ToValue(func(c goja.FunctionCall) goja.Value { caught(c.Argument(0)); return goja.Undefined() })
-			if _, err := intr.promiseThen(settled, onOK, onErr); err != nil {
+			if _, err := env.PromiseThen(settled, onOK, onErr); err != nil {
 				fail(err)
 			}
 		}
@@ -91,14 +95,14 @@ func (e *execution) installFromAsync(g *goja.Object) error {
 			iterFn = f
 		}
 		if iterFn == nil { // an array-like
-			n := intOf(src.Get("length"))
+			n := jsenv.IntOf(src.Get("length"))
 			var step func(i int64)
 			step = func(i int64) {
 				if i >= n {
 					finish()
 					return
 				}
-				await(src.Get(itoa(i)), func(v goja.Value) { add(v, i, func() { step(i + 1) }) }, rejectWith)
+				await(src.Get(strconv.FormatInt(i, 10)), func(v goja.Value) { add(v, i, func() { step(i + 1) }) }, rejectWith)
 			}
 			step(0)
 			return p

@@ -1,15 +1,20 @@
-package runtime
+package lang
 
-import "github.com/dop251/goja"
+import (
+	"github.com/dop251/goja"
 
-// installWeakRef defines WeakRef and FinalizationRegistry, which goja lacks.
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
+)
+
+// InstallWeakRef defines WeakRef and FinalizationRegistry, which goja lacks.
 // A run is short and its VM is dropped whole when it ends, so a WeakRef holds
 // its target for the run (deref always answers it) and a registry's
 // callbacks never run: both allowed by the language, which promises neither
 // collection nor cleanup callbacks at any time. Code that uses them as a
 // cache or for clean-up keeps working.
-func (e *execution) installWeakRef(g *goja.Object) error {
-	vm := e.vm
+func InstallWeakRef(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
 	canHold := func(v goja.Value) bool {
 		if _, ok := v.(*goja.Object); ok {
 			return true
@@ -26,7 +31,7 @@ func (e *execution) installWeakRef(g *goja.Object) error {
 		targets[call.This] = call.Argument(0)
 		return call.This
 	}).(*goja.Object)
-	if err := defineFunc(vm, refProto, "deref", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, refProto, "deref", func(c goja.FunctionCall) goja.Value {
 		if o, ok := c.This.(*goja.Object); ok {
 			if t, ok := targets[o]; ok {
 				return t
@@ -46,7 +51,7 @@ func (e *execution) installWeakRef(g *goja.Object) error {
 		}
 		return call.This
 	}).(*goja.Object)
-	if err := defineFunc(vm, regProto, "register", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, regProto, "register", func(c goja.FunctionCall) goja.Value {
 		if !canHold(c.Argument(0)) {
 			panic(vm.NewTypeError("FinalizationRegistry.prototype.register: invalid target"))
 		}
@@ -57,7 +62,7 @@ func (e *execution) installWeakRef(g *goja.Object) error {
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, regProto, "unregister", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, regProto, "unregister", func(c goja.FunctionCall) goja.Value {
 		if !canHold(c.Argument(0)) {
 			panic(vm.NewTypeError("FinalizationRegistry.prototype.unregister: invalid unregister token"))
 		}

@@ -1,19 +1,22 @@
-package runtime
+package lang
 
 import (
 	"math"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
-// installIteratorHelpers adds ES2025's iterator helpers, which goja lacks,
+// InstallIteratorHelpers adds ES2025's iterator helpers, which goja lacks,
 // to %IteratorPrototype% (so generators, array and map iterators have them)
 // and defines the global Iterator with Iterator.from: map, filter, take,
 // drop, flatMap (lazy, each returning a helper iterator), and reduce,
 // toArray, forEach, some, every, find (eager). Built in Go on the run's
 // fresh VM; no source is evaluated.
-func (e *execution) installIteratorHelpers(g *goja.Object) error {
-	vm := e.vm
+func InstallIteratorHelpers(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
 	arrayValues, _ := goja.AssertFunction(vm.Get("Array").ToObject(vm).Get("prototype").ToObject(vm).Get("values"))
 	it, err := arrayValues(vm.NewArray())
 	if err != nil {
@@ -293,7 +296,7 @@ func (e *execution) installIteratorHelpers(g *goja.Object) error {
 	}
 	for name, m := range lazy {
 		m := m
-		if err := defineFunc(vm, iterProto, name, func(c goja.FunctionCall) goja.Value { return m(sourceOf(c.This), c) }); err != nil {
+		if err := jsenv.DefineFunc(vm, iterProto, name, func(c goja.FunctionCall) goja.Value { return m(sourceOf(c.This), c) }); err != nil {
 			return err
 		}
 	}
@@ -303,7 +306,7 @@ func (e *execution) installIteratorHelpers(g *goja.Object) error {
 		panic(vm.NewTypeError("Iterator is an abstract class: use Iterator.from or a generator"))
 	}).(*goja.Object)
 	_ = iterCtor.DefineDataProperty("prototype", iterProto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
-	if err := defineFunc(vm, iterCtor, "from", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, iterCtor, "from", func(c goja.FunctionCall) goja.Value {
 		o, ok := c.Argument(0).(*goja.Object)
 		if !ok {
 			if s, isStr := c.Argument(0).Export().(string); isStr {
@@ -319,7 +322,7 @@ func (e *execution) installIteratorHelpers(g *goja.Object) error {
 			}
 			o = r.ToObject(vm)
 		}
-		if hasProto(o, iterProto) {
+		if jsenv.HasProto(o, iterProto) {
 			return o
 		}
 		s := sourceOf(o)

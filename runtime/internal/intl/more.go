@@ -1,4 +1,4 @@
-package runtime
+package intl
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // Intl.PluralRules, Intl.ListFormat and Intl.RelativeTimeFormat, the rules
@@ -15,7 +17,7 @@ import (
 // language, then en-US). Plural rules are CLDR 48's, written out below;
 // list and relative-time patterns are ICU's, recorded by intlgen.
 
-func (e *execution) optString(o goja.Value, name, def string, allowed ...string) string {
+func optString(env *jsenv.Env, o goja.Value, name, def string, allowed ...string) string {
 	obj, ok := o.(*goja.Object)
 	if !ok {
 		return def
@@ -30,8 +32,7 @@ func (e *execution) optString(o goja.Value, name, def string, allowed ...string)
 			return s
 		}
 	}
-	err, _ := e.vm.New(e.vm.Get("RangeError").ToObject(e.vm), e.vm.ToValue(fmt.Sprintf("Value %s out of range for options property %s", s, name)))
-	panic(err)
+	panic(env.RangeError(fmt.Sprintf("Value %s out of range for options property %s", s, name)))
 }
 
 // pluralCategory is CLDR's cardinal or ordinal category of the number
@@ -198,13 +199,13 @@ func langOf(tag string) string {
 
 // installIntlMore adds PluralRules, ListFormat and RelativeTimeFormat to an
 // Intl object.
-func (e *execution) installIntlMore(intl *goja.Object) error {
-	vm := e.vm
+func installIntlMore(env *jsenv.Env, intl *goja.Object) error {
+	vm := env.VM
 	class := func(name string, ctor func(call goja.ConstructorCall) *goja.Object, methods map[string]func(goja.FunctionCall) goja.Value) error {
 		c := vm.ToValue(ctor).(*goja.Object)
 		proto := vm.NewObject()
 		for m, fn := range methods {
-			if err := defineFunc(vm, proto, m, fn); err != nil {
+			if err := jsenv.DefineFunc(vm, proto, m, fn); err != nil {
 				return err
 			}
 		}
@@ -226,7 +227,7 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 		panic(vm.NewTypeError("Method Intl." + what + " called on an incompatible receiver"))
 	}
 	if err := class("PluralRules", func(call goja.ConstructorCall) *goja.Object {
-		state[call.This] = opts{a: e.optString(call.Argument(1), "type", "cardinal", "cardinal", "ordinal"), num: numberLocale(call.Argument(0))}
+		state[call.This] = opts{a: optString(env, call.Argument(1), "type", "cardinal", "cardinal", "ordinal"), num: numberLocale(call.Argument(0))}
 		return call.This
 	}, map[string]func(goja.FunctionCall) goja.Value{
 		"select": func(c goja.FunctionCall) goja.Value {
@@ -243,21 +244,21 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 	}
 	if err := class("ListFormat", func(call goja.ConstructorCall) *goja.Object {
 		state[call.This] = opts{
-			a:   e.optString(call.Argument(1), "type", "conjunction", "conjunction", "disjunction", "unit"),
-			b:   e.optString(call.Argument(1), "style", "long", "long", "short", "narrow"),
+			a:   optString(env, call.Argument(1), "type", "conjunction", "conjunction", "disjunction", "unit"),
+			b:   optString(env, call.Argument(1), "style", "long", "long", "short", "narrow"),
 			num: numberLocale(call.Argument(0)),
 		}
 		return call.This
 	}, map[string]func(goja.FunctionCall) goja.Value{
 		"format": func(c goja.FunctionCall) goja.Value {
 			o := of(c.This, "ListFormat")
-			arr, err := e.intrinsics.arrayFrom(goja.Undefined(), c.Argument(0))
+			arr, err := env.ArrayFrom(goja.Undefined(), c.Argument(0))
 			if err != nil {
 				panic(err)
 			}
 			ao := arr.ToObject(vm)
 			var items []string
-			for i := int64(0); i < intOf(ao.Get("length")); i++ {
+			for i := int64(0); i < jsenv.IntOf(ao.Get("length")); i++ {
 				v := ao.Get(strconv.FormatInt(i, 10))
 				if _, ok := v.Export().(string); !ok {
 					panic(vm.NewTypeError("Iterable yielded " + v.String() + " which is not a string"))
@@ -271,8 +272,8 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 	}
 	return class("RelativeTimeFormat", func(call goja.ConstructorCall) *goja.Object {
 		state[call.This] = opts{
-			a:   e.optString(call.Argument(1), "numeric", "always", "always", "auto"),
-			b:   e.optString(call.Argument(1), "style", "long", "long", "short", "narrow"),
+			a:   optString(env, call.Argument(1), "numeric", "always", "always", "auto"),
+			b:   optString(env, call.Argument(1), "style", "long", "long", "short", "narrow"),
 			num: numberLocale(call.Argument(0)),
 		}
 		return call.This
@@ -281,13 +282,11 @@ func (e *execution) installIntlMore(intl *goja.Object) error {
 			o := of(c.This, "RelativeTimeFormat")
 			unit, ok := relativeUnits[c.Argument(1).String()]
 			if !ok {
-				err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("Invalid unit argument for format() '"+c.Argument(1).String()+"'"))
-				panic(err)
+				panic(env.RangeError("Invalid unit argument for format() '" + c.Argument(1).String() + "'"))
 			}
 			n := c.Argument(0).ToFloat()
 			if math.IsNaN(n) || math.IsInf(n, 0) {
-				err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("Invalid value"))
-				panic(err)
+				panic(env.RangeError("Invalid value"))
 			}
 			return vm.ToValue(relativeTime(o.num, n, unit, o.a, o.b))
 		},

@@ -1,4 +1,4 @@
-package runtime
+package jsregexp
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/lru"
 )
 
 // The RegExp v flag (unicodeSets) is u plus set operations in character
@@ -18,18 +20,18 @@ import (
 // properties of strings are not supported (a SyntaxError that says so).
 
 // translateUnicodeSets rewrites a v-flag pattern into a u-flag one.
-// Results are cached, as expandUnicodeProperties' are: a literal in a loop
+// Results are cached, as ExpandUnicodeProperties' are: a literal in a loop
 // is a new RegExp each time round (esbuild lowers v literals to calls).
 func translateUnicodeSets(pattern string) (string, error) {
-	if x, ok := translatedSets.get(pattern); ok {
+	if x, ok := translatedSets.Get(pattern); ok {
 		return x.out, x.err
 	}
 	out, err := translateSets(pattern)
-	translatedSets.put(pattern, expansion{out, err}, len(pattern)+len(out))
+	translatedSets.Put(pattern, expansion{out, err}, len(pattern)+len(out))
 	return out, err
 }
 
-var translatedSets = newLRU[string, expansion](256, 4<<20)
+var translatedSets = lru.New[string, expansion](256, 4<<20)
 
 func translateSets(pattern string) (string, error) {
 	p := &vParser{src: pattern}

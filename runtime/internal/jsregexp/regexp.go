@@ -1,171 +1,35 @@
-package runtime
+// Package jsregexp makes goja's regular expressions match what JavaScript
+// means by Unicode property escapes (\p{L}, \p{Script=Greek}) and the v flag
+// (set operations in classes): goja silently mis-matches the first and
+// refuses the second, so both are rewritten, in Go, into explicit ranges of
+// the u-flag patterns goja matches correctly. Install wraps the RegExp
+// constructor for the patterns a snippet builds; ExpandUnicodeProperties is
+// the same rewrite for the regexp literals the runtime compiles.
+package jsregexp
 
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
+	"github.com/sandboxrt/sandbox/runtime/internal/lru"
 )
 
-// installBuiltins fills the gaps between goja and what agents write today
-// (ES2024-era code): Object.groupBy, Map.groupBy, Promise.withResolvers,
-// Symbol.dispose for `using`, and Unicode property escapes in regular
-// expressions, which goja silently mis-matches. Everything is built with the
-// Go API; no source is evaluated. As with the web globals
-// (installWebGlobals), each is installed only when the snippet's code (after
-// esbuild, whose helpers name what they use) names it: building them all,
-// with the Symbol, Map and RegExp constructors they make goja build, was
-// about half of a trivial run's VM.
-func (e *execution) installBuiltins(code string) error {
-	return installNamed(code, []named{
-		{[]string{"Symbol", "fromAsync"}, e.installWellKnownSymbols}, // Array.fromAsync needs Symbol.asyncIterator
-		{[]string{"groupBy"}, e.installGroupBy},
-		{[]string{"withResolvers"}, e.installWithResolvers},
-		{[]string{"RegExp", "compile"}, e.installUnicodeRegExp}, // it also takes re.compile away
-	})
-}
-
-// installWellKnownSymbols adds the symbols goja lacks. esbuild's helpers
-// (`using`, async generators) look them up as Symbol.for("Symbol.dispose").
-func (e *execution) installWellKnownSymbols() error {
-	vm := e.vm
-	symbol := vm.GlobalObject().Get("Symbol").ToObject(vm)
-	symbolFor, _ := goja.AssertFunction(symbol.Get("for"))
-	for _, name := range []string{"dispose", "asyncDispose", "asyncIterator"} {
-		if v := symbol.Get(name); v != nil && !goja.IsUndefined(v) {
-			continue
-		}
-		sym, err := symbolFor(symbol, vm.ToValue("Symbol."+name))
-		if err != nil {
-			return err
-		}
-		if err := symbol.DefineDataProperty(name, sym, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// installGroupBy adds Object.groupBy and Map.groupBy.
-func (e *execution) installGroupBy() error {
-	vm := e.vm
-	g := vm.GlobalObject()
-	if err := e.intrinsics.captureMap(); err != nil {
-		return err
-	}
-	intr := e.intrinsics
-	// groupBy follows the proposal: keys compare by SameValueZero (a Map of
-	// the VM's own does the comparing), Object.groupBy turns keys into
-	// property keys (symbols stay symbols), groups keep first-seen order.
-	groupBy := func(toMap bool) func(goja.FunctionCall) goja.Value {
-		return func(call goja.FunctionCall) goja.Value {
-			cb, ok := goja.AssertFunction(call.Argument(1))
-			if !ok {
-				panic(vm.NewTypeError("groupBy: the second argument must be a function"))
-			}
-			arr, err := intr.arrayFrom(goja.Undefined(), call.Argument(0))
-			if err != nil {
-				panic(err)
-			}
-			items := arr.ToObject(vm)
-			n := intOf(items.Get("length"))
-			index, err := vm.New(intr.mapCtor)
-			if err != nil {
-				panic(err)
-			}
-			type group struct {
-				key   goja.Value
-				items []any
-			}
-			var groups []group
-			for i := int64(0); i < n; i++ {
-				item := items.Get(strconv.FormatInt(i, 10))
-				k, err := cb(goja.Undefined(), item, vm.ToValue(i))
-				if err != nil {
-					panic(err)
-				}
-				if !toMap {
-					if _, isSym := k.(*goja.Symbol); !isSym {
-						k = vm.ToValue(k.String())
-					}
-				}
-				at, err := intr.mapGet(index, k)
-				if err != nil {
-					panic(err)
-				}
-				if goja.IsUndefined(at) {
-					at = vm.ToValue(len(groups))
-					if _, err := intr.mapSet(index, k, at); err != nil {
-						panic(err)
-					}
-					groups = append(groups, group{key: k})
-				}
-				g := &groups[at.ToInteger()]
-				g.items = append(g.items, item)
-			}
-			if toMap {
-				m, err := vm.New(intr.mapCtor)
-				if err != nil {
-					panic(err)
-				}
-				for _, g := range groups {
-					if _, err := intr.mapSet(m, g.key, vm.NewArray(g.items...)); err != nil {
-						panic(err)
-					}
-				}
-				return m
-			}
-			out := vm.CreateObject(nil)
-			for _, g := range groups {
-				if sym, isSym := g.key.(*goja.Symbol); isSym {
-					_ = out.DefineDataPropertySymbol(sym, vm.NewArray(g.items...), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
-				} else {
-					_ = out.Set(g.key.String(), vm.NewArray(g.items...))
-				}
-			}
-			return out
-		}
-	}
-	if err := defineFunc(vm, g.Get("Object").ToObject(vm), "groupBy", groupBy(false)); err != nil {
-		return err
-	}
-	return defineFunc(vm, intr.mapCtor, "groupBy", groupBy(true))
-}
-
-// installWithResolvers adds Promise.withResolvers.
-func (e *execution) installWithResolvers() error {
-	vm := e.vm
-	return defineFunc(vm, vm.GlobalObject().Get("Promise").ToObject(vm), "withResolvers", func(goja.FunctionCall) goja.Value {
-		p, resolve, reject := vm.NewPromise()
-		out := vm.NewObject()
-		_ = out.Set("promise", p)
-		_ = defineFunc(vm, out, "resolve", func(call goja.FunctionCall) goja.Value {
-			if err := resolve(call.Argument(0)); err != nil {
-				panic(err)
-			}
-			return goja.Undefined()
-		})
-		_ = defineFunc(vm, out, "reject", func(call goja.FunctionCall) goja.Value {
-			if err := reject(call.Argument(0)); err != nil {
-				panic(err)
-			}
-			return goja.Undefined()
-		})
-		return out
-	})
-}
-
-// installUnicodeRegExp wraps the RegExp constructor so that \p{...} and
+// Install wraps the RegExp constructor so that \p{...} and
 // \P{...} in a u-flag pattern are rewritten into explicit character ranges
 // from Go's Unicode tables. esbuild turns such regexp literals into
 // `new RegExp(...)` calls (unicode property escapes are marked unsupported),
 // so literals and constructed patterns both come through here. A property Go
 // has no table for is a SyntaxError, never a silent mismatch.
-func (e *execution) installUnicodeRegExp() error {
-	vm := e.vm
+//
+// Install also takes re.compile away (see below), and answers instanceof
+// RegExp for the proxy it puts in RegExp's place.
+func Install(env *jsenv.Env) error {
+	vm := env.VM
 	g := vm.GlobalObject()
 	orig := g.Get("RegExp").ToObject(vm)
 	construct, _ := goja.AssertConstructor(orig)
@@ -199,7 +63,7 @@ func (e *execution) installUnicodeRegExp() error {
 		if !strings.Contains(pattern, `\p{`) && !strings.Contains(pattern, `\P{`) {
 			return args
 		}
-		out, err := expandUnicodeProperties(pattern)
+		out, err := ExpandUnicodeProperties(pattern)
 		if err != nil {
 			se, _ := vm.New(syntaxError, vm.ToValue(strings.TrimPrefix(err.Error(), "SyntaxError: ")))
 			panic(se)
@@ -276,9 +140,9 @@ func (e *execution) installUnicodeRegExp() error {
 	// goja's instanceof does not see through a proxy of a constructor; answer
 	// it on the target, which the proxy forwards to.
 	regexpProto := orig.Get("prototype").ToObject(vm)
-	hasInstance := nativeFunc(vm, "[Symbol.hasInstance]", func(call goja.FunctionCall) goja.Value {
+	hasInstance := jsenv.NativeFunc(vm, "[Symbol.hasInstance]", func(call goja.FunctionCall) goja.Value {
 		obj, ok := call.Argument(0).(*goja.Object)
-		return vm.ToValue(ok && hasProto(obj, regexpProto))
+		return vm.ToValue(ok && jsenv.HasProto(obj, regexpProto))
 	})
 	if err := orig.DefineDataPropertySymbol(goja.SymHasInstance, hasInstance, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		return err
@@ -296,21 +160,23 @@ func (e *execution) installUnicodeRegExp() error {
 	return g.DefineDataProperty("RegExp", pv, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }
 
-var expandedPatterns = newLRU[string, expansion](256, 4<<20)
+var expandedPatterns = lru.New[string, expansion](256, 4<<20)
 
 type expansion struct {
 	out string
 	err error
 }
 
-// expandUnicodeProperties rewrites \p{X} and \P{X} into character classes.
-// Results are cached: snippets build the same RegExp in loops.
-func expandUnicodeProperties(pattern string) (string, error) {
-	if x, ok := expandedPatterns.get(pattern); ok {
+// ExpandUnicodeProperties rewrites \p{X} and \P{X} in a u-flag pattern into
+// character classes. Results are cached: snippets build the same RegExp in
+// loops. The error, for a property Go has no table for, starts
+// "SyntaxError: ".
+func ExpandUnicodeProperties(pattern string) (string, error) {
+	if x, ok := expandedPatterns.Get(pattern); ok {
 		return x.out, x.err
 	}
 	out, err := expandPattern(pattern)
-	expandedPatterns.put(pattern, expansion{out, err}, len(pattern)+len(out))
+	expandedPatterns.Put(pattern, expansion{out, err}, len(pattern)+len(out))
 	return out, err
 }
 
@@ -495,18 +361,4 @@ func rangesText(set runeSet) string {
 		}
 	}
 	return b.String()
-}
-
-// nativeFunc makes a function with a proper name: without one, goja shows the
-// Go symbol of the closure (a path inside this module) in String(fn).
-func nativeFunc(vm *goja.Runtime, name string, fn func(goja.FunctionCall) goja.Value) *goja.Object {
-	f := vm.ToValue(fn).(*goja.Object)
-	_ = f.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	return f
-}
-
-// defineFunc defines obj[name] as a native function, non-enumerable like the
-// language's own built-ins.
-func defineFunc(vm *goja.Runtime, obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value) error {
-	return obj.DefineDataProperty(name, nativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }

@@ -1,4 +1,4 @@
-// intlgen writes runtime/intldata.json: how Node 22's ICU formats dates,
+// intlgen writes runtime/internal/intl/intldata.json: how Node 22's ICU formats dates,
 // lists and relative times in the locales the sandbox formats exactly.
 // It asks ICU through Node's Intl for every option combination agents can
 // pass and records the answer as patterns; the Go side only fills them in,

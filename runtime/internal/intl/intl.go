@@ -1,4 +1,15 @@
-package runtime
+// Package intl is the runtime's Intl: NumberFormat, DateTimeFormat,
+// PluralRules, ListFormat, RelativeTimeFormat and Collator, with
+// Number.prototype.toLocaleString, the Date toLocale* methods and
+// String.prototype.localeCompare formatting and comparing as they do. goja
+// has none of it. Output follows Node 22's ICU in the locales of
+// locales.go and intldata.json (others by language, then en-US; never an
+// error): dates, lists and relative times are ICU's own patterns recorded
+// by intlgen (make intldata), filled in here; plural rules and number
+// symbols are CLDR's, written out; collation is golang.org/x/text/collate.
+// Its three Install functions are families of the runtime's globals table
+// (runtime/globals.go).
+package intl
 
 import (
 	"math"
@@ -6,16 +17,18 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // Intl.NumberFormat and Number.prototype.toLocaleString: decimal, percent
 // and currency styles, fraction digits and grouping, as ICU writes them in
-// the locales of intllocales.go (others by language, then en-US; never an
+// the locales of locales.go (others by language, then en-US; never an
 // error). goja has no Intl, and its toLocaleString threw ("radix argument
 // must be between 2 and 36") for a locale argument. Rounding is ICU's
 // default, half away from zero, on the shortest decimal form of the
-// number. Dates are in intldate.go, plurals, lists and relative times in
-// intlmore.go, collation in collate.go.
+// number. Dates are in date.go, plurals, lists and relative times in
+// more.go, collation in collate.go.
 
 type numberFormat struct {
 	loc              *localeNumbers
@@ -31,8 +44,8 @@ var currencySymbols = map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "
 // currencyDigits are the ISO 4217 minor units that differ from 2.
 var currencyDigits = map[string]int{"JPY": 0, "KRW": 0, "CLP": 0, "VND": 0, "ISK": 0, "BHD": 3, "KWD": 3, "JOD": 3, "OMR": 3, "TND": 3}
 
-func (e *execution) numberFormatFrom(locales, opts goja.Value) numberFormat {
-	vm := e.vm
+func numberFormatFrom(env *jsenv.Env, locales, opts goja.Value) numberFormat {
+	vm := env.VM
 	nf := numberFormat{loc: numberLocale(locales), style: "decimal", grouping: true, minFrac: -1, maxFrac: -1}
 	o, ok := opts.(*goja.Object)
 	if ok {
@@ -49,8 +62,7 @@ func (e *execution) numberFormatFrom(locales, opts goja.Value) numberFormat {
 			}
 			n := v.ToFloat()
 			if math.IsNaN(n) || n < 0 || n > 100 {
-				err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue(name+" value is out of range."))
-				panic(err)
+				panic(env.RangeError(name + " value is out of range."))
 			}
 			return int(n)
 		}
@@ -60,8 +72,7 @@ func (e *execution) numberFormatFrom(locales, opts goja.Value) numberFormat {
 		switch nf.style {
 		case "decimal", "percent", "currency":
 		default:
-			err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("Value "+nf.style+" out of range for Intl.NumberFormat options property style"))
-			panic(err)
+			panic(env.RangeError("Value " + nf.style + " out of range for Intl.NumberFormat options property style"))
 		}
 		nf.currency = strings.ToUpper(str("currency"))
 		if nf.style == "currency" && nf.currency == "" {
@@ -91,8 +102,7 @@ func (e *execution) numberFormatFrom(locales, opts goja.Value) numberFormat {
 	case nf.maxFrac < 0:
 		nf.maxFrac = max(defMax, nf.minFrac)
 	case nf.minFrac > nf.maxFrac:
-		err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("maximumFractionDigits value is out of range."))
-		panic(err)
+		panic(env.RangeError("maximumFractionDigits value is out of range."))
 	}
 	return nf
 }
@@ -205,18 +215,19 @@ func roundHalfExpand(s string, frac int) string {
 	return string(digits[:n]) + "." + string(digits[n:])
 }
 
-// installIntl defines Intl and a Number.prototype.
-// toLocaleString that formats as it does.
-func (e *execution) installIntl(g *goja.Object) error {
-	vm := e.vm
+// Install defines Intl: NumberFormat, DateTimeFormat, PluralRules,
+// ListFormat and RelativeTimeFormat (Collator is InstallCollation's).
+func Install(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
 	intl := vm.NewObject()
 	nfProto := vm.NewObject()
 	formats := map[*goja.Object]numberFormat{}
 	nfCtor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		formats[call.This] = e.numberFormatFrom(call.Argument(0), call.Argument(1))
+		formats[call.This] = numberFormatFrom(env, call.Argument(0), call.Argument(1))
 		return call.This
 	}).(*goja.Object)
-	if err := defineFunc(vm, nfProto, "format", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, nfProto, "format", func(c goja.FunctionCall) goja.Value {
 		o, _ := c.This.(*goja.Object)
 		nf, ok := formats[o]
 		if !ok {
@@ -226,7 +237,7 @@ func (e *execution) installIntl(g *goja.Object) error {
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, nfProto, "resolvedOptions", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, nfProto, "resolvedOptions", func(c goja.FunctionCall) goja.Value {
 		o, _ := c.This.(*goja.Object)
 		nf := formats[o]
 		out := vm.NewObject()
@@ -245,25 +256,35 @@ func (e *execution) installIntl(g *goja.Object) error {
 	_ = nfCtor.Set("prototype", nfProto)
 	_ = nfProto.DefineDataProperty("constructor", nfCtor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	_ = intl.DefineDataProperty("NumberFormat", nfCtor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	if err := e.installDateTimeFormat(intl); err != nil {
+	if err := installDateTimeFormat(env, intl); err != nil {
 		return err
 	}
-	if err := e.installIntlMore(intl); err != nil {
+	if err := installIntlMore(env, intl); err != nil {
 		return err
 	}
 	return g.DefineDataProperty("Intl", intl, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 }
 
+// InstallToLocaleString makes Number.prototype.toLocaleString format as
+// Intl.NumberFormat does, and Date.prototype.toLocaleString,
+// toLocaleDateString and toLocaleTimeString as Intl.DateTimeFormat does.
+func InstallToLocaleString(env *jsenv.Env) error {
+	if err := installNumberToLocaleString(env); err != nil {
+		return err
+	}
+	return installDateLocale(env)
+}
+
 // installNumberToLocaleString makes Number.prototype.toLocaleString format
 // as Intl.NumberFormat does.
-func (e *execution) installNumberToLocaleString() error {
-	vm := e.vm
+func installNumberToLocaleString(env *jsenv.Env) error {
+	vm := env.VM
 	numProto := vm.GlobalObject().Get("Number").ToObject(vm).Get("prototype").ToObject(vm)
-	return defineFunc(vm, numProto, "toLocaleString", func(c goja.FunctionCall) goja.Value {
+	return jsenv.DefineFunc(vm, numProto, "toLocaleString", func(c goja.FunctionCall) goja.Value {
 		x := c.This.ToFloat()
 		if o, ok := c.This.(*goja.Object); ok {
 			x = o.ToFloat()
 		}
-		return vm.ToValue(e.numberFormatFrom(c.Argument(0), c.Argument(1)).format(x))
+		return vm.ToValue(numberFormatFrom(env, c.Argument(0), c.Argument(1)).format(x))
 	})
 }

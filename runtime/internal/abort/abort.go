@@ -1,7 +1,13 @@
-package runtime
+// Package abort defines AbortController and AbortSignal, one family of the
+// runtime's globals table (runtime/globals.go).
+package abort
 
 import (
+	"strconv"
+
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // signalState is one AbortSignal's state and listeners.
@@ -20,12 +26,14 @@ type abortListener struct {
 	handler bool
 }
 
-// installAbort defines AbortController and AbortSignal (abort, timeout, any,
+// Install defines AbortController and AbortSignal (abort, timeout, any,
 // throwIfAborted, abort events), as Node has them, for snippets that pass a
 // signal around or give up on slow work; AbortSignal.timeout runs on the
 // run's own timers, so it never outlives the run.
-func (e *execution) installAbort(g *goja.Object) error {
-	vm := e.vm
+func Install(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
+	env.CaptureError()
 	signals := map[*goja.Object]*signalState{}
 	setTimeout, _ := goja.AssertFunction(vm.GlobalObject().Get("setTimeout"))
 	sigProto := vm.NewObject()
@@ -65,7 +73,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 			}
 		}
 	}
-	abortError := func(name, msg string) goja.Value { return e.domError(name, msg) }
+	abortError := func(name, msg string) goja.Value { return env.DOMError(name, msg) }
 	reasonOr := func(v goja.Value) goja.Value {
 		if goja.IsUndefined(v) {
 			return abortError("AbortError", "This operation was aborted")
@@ -89,7 +97,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 			s.onabort = c.Argument(0)
 			return goja.Undefined()
 		}), goja.FLAG_TRUE, goja.FLAG_TRUE)
-	if err := defineFunc(vm, sigProto, "throwIfAborted", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, sigProto, "throwIfAborted", func(c goja.FunctionCall) goja.Value {
 		if s := stateOf(c.This); s.aborted {
 			panic(s.reason)
 		}
@@ -97,7 +105,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, sigProto, "addEventListener", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, sigProto, "addEventListener", func(c goja.FunctionCall) goja.Value {
 		s := stateOf(c.This)
 		if c.Argument(0).String() != "abort" {
 			return goja.Undefined()
@@ -116,7 +124,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, sigProto, "removeEventListener", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, sigProto, "removeEventListener", func(c goja.FunctionCall) goja.Value {
 		s := stateOf(c.This)
 		for i, l := range s.listeners {
 			if !l.handler && l.fn.SameAs(c.Argument(1)) {
@@ -133,14 +141,14 @@ func (e *execution) installAbort(g *goja.Object) error {
 	}).(*goja.Object)
 	_ = sigCtor.Set("prototype", sigProto)
 	_ = sigProto.DefineDataProperty("constructor", sigCtor, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	if err := defineFunc(vm, sigCtor, "abort", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, sigCtor, "abort", func(c goja.FunctionCall) goja.Value {
 		o, s := newSignal()
 		abort(o, s, reasonOr(c.Argument(0)))
 		return o
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, sigCtor, "timeout", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, sigCtor, "timeout", func(c goja.FunctionCall) goja.Value {
 		o, s := newSignal()
 		fire := vm.ToValue(func(goja.FunctionCall) goja.Value {
 			abort(o, s, abortError("TimeoutError", "The operation was aborted due to timeout"))
@@ -153,16 +161,16 @@ func (e *execution) installAbort(g *goja.Object) error {
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, sigCtor, "any", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, sigCtor, "any", func(c goja.FunctionCall) goja.Value {
 		o, s := newSignal()
-		arr, err := e.intrinsics.arrayFrom(goja.Undefined(), c.Argument(0))
+		arr, err := env.ArrayFrom(goja.Undefined(), c.Argument(0))
 		if err != nil {
 			panic(err)
 		}
 		ao := arr.ToObject(vm)
-		n := intOf(ao.Get("length"))
+		n := jsenv.IntOf(ao.Get("length"))
 		for i := int64(0); i < n; i++ {
-			src, ok := ao.Get(itoa(i)).(*goja.Object)
+			src, ok := ao.Get(strconv.FormatInt(i, 10)).(*goja.Object)
 			ss := signals[src]
 			if !ok || ss == nil {
 				panic(vm.NewTypeError("AbortSignal.any takes AbortSignals"))
@@ -173,7 +181,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 			}
 		}
 		for i := int64(0); i < n; i++ {
-			src := ao.Get(itoa(i)).(*goja.Object)
+			src := ao.Get(strconv.FormatInt(i, 10)).(*goja.Object)
 			ss := signals[src]
 			ss.listeners = append(ss.listeners, abortListener{fn: vm.ToValue(func(goja.FunctionCall) goja.Value {
 				abort(o, s, ss.reason)
@@ -190,7 +198,7 @@ func (e *execution) installAbort(g *goja.Object) error {
 		_ = call.This.DefineDataProperty("signal", o, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 		return call.This
 	}).(*goja.Object)
-	if err := defineFunc(vm, ctrlProto, "abort", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, ctrlProto, "abort", func(c goja.FunctionCall) goja.Value {
 		sig, _ := c.This.ToObject(vm).Get("signal").(*goja.Object)
 		s := signals[sig]
 		if s == nil {

@@ -1,4 +1,4 @@
-package runtime
+package intl
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	_ "time/tzdata" // IANA time zones by name, whatever the machine has installed
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // Dates as Intl.DateTimeFormat and Date.prototype.toLocaleString,
@@ -26,13 +28,12 @@ type dateFormat struct {
 	loc                                                     *time.Location
 }
 
-func (e *execution) dateFormatFrom(locales, opts goja.Value, defaults string) dateFormat {
-	vm := e.vm
+func dateFormatFrom(env *jsenv.Env, locales, opts goja.Value, defaults string) dateFormat {
+	vm := env.VM
 	num := numberLocale(locales)
 	df := dateFormat{locale: num, data: localeData(num.tag), loc: time.Local}
 	rangeErr := func(msg string) {
-		err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue(msg))
-		panic(err)
+		panic(env.RangeError(msg))
 	}
 	if o, ok := opts.(*goja.Object); ok {
 		str := func(name string, allowed ...string) string {
@@ -177,18 +178,18 @@ func (df dateFormat) hourCycle() string {
 
 // installDateLocale makes Date.prototype.toLocaleString,
 // toLocaleDateString and toLocaleTimeString format as en-US does.
-func (e *execution) installDateLocale() error {
-	vm := e.vm
+func installDateLocale(env *jsenv.Env) error {
+	vm := env.VM
 	proto := vm.GlobalObject().Get("Date").ToObject(vm).Get("prototype").ToObject(vm)
 	getTime, _ := goja.AssertFunction(proto.Get("getTime"))
 	for name, defaults := range map[string]string{"toLocaleString": "all", "toLocaleDateString": "date", "toLocaleTimeString": "time"} {
 		defaults := defaults
-		if err := defineFunc(vm, proto, name, func(c goja.FunctionCall) goja.Value {
+		if err := jsenv.DefineFunc(vm, proto, name, func(c goja.FunctionCall) goja.Value {
 			ms, err := getTime(c.This)
 			if err != nil {
 				panic(err)
 			}
-			df := e.dateFormatFrom(c.Argument(0), c.Argument(1), defaults)
+			df := dateFormatFrom(env, c.Argument(0), c.Argument(1), defaults)
 			if defaults == "date" && df.timeStyle != "" {
 				panic(vm.NewTypeError("Invalid option : timeStyle"))
 			}
@@ -205,12 +206,12 @@ func (e *execution) installDateLocale() error {
 }
 
 // installDateTimeFormat adds Intl.DateTimeFormat to an Intl object.
-func (e *execution) installDateTimeFormat(intl *goja.Object) error {
-	vm := e.vm
+func installDateTimeFormat(env *jsenv.Env, intl *goja.Object) error {
+	vm := env.VM
 	proto := vm.NewObject()
 	formats := map[*goja.Object]dateFormat{}
 	ctor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		formats[call.This] = e.dateFormatFrom(call.Argument(0), call.Argument(1), "date")
+		formats[call.This] = dateFormatFrom(env, call.Argument(0), call.Argument(1), "date")
 		return call.This
 	}).(*goja.Object)
 	getTime, _ := goja.AssertFunction(vm.GlobalObject().Get("Date").ToObject(vm).Get("prototype").ToObject(vm).Get("getTime"))
@@ -231,17 +232,16 @@ func (e *execution) installDateTimeFormat(intl *goja.Object) error {
 		}
 		parts, ok := df.parts(ms)
 		if !ok {
-			err, _ := vm.New(vm.Get("RangeError").ToObject(vm), vm.ToValue("Invalid time value"))
-			panic(err)
+			panic(env.RangeError("Invalid time value"))
 		}
 		return parts
 	}
-	if err := defineFunc(vm, proto, "format", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, proto, "format", func(c goja.FunctionCall) goja.Value {
 		return vm.ToValue(joinParts(formatted(c, "format")))
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, proto, "formatToParts", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, proto, "formatToParts", func(c goja.FunctionCall) goja.Value {
 		var out []any
 		for _, p := range formatted(c, "formatToParts") {
 			o := vm.NewObject()
@@ -253,7 +253,7 @@ func (e *execution) installDateTimeFormat(intl *goja.Object) error {
 	}); err != nil {
 		return err
 	}
-	if err := defineFunc(vm, proto, "resolvedOptions", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, proto, "resolvedOptions", func(c goja.FunctionCall) goja.Value {
 		o, _ := c.This.(*goja.Object)
 		df, ok := formats[o]
 		if !ok {

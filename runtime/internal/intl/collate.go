@@ -1,10 +1,12 @@
-package runtime
+package intl
 
 import (
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
 
 // collatorFor builds the collator String.prototype.localeCompare and
@@ -12,7 +14,7 @@ import (
 // (golang.org/x/text/collate), with the options agents pass: numeric
 // ("item2" before "item10") and sensitivity (base: a = á = A; accent:
 // a = A; case: a = á; variant: all differ).
-func (e *execution) collatorFor(locales, opts goja.Value) *collate.Collator {
+func collatorFor(env *jsenv.Env, locales, opts goja.Value) *collate.Collator {
 	tag := language.English
 	if s, ok := locales.Export().(string); ok {
 		if t, err := language.Parse(s); err == nil {
@@ -24,7 +26,7 @@ func (e *execution) collatorFor(locales, opts goja.Value) *collate.Collator {
 		if n := o.Get("numeric"); n != nil && n.ToBoolean() {
 			options = append(options, collate.Numeric)
 		}
-		switch e.optString(opts, "sensitivity", "variant", "base", "accent", "case", "variant") {
+		switch optString(env, opts, "sensitivity", "variant", "base", "accent", "case", "variant") {
 		case "base":
 			options = append(options, collate.IgnoreCase, collate.IgnoreDiacritics)
 		case "accent":
@@ -39,16 +41,17 @@ func (e *execution) collatorFor(locales, opts goja.Value) *collate.Collator {
 	return collate.New(tag, options...)
 }
 
-// installCollation makes localeCompare honour its locale and options, and
-// defines Intl.Collator when Intl is there.
-func (e *execution) installCollation(g *goja.Object) error {
-	vm := e.vm
+// InstallCollation makes localeCompare honour its locale and options, and
+// defines Intl.Collator when Intl is there (it is installed after Install).
+func InstallCollation(env *jsenv.Env) error {
+	vm := env.VM
+	g := vm.GlobalObject()
 	proto := g.Get("String").ToObject(vm).Get("prototype").ToObject(vm)
-	if err := defineFunc(vm, proto, "localeCompare", func(c goja.FunctionCall) goja.Value {
+	if err := jsenv.DefineFunc(vm, proto, "localeCompare", func(c goja.FunctionCall) goja.Value {
 		if goja.IsUndefined(c.This) || goja.IsNull(c.This) {
 			panic(vm.NewTypeError("String.prototype.localeCompare called on null or undefined"))
 		}
-		return vm.ToValue(e.collatorFor(c.Argument(1), c.Argument(2)).CompareString(c.This.String(), c.Argument(0).String()))
+		return vm.ToValue(collatorFor(env, c.Argument(1), c.Argument(2)).CompareString(c.This.String(), c.Argument(0).String()))
 	}); err != nil {
 		return err
 	}
@@ -59,7 +62,7 @@ func (e *execution) installCollation(g *goja.Object) error {
 	cProto := vm.NewObject()
 	collators := map[*goja.Object]*collate.Collator{}
 	ctor := vm.ToValue(func(call goja.ConstructorCall) *goja.Object {
-		col := e.collatorFor(call.Argument(0), call.Argument(1))
+		col := collatorFor(env, call.Argument(0), call.Argument(1))
 		collators[call.This] = col
 		// compare is a bound getter in the standard: a function that can be
 		// passed to sort on its own.
