@@ -83,28 +83,50 @@ func jsString(s string) string {
 }
 
 // TestGlobalsAreOnlyTheLanguageAndOurs pins the global names a snippet can
-// see: the language's built-ins and what the runtime installs. A new global
-// (from a goja upgrade, say) fails here until it is reviewed.
+// see: the language's built-ins, what the run binds, and what the families
+// of globals.go install: those of every VM always, each of the others
+// exactly when the snippet names it. A new global (from a goja upgrade, say)
+// fails here until it is reviewed; a family that installs more or less than
+// it declares fails too.
 func TestGlobalsAreOnlyTheLanguageAndOurs(t *testing.T) {
 	t.Parallel()
-	allowed := strings.Fields(`AggregateError Array ArrayBuffer BigInt BigInt64Array BigUint64Array Boolean
+	language := strings.Fields(`AggregateError Array ArrayBuffer BigInt BigInt64Array BigUint64Array Boolean
 		DataView Date Error EvalError Float32Array Float64Array Function Infinity Int16Array Int32Array Int8Array
-		JSON MCPToolError Map Math NaN Number Object Promise Proxy RangeError ReferenceError Reflect RegExp Set
+		JSON Map Math NaN Number Object Promise Proxy RangeError ReferenceError Reflect RegExp Set
 		String Symbol SyntaxError TypeError URIError Uint16Array Uint32Array Uint8Array Uint8ClampedArray WeakMap
-		WeakSet atob btoa clearInterval clearTimeout console decodeURI decodeURIComponent encodeURI
-		encodeURIComponent escape globalThis isFinite isNaN parseFloat parseInt queueMicrotask setInterval
-		setTimeout undefined unescape demo`)
-	// The web globals are installed when the snippet's text names them.
-	web := strings.Fields(`crypto fetch performance structuredClone TextEncoder TextDecoder URL URLSearchParams
-		Iterator AbortController AbortSignal WeakRef FinalizationRegistry Intl`)
+		WeakSet decodeURI decodeURIComponent encodeURI encodeURIComponent escape globalThis isFinite isNaN
+		parseFloat parseInt undefined unescape`)
+	bound := []string{"MCPToolError", "demo"} // the tool error class, the namespace of demoTools[:1]
+	always := append(append([]string{}, language...), bound...)
+	var named []string
+	for _, f := range families {
+		if f.everyVM {
+			always = append(always, f.globals...)
+		} else {
+			named = append(named, f.globals...)
+		}
+	}
+	type snippet struct {
+		code string
+		want []string
+	}
+	naming := func(names []string) string {
+		return "const named = [typeof " + strings.Join(names, ", typeof ") + "];\nreturn Object.getOwnPropertyNames(globalThis)"
+	}
+	snippets := []snippet{
+		{"return Object.getOwnPropertyNames(globalThis)", always},
+		{naming(named), append(append([]string{}, always...), named...)},
+	}
+	for _, f := range families {
+		if !f.everyVM && len(f.globals) > 0 {
+			snippets = append(snippets, snippet{naming(f.globals[:1]), append(append([]string{}, always...), f.globals...)})
+		}
+	}
+	if len(named) < 10 {
+		t.Fatalf("only %d globals installed when named: %v", len(named), named)
+	}
 	bothModes(t, func(t *testing.T, rt *Runtime) {
-		for _, c := range []struct {
-			code string
-			want []string
-		}{
-			{"return Object.getOwnPropertyNames(globalThis)", allowed},
-			{"const named = [typeof " + strings.Join(web, ", typeof ") + "];\nreturn Object.getOwnPropertyNames(globalThis)", append(append([]string{}, allowed...), web...)},
-		} {
+		for _, c := range snippets {
 			res := run(t, rt, Request{Code: c.code, Tools: demoTools[:1], Host: &recordingHost{}})
 			mustOK(t, res)
 			var got []string
@@ -113,7 +135,7 @@ func TestGlobalsAreOnlyTheLanguageAndOurs(t *testing.T) {
 			want := append([]string{}, c.want...)
 			sort.Strings(want)
 			if strings.Join(got, " ") != strings.Join(want, " ") {
-				t.Fatalf("globals differ:\n got  %v\n want %v", got, want)
+				t.Fatalf("%s\nglobals differ:\n got  %v\n want %v", c.code, got, want)
 			}
 		}
 	})
