@@ -134,22 +134,26 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		calls.add(1)
-		id := call.Tool
-		if strings.HasPrefix(id, runtime.ServicePrefix) {
+		var id string
+		switch t := call.Target; t.Kind {
+		case runtime.ServiceMethod:
 			return e.callService(ctx, call, budget)
-		}
-		if strings.HasPrefix(id, ScriptNamespace+".") {
-			return e.callScript(ctx, call, scriptCalls)
-		}
-		if !strings.Contains(id, ":") { // "namespace.function" of an open namespace
+		case runtime.NamespaceMember:
+			if t.Namespace == ScriptNamespace { // opened for saved scripts above
+				return e.callScript(ctx, call, scriptCalls)
+			}
 			var terr *runtime.ToolError
 			findTools := req.FindTools
 			if findTools == "" {
 				findTools = "search_tools"
 			}
-			if id, terr = e.resolveMember(st, call.Caller, call.Tool, findTools); terr != nil {
+			if id, terr = e.resolveMember(st, call.Caller, t, findTools); terr != nil {
 				return nil, terr
 			}
+		case runtime.BoundTool:
+			id = t.Tool
+		default:
+			return nil, fmt.Errorf("codemode: a call to %+v, of a kind the runtime does not make", t)
 		}
 		res, err := e.gw.Call(gateway.WithApprovalPause(ctx, call.PauseClock), gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID})
 		if err != nil {
@@ -161,10 +165,10 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 		value, derr := runtime.DecodeResult(res.Content, res.StructuredContent)
 		if derr != nil {
-			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Tool, derr)}
+			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Target, derr)}
 		}
 		if i, ok := st.byID[id]; ok && len(st.tools[i].OutputSchema) == 0 && !res.IsError {
-			e.shapes.observe(id, st.def(i), value)
+			e.shapes.observe(toolShape(id), st.def(i), value)
 		}
 		if !budget.take(len(value)) {
 			// Too large to hand over whole: the snippet gets a handle to

@@ -18,7 +18,7 @@ import (
 // the snippet names its tools and whether or not it is up; so is every other
 // name the code uses as `name.member` that is no global (a misspelt
 // namespace). Their members with no bound tool reach the host as
-// "namespace.function" (runtime.Tool: open namespaces), which resolves them
+// runtime.NamespaceMember calls (runtime.Tool: open namespaces), resolved
 // here: a tool of the catalog is called; a tool of a server that is down
 // fails with UPSTREAM_UNAVAILABLE; anything else with UNKNOWN_TOOL naming up
 // to 3 closest tools. A server outside the caller's scope is exactly an
@@ -83,10 +83,10 @@ func (e *Engine) openNamespaces(st *catalogState, caller auth.Caller, code strin
 	return out
 }
 
-// resolveMember turns "namespace.function" from an open namespace into the
-// id of the tool to call for caller, or the error the call fails with.
-func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, ref, findTools string) (string, *runtime.ToolError) {
-	ns, fn, _ := strings.Cut(ref, ".")
+// resolveMember turns a member of an open namespace into the id of the
+// tool to call for caller, or the error the call fails with.
+func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runtime.Target, findTools string) (string, *runtime.ToolError) {
+	ns, fn, ref := member.Namespace, member.Function, member.String()
 	if b, ok := st.names.Resolve(ns, fn); ok && caller.Principal.MaySee(b.Server) {
 		return b.ID, nil
 	}

@@ -273,7 +273,7 @@ func scriptTools(scripts []Script) ([]typegen.Tool, *typegen.Names) {
 // their calls.
 func (e *Engine) withLearnedResults(tools []typegen.Tool, scripts []Script) {
 	for i := range tools {
-		tools[i].InferredOutput, tools[i].InferredFrom = e.shapes.lookup(ScriptNamespace+":"+scripts[i].Name, scriptDefinition(&scripts[i]))
+		tools[i].InferredOutput, tools[i].InferredFrom = e.shapes.lookup(scriptShape(scripts[i].Name), scriptDefinition(&scripts[i]))
 	}
 }
 
@@ -381,9 +381,10 @@ func (c *callCounter) get() int {
 	return c.n
 }
 
-// callScript runs scripts.<function>(input) for the run's caller.
+// callScript runs scripts.<function>(input) for the run's caller: a
+// member of the open namespace ScriptNamespace.
 func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scriptRun) (json.RawMessage, error) {
-	fn := strings.TrimPrefix(call.Tool, ScriptNamespace+".")
+	fn := call.Target.Function
 	scripts, err := e.scripts.Visible(ctx, call.Caller.Principal.Key())
 	if err != nil {
 		return nil, &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "the saved scripts could not be read: " + err.Error()}
@@ -452,7 +453,7 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 	if len(res.Value) == 0 {
 		return json.RawMessage("null"), nil
 	}
-	e.shapes.observe(ScriptNamespace+":"+script.Name, scriptDefinition(script), res.Value)
+	e.shapes.observe(scriptShape(script.Name), scriptDefinition(script), res.Value)
 	return res.Value, nil
 }
 

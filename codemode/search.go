@@ -115,7 +115,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 		}
 		t := st.tools[i]
 		if len(t.OutputSchema) == 0 {
-			t.InferredOutput, t.InferredFrom = e.shapes.lookup(h.ID, st.def(i))
+			t.InferredOutput, t.InferredFrom = e.shapes.lookup(toolShape(h.ID), st.def(i))
 		}
 		subset = append(subset, t)
 		ft := FoundTool{ID: h.ID, Call: b.Namespace + "." + b.Function, Score: h.Score, Deprecated: isDeprecated(t.Description)}

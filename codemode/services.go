@@ -15,8 +15,9 @@ import (
 )
 
 // The snippet's sandbox global (runtime.Request.Services): the calls of
-// sandbox.store.* reach the engine's Host as "sandbox:store.get" and so on,
-// and are answered here, as the run's caller, never by an upstream.
+// sandbox.store.* reach the engine's Host as runtime.ServiceMethod calls
+// (traced as "sandbox:store.get"), and are answered here, as the run's
+// caller, never by an upstream.
 
 // CodeStoreLimit is the MCPToolError code of a sandbox.store.set refused by
 // a limit (StoreLimits).
@@ -52,12 +53,13 @@ func (b *runBudget) take(n int) bool {
 
 // callService answers one call to the sandbox global.
 func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget *runBudget) (json.RawMessage, error) {
-	if method, ok := strings.CutPrefix(call.Tool, runtime.ServicePrefix+"results."); ok {
+	method := call.Target.Method
+	switch call.Target.Service {
+	case "results":
 		return e.readResult(call, method, budget)
-	}
-	method, ok := strings.CutPrefix(call.Tool, runtime.ServicePrefix+"store.")
-	if !ok {
-		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: fmt.Sprintf("%s is not a sandbox service", call.Tool)}
+	case "store":
+	default:
+		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: fmt.Sprintf("%s is not a sandbox service", call.Target)}
 	}
 	usage := map[string]string{
 		"get":    `sandbox.store.get(key, { scope?: "session" | "principal" })`,

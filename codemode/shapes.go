@@ -409,13 +409,47 @@ func (sc *jsonScanner) skip() error {
 // what it learns is pooled there instead, every saveInterval (save).
 type shapeBook struct {
 	mu    sync.Mutex
-	tools map[string]*learned
+	tools map[shapeKey]*learned
 	path  string
 	dirty bool
 
 	shared  ShapeStore
-	pending map[string]*learned // learned here since the last pooling
+	pending map[string]*learned // catalog tools' (by id), learned here since the last pooling
 	version int64               // of the pool, as of the last pooling
+}
+
+// shapeKey is what a learned shape belongs to: a catalog tool, by its id,
+// or a saved script, by its name. A saved script is its principal's, so its
+// shape is never pooled with other replicas, and it is not in the catalog,
+// so a catalog change does not forget it (its definition hash changes when
+// the script does).
+type shapeKey struct {
+	script bool
+	name   string // the tool's id, or the script's name
+}
+
+func toolShape(id string) shapeKey     { return shapeKey{name: id} }
+func scriptShape(name string) shapeKey { return shapeKey{script: true, name: name} }
+
+// scriptShapePrefix starts a saved script's key in shapes.json: no catalog
+// tool has such an id, since no server may be named ScriptNamespace.
+const scriptShapePrefix = ScriptNamespace + ":"
+
+// MarshalText is the key as shapes.json spells it: the tool's id, or
+// "scripts:<name>". This and UnmarshalText are the file's format, and the
+// only places that know it.
+func (k shapeKey) MarshalText() ([]byte, error) {
+	if k.script {
+		return []byte(scriptShapePrefix + k.name), nil
+	}
+	return []byte(k.name), nil
+}
+
+// UnmarshalText reads a key of shapes.json.
+func (k *shapeKey) UnmarshalText(text []byte) error {
+	name, script := strings.CutPrefix(string(text), scriptShapePrefix)
+	*k = shapeKey{script: script, name: name}
+	return nil
 }
 
 // ShapeStore pools the result types that replicas learn from the calls
@@ -444,12 +478,12 @@ const shapesFile = "shapes.json"
 // newSharedShapeBook is a shapeBook whose shapes are pooled in shared
 // (taken from there at once, as far as it answers).
 func newSharedShapeBook(shared ShapeStore) (*shapeBook, error) {
-	b := &shapeBook{tools: map[string]*learned{}, shared: shared, pending: map[string]*learned{}}
+	b := &shapeBook{tools: map[shapeKey]*learned{}, shared: shared, pending: map[string]*learned{}}
 	return b, b.pool()
 }
 
 func newShapeBook(dir string) *shapeBook {
-	b := &shapeBook{tools: map[string]*learned{}}
+	b := &shapeBook{tools: map[shapeKey]*learned{}}
 	if dir == "" {
 		return b
 	}
@@ -457,8 +491,8 @@ func newShapeBook(dir string) *shapeBook {
 	data, err := os.ReadFile(b.path)
 	if err == nil {
 		var f struct {
-			Version int                 `json:"version"`
-			Tools   map[string]*learned `json:"tools"`
+			Version int                   `json:"version"`
+			Tools   map[shapeKey]*learned `json:"tools"`
 		}
 		if json.Unmarshal(data, &f) == nil && f.Version == 1 && f.Tools != nil {
 			b.tools = f.Tools
@@ -476,40 +510,40 @@ func definitionHash(t typegen.Tool) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// observe folds one result of a tool into its shape.
-func (b *shapeBook) observe(id, def string, result []byte) {
+// observe folds one result of a tool or script into its shape.
+func (b *shapeBook) observe(key shapeKey, def string, result []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	l := b.tools[id]
+	l := b.tools[key]
 	if l == nil || l.Def != def {
 		l = &learned{Def: def, Shape: &shape{}}
-		b.tools[id] = l
+		b.tools[key] = l
 	}
 	if err := l.Shape.absorb(&jsonScanner{b: result}, 0); err != nil {
 		// Results are checked JSON (runtime.DecodeResult); if one is not,
 		// what it half-taught is dropped with the rest.
-		delete(b.tools, id)
+		delete(b.tools, key)
 		return
 	}
 	l.Calls++
 	b.dirty = true
-	if b.shared != nil && !strings.HasPrefix(id, ScriptNamespace+":") { // the same, apart, for the pool (saved scripts are their principal's: kept here)
-		p := b.pending[id]
+	if b.shared != nil && !key.script { // the same, apart, for the pool (saved scripts are their principal's: kept here)
+		p := b.pending[key.name]
 		if p == nil || p.Def != def {
 			p = &learned{Def: def, Shape: &shape{}}
-			b.pending[id] = p
+			b.pending[key.name] = p
 		}
 		_ = p.Shape.absorb(&jsonScanner{b: result}, 0)
 		p.Calls++
 	}
 }
 
-// lookup returns a tool's learned shape as a JSON Schema, and the number
-// of calls it was learned from; nil when none.
-func (b *shapeBook) lookup(id, def string) (json.RawMessage, int) {
+// lookup returns a tool's or script's learned shape as a JSON Schema, and
+// the number of calls it was learned from; nil when none.
+func (b *shapeBook) lookup(key shapeKey, def string) (json.RawMessage, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	l := b.tools[id]
+	l := b.tools[key]
 	if l == nil || l.Def != def || l.Calls == 0 {
 		return nil, 0
 	}
@@ -524,12 +558,12 @@ func (b *shapeBook) lookup(id, def string) (json.RawMessage, int) {
 func (b *shapeBook) forget(keep map[string]int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id := range b.tools {
-		if strings.HasPrefix(id, ScriptNamespace+":") {
-			continue // saved scripts are not in the catalog; their key changes when they do
+	for key := range b.tools {
+		if key.script {
+			continue // saved scripts are not in the catalog
 		}
-		if _, ok := keep[id]; !ok {
-			delete(b.tools, id)
+		if _, ok := keep[key.name]; !ok {
+			delete(b.tools, key)
 			b.dirty = true
 		}
 	}
@@ -603,7 +637,7 @@ func (b *shapeBook) pool() error {
 	for id, raw := range changed {
 		var l learned
 		if json.Unmarshal(raw, &l) == nil && l.Shape != nil {
-			b.tools[id] = &l
+			b.tools[toolShape(id)] = &l
 		}
 	}
 	if len(errs) > 0 {
@@ -630,7 +664,7 @@ func WithLearnedOutputs(dir string, shared ShapeStore, tools []typegen.Tool) ([]
 	out := make([]typegen.Tool, len(tools))
 	for i, t := range tools {
 		if len(t.OutputSchema) == 0 {
-			t.InferredOutput, t.InferredFrom = book.lookup(t.ID(), definitionHash(t))
+			t.InferredOutput, t.InferredFrom = book.lookup(toolShape(t.ID()), definitionHash(t))
 		}
 		out[i] = t
 	}

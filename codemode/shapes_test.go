@@ -26,9 +26,9 @@ func learnedSchema(t *testing.T, values ...string) string {
 	t.Helper()
 	b := newShapeBook("")
 	for _, v := range values {
-		b.observe("s:t", "d", []byte(v))
+		b.observe(toolShape("s:t"), "d", []byte(v))
 	}
-	schema, n := b.lookup("s:t", "d")
+	schema, n := b.lookup(toolShape("s:t"), "d")
 	if n != len(values) {
 		t.Fatalf("learned from %d calls, want %d", n, len(values))
 	}
@@ -79,8 +79,8 @@ func TestShapesAreBounded(t *testing.T) {
 		t.Errorf("nesting past %d levels should widen to any JSON value, got %s", maxShapeDepth, got)
 	}
 	b := newShapeBook("")
-	b.observe("s:t", "d", []byte(`{"a": `)) // not JSON: nothing is learned
-	if _, n := b.lookup("s:t", "d"); n != 0 {
+	b.observe(toolShape("s:t"), "d", []byte(`{"a": `)) // not JSON: nothing is learned
+	if _, n := b.lookup(toolShape("s:t"), "d"); n != 0 {
 		t.Errorf("a result that is not JSON taught %d calls", n)
 	}
 }
@@ -90,7 +90,7 @@ func TestShapesAreBounded(t *testing.T) {
 func TestShapesKeepNoValues(t *testing.T) {
 	dir := t.TempDir()
 	b := newShapeBook(dir)
-	b.observe("crm:find", "d", []byte(`{"name": "Secret Person", "ssn": "078-05-1120", "balance": 912345.67,
+	b.observe(toolShape("crm:find"), "d", []byte(`{"name": "Secret Person", "ssn": "078-05-1120", "balance": 912345.67,
 		"notes": ["confidential plan"], "byEmail": {"ceo@corp.example": 1}, "k e y": 1, "2024-05-01": true}`))
 	if err := b.save(); err != nil {
 		t.Fatal(err)
@@ -211,9 +211,9 @@ func TestLearnedTypesCompile(t *testing.T) {
 		tool := typegen.Tool{Server: "fuzz", Name: fmt.Sprintf("tool_%d", i), InputSchema: json.RawMessage(`{"type":"object"}`)}
 		for range 1 + r.IntN(4) {
 			v, _ := json.Marshal(randomJSON(r, 0))
-			b.observe(tool.ID(), "d", v)
+			b.observe(toolShape(tool.ID()), "d", v)
 		}
-		tool.InferredOutput, tool.InferredFrom = b.lookup(tool.ID(), "d")
+		tool.InferredOutput, tool.InferredFrom = b.lookup(toolShape(tool.ID()), "d")
 		tools = append(tools, tool)
 	}
 	out, err := typegen.Generate(tools, typegen.Options{})
@@ -246,7 +246,7 @@ func BenchmarkShapeObserve(b *testing.B) {
 	b.SetBytes(int64(len(result)))
 	book := newShapeBook("")
 	for b.Loop() {
-		book.observe("s:t", "d", result)
+		book.observe(toolShape("s:t"), "d", result)
 	}
 }
 
@@ -259,8 +259,8 @@ func FuzzShapeAndPath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, path string) {
 		b := newShapeBook("")
-		b.observe("s:t", "d", data)
-		if schema, n := b.lookup("s:t", "d"); n > 0 && !json.Valid(schema) {
+		b.observe(toolShape("s:t"), "d", data)
+		if schema, n := b.lookup(toolShape("s:t"), "d"); n > 0 && !json.Valid(schema) {
 			t.Fatalf("schema is not JSON: %s", schema)
 		}
 		if part, err := jsonAt(data, path); err == nil && json.Valid(data) && !json.Valid(part) {
@@ -330,7 +330,7 @@ func TestShapesPoolAcrossReplicas(t *testing.T) {
 		books = append(books, b)
 	}
 	for i, r := range results {
-		books[i%3].observe("s:t", "d", []byte(r))
+		books[i%3].observe(toolShape("s:t"), "d", []byte(r))
 	}
 	for range 2 { // the first round carries each one's calls; the second brings back the others'
 		for _, b := range books {
@@ -340,7 +340,7 @@ func TestShapesPoolAcrossReplicas(t *testing.T) {
 		}
 	}
 	for i, b := range books {
-		if got, n := b.lookup("s:t", "d"); string(got) != want || n != len(results) {
+		if got, n := b.lookup(toolShape("s:t"), "d"); string(got) != want || n != len(results) {
 			t.Errorf("replica %d declares, from %d calls:\n%s\nwant, from %d:\n%s", i, n, got, len(results), want)
 		}
 	}
@@ -348,14 +348,14 @@ func TestShapesPoolAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, n := late.lookup("s:t", "d"); string(got) != want || n != len(results) {
+	if got, n := late.lookup(toolShape("s:t"), "d"); string(got) != want || n != len(results) {
 		t.Errorf("a replica started later declares, from %d calls: %s", n, got)
 	}
-	late.observe("s:t", "d2", []byte(`"a string now"`))
+	late.observe(toolShape("s:t"), "d2", []byte(`"a string now"`))
 	if err := late.save(); err != nil {
 		t.Fatal(err)
 	}
-	if got, n := late.lookup("s:t", "d2"); n != 1 || !strings.Contains(string(got), `"string"`) || strings.Contains(string(got), "object") {
+	if got, n := late.lookup(toolShape("s:t"), "d2"); n != 1 || !strings.Contains(string(got), `"string"`) || strings.Contains(string(got), "object") {
 		t.Errorf("a changed definition, after pooling: %d calls %s", n, got)
 	}
 	// A pooling reads only what changed since the last.
@@ -372,11 +372,46 @@ func TestShapesPoolAcrossReplicas(t *testing.T) {
 		t.Errorf("a pooling with one change read %d entries", reads)
 	}
 	// Saved scripts are their principal's: not pooled.
-	books[0].observe(ScriptNamespace+":mine", "d", []byte(`{"secret_key_name": 1}`))
+	books[0].observe(scriptShape("mine"), "d", []byte(`{"secret_key_name": 1}`))
 	_ = books[0].save()
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
 	if _, ok := pool.entries[ScriptNamespace+":mine"]; ok {
 		t.Error("a saved script's result type was pooled")
+	}
+}
+
+// TestShapesFileKeepsScriptsApart: shapes.json spells a saved script's key
+// "scripts:<name>" beside the tools' ids (the file's format, as before the
+// keys were typed); reading it back tells them apart, and a catalog change
+// forgets tools that left but never a script.
+func TestShapesFileKeepsScriptsApart(t *testing.T) {
+	dir := t.TempDir()
+	b := newShapeBook(dir)
+	b.observe(toolShape("s:t"), "d", []byte(`{"a": 1}`))
+	b.observe(scriptShape("mine"), "d", []byte(`{"b": 1}`))
+	if err := b.save(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, shapesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Tools map[string]json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil || len(f.Tools) != 2 || f.Tools["s:t"] == nil || f.Tools["scripts:mine"] == nil {
+		t.Fatalf("shapes.json = %s (%v)", data, err)
+	}
+	again := newShapeBook(dir)
+	again.forget(map[string]int{})
+	if _, n := again.lookup(toolShape("s:t"), "d"); n != 0 {
+		t.Error("a tool that left the catalog kept its shape")
+	}
+	if _, n := again.lookup(scriptShape("mine"), "d"); n != 1 {
+		t.Error("a saved script's shape did not survive the restart and a catalog change")
+	}
+	if _, n := again.lookup(toolShape("scripts:mine"), "d"); n != 0 {
+		t.Error("a script's shape answers for a tool of the same spelling")
 	}
 }

@@ -22,7 +22,7 @@ import (
 type vmSide interface {
 	// startCall begins a tool call; it must not block. The answer comes back
 	// through execution.deliver, from any goroutine.
-	startCall(id uint64, tool string, args json.RawMessage)
+	startCall(id uint64, target bindings.Target, args json.RawMessage)
 	// log receives console output that is within the output limit.
 	log(entry LogEntry)
 }
@@ -86,10 +86,10 @@ type execution struct {
 }
 
 type pendingCall struct {
-	tool  bindings.Tool
-	stack []goja.StackFrame // the call site, formatted only if the call fails
-	res   func(any) error
-	rej   func(any) error
+	target bindings.Target
+	stack  []goja.StackFrame // the call site, formatted only if the call fails
+	res    func(any) error
+	rej    func(any) error
 }
 
 // programCache holds compiled programs by the hash of their JavaScript: a
@@ -281,7 +281,7 @@ func (e *execution) settleCall(id uint64, result json.RawMessage, toolErr *ToolE
 		}
 	}
 	if toolErr != nil {
-		err = pc.rej(e.tools.NewError(bindings.ErrorInfo{Tool: pc.tool.ID, Code: toolErr.Code, Message: toolErr.Message, Data: toolErr.Data}, formatStack(pc.stack)))
+		err = pc.rej(e.tools.NewError(bindings.ErrorInfo{Tool: pc.target.String(), Code: toolErr.Code, Message: toolErr.Message, Data: toolErr.Data}, formatStack(pc.stack)))
 	}
 	if err != nil && e.pendingFatal == nil {
 		e.pendingFatal = e.errorFrom(err)
@@ -289,7 +289,7 @@ func (e *execution) settleCall(id uint64, result json.RawMessage, toolErr *ToolE
 }
 
 // invoke is bindings.Invoke: it starts a tool call and returns its promise.
-func (e *execution) invoke(t bindings.Tool, args goja.Value) goja.Value {
+func (e *execution) invoke(t bindings.Target, args goja.Value) goja.Value {
 	if e.callsMade >= e.limits.ToolCalls {
 		e.interrupt(&Error{Kind: KindLimit, Limit: LimitToolCalls, Message: fmt.Sprintf(
 			"the snippet tried to make more than %d tool calls; batch the work (fewer, larger calls) or raise the limit", e.limits.ToolCalls)})
@@ -299,14 +299,14 @@ func (e *execution) invoke(t bindings.Tool, args goja.Value) goja.Value {
 	argJSON, aerr := e.serializeArgs(args)
 	if aerr != nil {
 		p, _, rej := e.vm.NewPromise()
-		_ = rej(e.tools.NewError(bindings.ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments, Message: fmt.Sprintf("%s.%s: %s", t.Namespace, t.Function, aerr.Message)}, formatStack(stack)))
+		_ = rej(e.tools.NewError(bindings.ErrorInfo{Tool: t.String(), Code: CodeInvalidArguments, Message: t.Written() + ": " + aerr.Message}, formatStack(stack)))
 		return e.vm.ToValue(p)
 	}
 	e.callsMade++
 	e.nextCallID++
 	id := e.nextCallID
 	p, res, rej := e.vm.NewPromise()
-	e.calls[id] = &pendingCall{tool: t, stack: stack, res: res, rej: rej}
-	e.side.startCall(id, t.ID, argJSON)
+	e.calls[id] = &pendingCall{target: t, stack: stack, res: res, rej: rej}
+	e.side.startCall(id, t, argJSON)
 	return e.vm.ToValue(p)
 }

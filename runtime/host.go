@@ -11,7 +11,7 @@ import (
 )
 
 // Host answers the tool calls a snippet makes. The VM side sends a message
-// (tool id + JSON arguments) and gets a promise; CallTool runs on a goroutine of
+// (the call's Target + JSON arguments) and gets a promise; CallTool runs on a goroutine of
 // its own, never the VM's, and its answer is handed back to the VM's event loop.
 //
 // CallTool returns the JSON value the promise resolves to (for an MCP tool,
@@ -36,10 +36,10 @@ func (f HostFunc) CallTool(ctx context.Context, call ToolCall) (json.RawMessage,
 
 // ToolCall is one call from the VM.
 type ToolCall struct {
-	// Tool is the tool id, "server:tool"; or "namespace.function", as the
-	// code wrote it, for a member of an open namespace (see Tool) that has
-	// no bound tool.
-	Tool string
+	// Target is what the snippet called: a bound tool, a member of an open
+	// namespace, or a method of the sandbox global. The runtime checked it
+	// against the run (the worker is not trusted to).
+	Target Target
 	// Arguments is the JSON object the snippet passed (always an object).
 	Arguments json.RawMessage
 	// Caller is the run's caller (Request.Caller).
@@ -63,7 +63,7 @@ type ToolCall struct {
 //
 //	class MCPToolError extends Error {
 //	  name: "MCPToolError"
-//	  tool: string    // the tool's id, "server:tool"; "namespace.function" when it is not bound
+//	  tool: string    // Target.String(): the tool's id, "server:tool"; "namespace.function" when it is not bound
 //	  code: string    // Code: one of the gateway's codes, or one the runtime adds (the Code constants)
 //	  message: string // Message: what went wrong and what to do next
 //	  data?: unknown  // Data, parsed, when present
@@ -126,6 +126,70 @@ func toToolError(err error) *ToolError {
 	return &ToolError{Code: CodeHostError, Message: fmt.Sprint(err)}
 }
 
-// ServicePrefix starts the ToolCall.Tool of a call to the snippet's sandbox
-// global (Request.Services): "sandbox:store.get".
-const ServicePrefix = bindings.ServicePrefix
+// Target is what a snippet's tool call is addressed to. The stub the
+// snippet called knew it when it was made, so the call carries its kind
+// and the fields of that kind, and a Host switches on Kind rather than
+// parse a name.
+type Target struct {
+	Kind TargetKind
+	// Tool is a bound tool's id, "server:tool" (BoundTool).
+	Tool string
+	// Namespace and Function are a member of an open namespace (see Tool)
+	// that has no bound tool, as the code wrote it (NamespaceMember):
+	// `github.listCommitz` is {"github", "listCommitz"}. The Host resolves
+	// it for the run's caller; the Host opened the namespace, so it knows
+	// what the name stands for (code mode's `scripts` are saved scripts),
+	// and the runtime carries no meaning it does not use.
+	Namespace string
+	Function  string
+	// Service and Method are a method of the sandbox global,
+	// sandbox.<Service>.<Method> (ServiceMethod), of a family in
+	// Request.Services and one the runtime defines: {"store", "get"}.
+	Service string
+	Method  string
+}
+
+// TargetKind is what a call is addressed to.
+type TargetKind uint8
+
+// The kinds of Target.
+const (
+	// BoundTool: a tool of Request.Tools, by its id.
+	BoundTool TargetKind = iota + 1
+	// NamespaceMember: a member of an open namespace with no bound tool.
+	NamespaceMember
+	// ServiceMethod: a method of the snippet's sandbox global.
+	ServiceMethod
+)
+
+// String is the target as the run's trace (CallTrace.Tool), the VM's
+// MCPToolError.tool and messages name it: "server:tool" (BoundTool),
+// "namespace.function" (NamespaceMember), "sandbox:store.get"
+// (ServiceMethod).
+func (t Target) String() string { return t.vm().String() }
+
+// vm is t as the VM's stubs make it.
+func (t Target) vm() bindings.Target {
+	switch t.Kind {
+	case BoundTool:
+		return bindings.Target{Kind: bindings.KindTool, ID: t.Tool}
+	case NamespaceMember:
+		return bindings.Target{Kind: bindings.KindMember, Namespace: t.Namespace, Function: t.Function}
+	case ServiceMethod:
+		return bindings.Target{Kind: bindings.KindService, Namespace: t.Service, Function: t.Method}
+	}
+	return bindings.Target{}
+}
+
+// targetOf is a stub's target as the Host gets it.
+func targetOf(t bindings.Target) Target {
+	switch t.Kind {
+	case bindings.KindTool:
+		return Target{Kind: BoundTool, Tool: t.ID}
+	case bindings.KindMember:
+		return Target{Kind: NamespaceMember, Namespace: t.Namespace, Function: t.Function}
+	case bindings.KindService:
+		return Target{Kind: ServiceMethod, Service: t.Namespace, Method: t.Function}
+	}
+	return Target{}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,12 +48,12 @@ func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessa
 			break
 		}
 	}
-	switch c.Tool {
+	switch c.Target.Tool {
 	case "demo:echo", "other_srv:list-items":
 		for deadline := time.Now().Add(5 * time.Second); h.maxInFlight.Load() < h.overlap && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
-		return json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":%s}`, c.Tool, c.Arguments)), nil
+		return json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":%s}`, c.Target, c.Arguments)), nil
 	case "demo:fail":
 		return nil, &ToolError{Code: "VALIDATION_FAILED", Message: "owner is required", Data: json.RawMessage(`{"errors":[{"path":"/owner"}]}`)}
 	case "demo:slow":
@@ -72,7 +73,7 @@ func (h *recordingHost) CallTool(ctx context.Context, c ToolCall) (json.RawMessa
 	case "demo:text":
 		return json.RawMessage(`"plain text result"`), nil
 	}
-	return nil, errors.New("unexpected tool " + c.Tool)
+	return nil, errors.New("unexpected tool " + c.Target.String())
 }
 
 func TestToolCalls(t *testing.T) {
@@ -242,7 +243,7 @@ func TestCancelRun(t *testing.T) {
 			called := make(chan struct{}, 1)
 			host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
 				called <- struct{}{}
-				if c.Tool == "demo:slow" {
+				if c.Target.Tool == "demo:slow" {
 					<-ctx.Done()
 					return nil, ctx.Err()
 				}
@@ -289,7 +290,7 @@ func TestToolCallLimit(t *testing.T) {
 }
 
 // TestOpenNamespaces: an open namespace exists with no tool bound; its
-// members reach the Host as "namespace.function"; it is frozen, its stubs
+// members reach the Host as a NamespaceMember Target; it is frozen, its stubs
 // reach no code generation, an open name the VM already has (Math) stays the
 // VM's, and a worker cannot name members of a namespace the run did not
 // open.
@@ -297,12 +298,12 @@ func TestOpenNamespaces(t *testing.T) {
 	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		var mu sync.Mutex
-		var got []string
+		var got []Target
 		host := HostFunc(func(_ context.Context, c ToolCall) (json.RawMessage, error) {
 			mu.Lock()
-			got = append(got, c.Tool)
+			got = append(got, c.Target)
 			mu.Unlock()
-			return json.RawMessage(`"from ` + c.Tool + `"`), nil
+			return json.RawMessage(`"from ` + c.Target.String() + `"`), nil
 		})
 		tools := []Tool{{Namespace: "files"}, {Namespace: "Math"}, {ID: "demo:echo", Namespace: "demo", Function: "echo"}}
 		res := run(t, rt, Request{Host: host, Tools: tools, Code: `
@@ -313,6 +314,10 @@ func TestOpenNamespaces(t *testing.T) {
 			return out`})
 		mustOK(t, res)
 		jsonEqual(t, res.Value, `["from files.readAnything","from demo:echo",2,true,"TypeError","TypeError","NOT_BOUND"]`)
+		want := []Target{{Kind: NamespaceMember, Namespace: "files", Function: "readAnything"}, {Kind: BoundTool, Tool: "demo:echo"}}
+		if !slices.Equal(got, want) {
+			t.Errorf("the host got %+v, want %+v", got, want)
+		}
 	})
 }
 
@@ -457,4 +462,39 @@ func TestDeadlineStands(t *testing.T) {
 	}
 	dl.stand(true) // after firing: nothing
 	dl.cancel()
+}
+
+// TestServiceCallsAreServiceMethods: a call of the sandbox global reaches
+// the Host as a ServiceMethod Target, and is named "sandbox:store.get" in
+// the trace and in MCPToolError.tool, as the snippet writes it in argument
+// errors.
+func TestServiceCallsAreServiceMethods(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		var mu sync.Mutex
+		var got []Target
+		host := HostFunc(func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			mu.Lock()
+			got = append(got, c.Target)
+			mu.Unlock()
+			if c.Target.Method == "set" {
+				return nil, &ToolError{Code: "STORE_LIMIT", Message: "full"}
+			}
+			return c.Arguments, nil
+		})
+		res := run(t, rt, Request{Host: host, Services: []string{"store"}, Code: `
+			const out: any[] = [await sandbox.store.get("k")];
+			try { await sandbox.store.set("k", 1) } catch (e) { out.push(e.tool, e.code) }
+			try { await sandbox.store.set("k", 1n) } catch (e) { out.push(e.tool, e.code, e.message) }
+			return out`})
+		mustOK(t, res)
+		jsonEqual(t, res.Value, `[{"key":"k"},"sandbox:store.set","STORE_LIMIT","sandbox:store.set","INVALID_ARGUMENTS","sandbox.store.set: the argument has a BigInt at $.value, which JSON cannot represent; convert it with String(x) or Number(x)"]`)
+		want := []Target{{Kind: ServiceMethod, Service: "store", Method: "get"}, {Kind: ServiceMethod, Service: "store", Method: "set"}}
+		if !slices.Equal(got, want) {
+			t.Errorf("the host got %+v, want %+v", got, want)
+		}
+		if len(res.Calls) != 2 || res.Calls[0].Tool != "sandbox:store.get" || res.Calls[1].Tool != "sandbox:store.set" {
+			t.Errorf("trace %+v", res.Calls)
+		}
+	})
 }

@@ -1,13 +1,18 @@
 package runtime
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // Regression tests for what an adversarial review of the runtime found: each
@@ -344,4 +349,71 @@ func TestManyRunsAtOnceShareNothing(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
+}
+
+// TestForgedCallsAreNotBound: the parent checks every call a worker sends
+// against what the run was given, by the call's kind, and never trusts the
+// kind: a call to anything else (a tool of another kind's name, a member of
+// a namespace the run did not open, a service method that does not exist,
+// a kind that does not exist, a frame with no target) is NOT_BOUND and
+// reaches no Host. The messages are what they were when calls were strings.
+func TestForgedCallsAreNotBound(t *testing.T) {
+	var reached []Target
+	req := &Request{
+		Tools:    []Tool{{ID: "demo:list", Namespace: "demo", Function: "list"}, {Namespace: "gh"}},
+		Services: []string{"store"},
+		Host: HostFunc(func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			reached = append(reached, c.Target)
+			return json.RawMessage(`1`), nil
+		}),
+	}
+	hs := newHostSide(context.Background(), req, DefaultLimits)
+	notBound := func(s string) string { return fmt.Sprintf("NOT_BOUND tool %q is not bound to this run", s) }
+	cases := []struct {
+		target bindings.Target
+		want   string
+	}{
+		{bindings.Target{Kind: bindings.KindTool, ID: "demo:list"}, "ok"},
+		{bindings.Target{Kind: bindings.KindMember, Namespace: "gh", Function: "x"}, "ok"},
+		{bindings.Target{Kind: bindings.KindService, Namespace: "store", Function: "get"}, "ok"},
+		{bindings.Target{Kind: bindings.KindTool, ID: "demo:other"}, notBound("demo:other")},
+		{bindings.Target{Kind: bindings.KindTool, ID: "gh.x"}, notBound("gh.x")},
+		{bindings.Target{Kind: bindings.KindMember, Namespace: "demo", Function: "list"}, notBound("demo.list")},
+		{bindings.Target{Kind: bindings.KindMember, Namespace: "other", Function: "x"}, notBound("other.x")},
+		{bindings.Target{Kind: bindings.KindMember, Namespace: "gh"}, notBound("gh.")},
+		{bindings.Target{Kind: bindings.KindMember, Namespace: "gh", Function: "a.b"}, notBound("gh.a.b")},
+		{bindings.Target{Kind: bindings.KindMember, Namespace: "gh", Function: "a:b"}, notBound("gh.a:b")},
+		{bindings.Target{Kind: bindings.KindService, Namespace: "store", Function: "nope"}, notBound("sandbox:store.nope")},
+		{bindings.Target{Kind: bindings.KindService, Namespace: "results", Function: "read"}, notBound("sandbox:results.read")},
+		{bindings.Target{Kind: bindings.KindService, Namespace: "store"}, notBound("sandbox:store.")},
+		{bindings.Target{Kind: 9, ID: "demo:list", Namespace: "gh", Function: "x"}, notBound("")},
+		{bindings.Target{}, notBound("")},
+	}
+	for i, c := range cases {
+		done := make(chan string, 1)
+		hs.call(uint64(i+1), c.target, json.RawMessage(`{}`), func(_ json.RawMessage, terr *ToolError) {
+			if terr != nil {
+				done <- terr.Code + " " + terr.Message
+				return
+			}
+			done <- "ok"
+		})
+		if got := <-done; got != c.want {
+			t.Errorf("%+v: %s, want %s", c.target, got, c.want)
+		}
+	}
+	want := []Target{{Kind: BoundTool, Tool: "demo:list"}, {Kind: NamespaceMember, Namespace: "gh", Function: "x"}, {Kind: ServiceMethod, Service: "store", Method: "get"}}
+	if !slices.Equal(reached, want) {
+		t.Errorf("the host got %+v, want %+v", reached, want)
+	}
+
+	// A call frame without a target (a worker speaking another protocol)
+	// is refused the same way.
+	var out bytes.Buffer
+	w := &worker{fw: newFrameWriter(&out)}
+	w.relayCall(hs, 7, &message{T: msgCall, RunID: 7, ID: 100, Args: json.RawMessage(`{}`)})
+	reply, err := readFrame(bufio.NewReader(&out))
+	if err != nil || reply.T != msgReply || reply.Err == nil || reply.Err.Code != CodeNotBound {
+		t.Fatalf("reply to a call with no target: %+v %v", reply, err)
+	}
 }

@@ -68,25 +68,28 @@ func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 	return h
 }
 
-// mayCall reports whether the VM may call tool: a bound tool's id, or
-// "namespace.function" in an open namespace (the Host resolves it for the
+// mayCall reports whether the VM may call target, by its kind: a bound
+// tool's id; a member of an open namespace (the Host resolves it for the
 // run's caller, so a worker naming any member reaches only what the caller
-// may use).
-func (h *hostSide) mayCall(tool string) bool {
-	if h.bound[tool] {
-		return true
+// may use); a method of one of the run's sandbox families. A worker can
+// send any target, of any kind: each is checked against what the run was
+// given, never against what the worker says it is.
+func (h *hostSide) mayCall(target bindings.Target) bool {
+	switch target.Kind {
+	case bindings.KindTool:
+		return h.bound[target.ID]
+	case bindings.KindMember:
+		fn := target.Function
+		return h.open[target.Namespace] && fn != "" && !strings.ContainsAny(fn, ".:")
+	case bindings.KindService:
+		return h.services[target.Namespace] && bindings.IsServiceMethod(target.Namespace, target.Function)
 	}
-	if rest, ok := strings.CutPrefix(tool, ServicePrefix); ok {
-		family, method, _ := strings.Cut(rest, ".")
-		return h.services[family] && bindings.IsServiceMethod(family, method)
-	}
-	ns, fn, ok := strings.Cut(tool, ".")
-	return ok && h.open[ns] && fn != "" && !strings.ContainsAny(fn, ".:")
+	return false
 }
 
 // call answers one tool call from the VM; reply is called exactly once, from
 // another goroutine or before call returns.
-func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func(json.RawMessage, *ToolError)) {
+func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage, reply func(json.RawMessage, *ToolError)) {
 	h.mu.Lock()
 	if h.finished {
 		h.mu.Unlock()
@@ -98,8 +101,8 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 	switch {
 	case dup:
 		refuse = &ToolError{Code: CodeHostError, Message: "duplicate call id from the VM"}
-	case !h.mayCall(tool):
-		refuse = &ToolError{Code: CodeNotBound, Message: fmt.Sprintf("tool %q is not bound to this run", tool)}
+	case !h.mayCall(target):
+		refuse = &ToolError{Code: CodeNotBound, Message: fmt.Sprintf("tool %q is not bound to this run", target)}
 	case started+h.charged >= h.limits.ToolCalls:
 		refuse = &ToolError{Code: CodeToolCallLimit, Message: fmt.Sprintf("more than %d tool calls", h.limits.ToolCalls)}
 	case h.host == nil:
@@ -114,7 +117,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 	}
 	h.callIndex[id] = started
 	h.inFlight[id] = true
-	h.calls = append(h.calls, CallTrace{Tool: tool, Start: time.Since(h.start), ArgBytes: len(args)})
+	h.calls = append(h.calls, CallTrace{Tool: target.String(), Start: time.Since(h.start), ArgBytes: len(args)})
 	begun := h.calls[started]
 	h.mu.Unlock()
 	if h.onEvent != nil {
@@ -123,7 +126,7 @@ func (h *hostSide) call(id uint64, tool string, args json.RawMessage, reply func
 
 	go func() {
 		t0 := time.Now()
-		res, err := safeCall(h.ctx, h.host, ToolCall{Tool: tool, Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
+		res, err := safeCall(h.ctx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/internal/prestart"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 const (
@@ -441,7 +442,11 @@ func (w *worker) handle(hs *hostSide, runID uint64, m *message) (out execOutcome
 // the answer back.
 func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
 	id := m.ID
-	hs.call(id, m.Tool, m.Args, func(res json.RawMessage, terr *ToolError) {
+	var target bindings.Target // none: refused as not bound, like any target the run was not given
+	if m.Target != nil {
+		target = *m.Target
+	}
+	hs.call(id, target, m.Args, func(res json.RawMessage, terr *ToolError) {
 		err := w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Result: res, Err: terr})
 		var big *frameTooLargeError
 		if errors.As(err, &big) {

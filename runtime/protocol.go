@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // The parent and a worker exchange frames over the worker's stdin and stdout:
@@ -43,11 +45,11 @@ type message struct {
 	Run *runMessage `json:"runReq,omitempty"`
 
 	// call / reply
-	ID     uint64          `json:"id,omitempty"`
-	Tool   string          `json:"tool,omitempty"`
-	Args   json.RawMessage `json:"args,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Err    *ToolError      `json:"err,omitempty"`
+	ID     uint64           `json:"id,omitempty"`
+	Target *bindings.Target `json:"to,omitempty"` // what a call is addressed to
+	Args   json.RawMessage  `json:"args,omitempty"`
+	Result json.RawMessage  `json:"result,omitempty"`
+	Err    *ToolError       `json:"err,omitempty"`
 
 	// log
 	Log *LogEntry `json:"log,omitempty"`

@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // Isolation chooses where snippets run.
@@ -91,8 +92,8 @@ type Request struct {
 	Caller auth.Caller
 	// Services lists the families of the snippet's `sandbox` global that
 	// the Host implements: "store" is sandbox.store.get/set/delete/keys.
-	// Their calls reach the Host as ToolCalls for "sandbox:store.get" and
-	// so on, and are counted and traced as tool calls. Without any, there
+	// Their calls reach the Host as ToolCalls with a ServiceMethod Target
+	// (traced as "sandbox:store.get"), and are counted as tool calls. Without any, there
 	// is no sandbox global.
 	Services []string
 	// Nested marks a run started by a tool call of another run (a saved
@@ -133,7 +134,7 @@ type Event struct {
 // A Tool with only a Namespace (no ID, no Function) opens that namespace: it
 // is installed even when no tool of it is bound, and a member the run has no
 // bound tool for is not a NOT_BOUND failure in the VM but a call the Host
-// gets as ToolCall{Tool: "namespace.function"}, to resolve or to fail (with
+// gets with a NamespaceMember Target, to resolve or to fail (with
 // UNKNOWN_TOOL and suggestions, say). Binding cost then does not grow with
 // the catalog: only the tools the code names, plus one object per namespace.
 type Tool struct {
@@ -262,8 +263,8 @@ type inProcessSide struct {
 	ex *execution
 }
 
-func (s *inProcessSide) startCall(id uint64, tool string, args json.RawMessage) {
-	s.hs.call(id, tool, args, func(res json.RawMessage, terr *ToolError) { s.ex.deliver(id, res, terr) })
+func (s *inProcessSide) startCall(id uint64, target bindings.Target, args json.RawMessage) {
+	s.hs.call(id, target, args, func(res json.RawMessage, terr *ToolError) { s.ex.deliver(id, res, terr) })
 }
 
 func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }

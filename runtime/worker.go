@@ -19,6 +19,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 
 	"github.com/sandboxrt/sandbox/internal/prestart"
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // workerEnv marks a process started as a worker (prestart.Start sets it).
@@ -161,8 +162,8 @@ func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 	return w
 }
 
-func (w *workerRun) startCall(id uint64, tool string, args json.RawMessage) {
-	if err := w.fw.send(&message{T: msgCall, RunID: w.id, ID: id, Tool: tool, Args: args}); err != nil {
+func (w *workerRun) startCall(id uint64, target bindings.Target, args json.RawMessage) {
+	if err := w.fw.send(&message{T: msgCall, RunID: w.id, ID: id, Target: &target, Args: args}); err != nil {
 		msg := "the call could not be sent: the sandbox worker lost its connection to the host"
 		var big *frameTooLargeError
 		if errors.As(err, &big) {

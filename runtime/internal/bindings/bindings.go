@@ -1,5 +1,5 @@
 // Package bindings puts MCP tools into a goja VM as callable stubs:
-// `await github.listCommits({...})`. A stub sends a message (tool id + JSON
+// `await github.listCommits({...})`. A stub sends a message (its Target + JSON
 // arguments) to the host through the runtime and returns a promise; no source is
 // generated and nothing is evaluated. Tool failures are MCPToolError instances
 // that snippets can catch; what an MCPToolError carries, and the codes the
@@ -27,7 +27,7 @@ import (
 // runtime.Tool, which the runtime converts to this type.
 //
 // A Tool with only a Namespace opens it (runtime.Tool says what that means):
-// its unbound members call Invoke with Tool{ID: "namespace.function"}.
+// its unbound members call Invoke with a KindMember Target.
 type Tool struct {
 	// ID is the gateway's tool id, "server:tool".
 	ID string
@@ -36,10 +36,65 @@ type Tool struct {
 	Function  string
 }
 
+// Kind is what a stub calls.
+type Kind uint8
+
+// The kinds of Target.
+const (
+	// KindTool: a tool bound to the run, by its id.
+	KindTool Kind = iota + 1
+	// KindMember: a member of an open namespace that has no bound tool, as
+	// the code wrote it; the host resolves it.
+	KindMember
+	// KindService: a method of the sandbox global (services.go).
+	KindService
+)
+
+// Target is what one stub calls. It is fixed when the stub is made, since
+// the stub knows then what it is (a bound tool's function, a member read
+// from an open namespace, a method of the sandbox global), so a call
+// carries it and nothing downstream parses a name to find out. It is also
+// what a worker's call frame carries to the parent, which checks it
+// against the run before anything else reads it.
+type Target struct {
+	Kind Kind `json:"k"`
+	// ID is a bound tool's id, "server:tool" (KindTool).
+	ID string `json:"id,omitempty"`
+	// Namespace and Function are a bound tool's or a member's TypeScript
+	// names (KindTool, KindMember), or a service's family and method
+	// (KindService: "store", "get").
+	Namespace string `json:"ns,omitempty"`
+	Function  string `json:"fn,omitempty"`
+}
+
+// String is the target as call traces, MCPToolError.tool and messages
+// name it: "server:tool", "namespace.function", "sandbox:store.get". It is
+// the one place these are spelt; a kind it does not know is "".
+func (t Target) String() string {
+	switch t.Kind {
+	case KindTool:
+		return t.ID
+	case KindMember:
+		return t.Namespace + "." + t.Function
+	case KindService:
+		return "sandbox:" + t.Namespace + "." + t.Function
+	}
+	return ""
+}
+
+// Written is the call as the snippet writes it, for messages about its
+// arguments: "namespace.function", "sandbox.store.get".
+func (t Target) Written() string {
+	if t.Kind == KindService {
+		return "sandbox." + t.Namespace + "." + t.Function
+	}
+	return t.Namespace + "." + t.Function
+}
+
 // Invoke starts a tool call for a stub and returns the promise the stub
 // returns. It runs on the VM goroutine; args is the stub's first argument
 // (undefined when none was passed). The runtime implements it.
-type Invoke func(tool Tool, args goja.Value) goja.Value
+type Invoke func(target Target, args goja.Value) goja.Value
 
 // ErrorInfo is what an MCPToolError carries (runtime.ToolError, plus the tool).
 type ErrorInfo struct {
@@ -94,8 +149,8 @@ var reservedGlobals = map[string]bool{
 // Reading a function that is not bound from a namespace object gives a function
 // that rejects with a NOT_BOUND MCPToolError listing the bound tools, so a
 // snippet calling a tool the search did not pick learns what to do; in an
-// open namespace, one that calls invoke with Tool{ID: "namespace.function"}
-// for the host to resolve.
+// open namespace, one that calls invoke with a KindMember Target for the
+// host to resolve.
 func Install(vm *goja.Runtime, tools []Tool, invoke Invoke) (*Installed, error) {
 	in, err := Prepare(vm)
 	if err != nil {
@@ -170,7 +225,7 @@ func (in *Installed) Bind(tools []Tool, invoke Invoke) error {
 	for _, ns := range namespaces {
 		target := vm.NewObject()
 		for _, t := range byNS[ns] {
-			stub := in.stub(t, invoke)
+			stub := in.stub(Target{Kind: KindTool, ID: t.ID, Namespace: t.Namespace, Function: t.Function}, invoke)
 			if err := target.DefineDataProperty(t.Function, stub, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 				return err
 			}
@@ -187,7 +242,7 @@ func (in *Installed) Bind(tools []Tool, invoke Invoke) error {
 					return goja.Undefined()
 				}
 				if open[ns] {
-					return in.stub(Tool{ID: ns + "." + property, Namespace: ns, Function: property}, invoke)
+					return in.stub(Target{Kind: KindMember, Namespace: ns, Function: property}, invoke)
 				}
 				return in.notBoundStub(ns, property)
 			},
@@ -200,12 +255,12 @@ func (in *Installed) Bind(tools []Tool, invoke Invoke) error {
 }
 
 // stub is the function a snippet calls for one tool.
-func (in *Installed) stub(t Tool, invoke Invoke) goja.Value {
+func (in *Installed) stub(t Target, invoke Invoke) goja.Value {
 	fn := in.vm.ToValue(func(call goja.FunctionCall) goja.Value {
 		if len(call.Arguments) > 1 {
-			return in.rejected(ErrorInfo{Tool: t.ID, Code: CodeInvalidArguments,
-				Message: fmt.Sprintf("%s.%s takes one argument, an object of named parameters, e.g. %s.%s({ ... }); got %d arguments",
-					t.Namespace, t.Function, t.Namespace, t.Function, len(call.Arguments))})
+			return in.rejected(ErrorInfo{Tool: t.String(), Code: CodeInvalidArguments,
+				Message: fmt.Sprintf("%s takes one argument, an object of named parameters, e.g. %s({ ... }); got %d arguments",
+					t.Written(), t.Written(), len(call.Arguments))})
 		}
 		return invoke(t, call.Argument(0))
 	}).(*goja.Object)
@@ -215,7 +270,9 @@ func (in *Installed) stub(t Tool, invoke Invoke) goja.Value {
 
 func (in *Installed) notBoundStub(ns, name string) goja.Value {
 	fn := in.vm.ToValue(func(goja.FunctionCall) goja.Value {
-		return in.rejected(ErrorInfo{Tool: ns + "." + name, Code: CodeNotBound, Message: in.notBoundMessage(ns + "." + name)})
+		// Named like an open namespace's member: what the code wrote.
+		written := Target{Kind: KindMember, Namespace: ns, Function: name}.String()
+		return in.rejected(ErrorInfo{Tool: written, Code: CodeNotBound, Message: in.notBoundMessage(written)})
 	}).(*goja.Object)
 	_ = fn.DefineDataProperty("name", in.vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	return fn

@@ -7,7 +7,7 @@ import (
 	"github.com/dop251/goja"
 )
 
-func noInvoke(Tool, goja.Value) goja.Value { return goja.Undefined() }
+func noInvoke(Target, goja.Value) goja.Value { return goja.Undefined() }
 
 func TestInstallRejectsNamesThatWouldBreakTheVM(t *testing.T) {
 	cases := []struct {
@@ -37,25 +37,50 @@ func TestInstallRejectsNamesThatWouldBreakTheVM(t *testing.T) {
 	}
 }
 
-func TestStubsCallInvokeWithTheirTool(t *testing.T) {
+func TestStubsCallInvokeWithTheirTarget(t *testing.T) {
 	vm := goja.New()
-	var got []string
-	invoke := func(tool Tool, args goja.Value) goja.Value {
-		got = append(got, tool.ID+" "+args.ToObject(vm).Get("q").String())
-		return vm.ToValue("sent")
+	var got []Target
+	invoke := func(target Target, args goja.Value) goja.Value {
+		got = append(got, target)
+		return vm.ToValue("sent " + args.ToObject(vm).Get("q").String())
 	}
-	if _, err := Install(vm, []Tool{{ID: "search:web_search", Namespace: "search", Function: "webSearch"}}, invoke); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vm.RunString(`[search.webSearch({ q: "goja" }), search.webSearch.name, typeof search.other, Object.isFrozen(search)]`)
+	in, err := Prepare(vm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := v.String(); s != "sent,webSearch,function,true" {
+	if err := InstallServices(vm, []string{"store"}, invoke); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Bind([]Tool{{ID: "search:web_search", Namespace: "search", Function: "webSearch"}, {Namespace: "gh"}}, invoke); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vm.RunString(`[search.webSearch({ q: "goja" }), search.webSearch.name, typeof search.other, Object.isFrozen(search),
+		gh.listCommits({ q: "x" }), sandbox.store.get("k", { q: "y" })]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := v.String(); s != "sent goja,webSearch,function,true,sent x,sent y" {
 		t.Errorf("got %s", s)
 	}
-	if len(got) != 1 || got[0] != "search:web_search goja" {
-		t.Errorf("invoke saw %v", got)
+	// Each stub says what it is: nothing is told apart by its name later.
+	want := []struct {
+		target       Target
+		str, written string
+	}{
+		{Target{Kind: KindTool, ID: "search:web_search", Namespace: "search", Function: "webSearch"}, "search:web_search", "search.webSearch"},
+		{Target{Kind: KindMember, Namespace: "gh", Function: "listCommits"}, "gh.listCommits", "gh.listCommits"},
+		{Target{Kind: KindService, Namespace: "store", Function: "get"}, "sandbox:store.get", "sandbox.store.get"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("invoke saw %+v", got)
+	}
+	for i, w := range want {
+		if got[i] != w.target || got[i].String() != w.str || got[i].Written() != w.written {
+			t.Errorf("call %d: %+v (%q, %q), want %+v (%q, %q)", i, got[i], got[i].String(), got[i].Written(), w.target, w.str, w.written)
+		}
+	}
+	if s := (Target{Kind: 99, ID: "x:y"}).String(); s != "" {
+		t.Errorf("a kind String does not know is %q, want empty", s)
 	}
 	// Promise resolution reads `then`: it must not look like a tool.
 	if v, _ := vm.RunString(`typeof search.then`); v.String() != "undefined" {

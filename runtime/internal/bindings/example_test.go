@@ -12,8 +12,8 @@ import (
 // which the runtime implements as a message to the host.
 func Example() {
 	vm := goja.New()
-	invoke := func(tool bindings.Tool, args goja.Value) goja.Value {
-		return vm.ToValue(fmt.Sprintf("would call %s with q=%s", tool.ID, args.ToObject(vm).Get("q")))
+	invoke := func(target bindings.Target, args goja.Value) goja.Value {
+		return vm.ToValue(fmt.Sprintf("would call %s with q=%s", target, args.ToObject(vm).Get("q")))
 	}
 	_, err := bindings.Install(vm, []bindings.Tool{{ID: "github:search_code", Namespace: "github", Function: "searchCode"}}, invoke)
 	if err != nil {

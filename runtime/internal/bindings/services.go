@@ -6,10 +6,6 @@ import (
 	"github.com/dop251/goja"
 )
 
-// ServicePrefix starts the Tool.ID of a call to the sandbox global: a
-// service call reaches the host as a tool call for "sandbox:store.get".
-const ServicePrefix = "sandbox:"
-
 // service is one family of the sandbox global: its methods, and how each
 // turns its positional arguments into the named arguments the host gets.
 type service struct {
@@ -40,7 +36,8 @@ func IsServiceMethod(family, method string) bool {
 
 // InstallServices defines the global sandbox object with the families
 // named (nothing when none): sandbox.store.get("k") calls invoke with
-// Tool{ID: "sandbox:store.get"} and the arguments {key: "k"}. The objects
+// Target{Kind: KindService, Namespace: "store", Function: "get"} and the
+// arguments {key: "k"}. The objects
 // are frozen, so a run cannot swap a method for the next call.
 func InstallServices(vm *goja.Runtime, families []string, invoke Invoke) error {
 	if len(families) == 0 {
@@ -58,7 +55,7 @@ func InstallServices(vm *goja.Runtime, families []string, invoke Invoke) error {
 		}
 		obj := vm.NewObject()
 		for method, params := range svc.methods {
-			t := Tool{ID: ServicePrefix + family + "." + method, Namespace: "sandbox." + family, Function: method}
+			t := Target{Kind: KindService, Namespace: family, Function: method}
 			fn := vm.ToValue(func(call goja.FunctionCall) goja.Value {
 				args := vm.NewObject()
 				for i, name := range params {
