@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
-	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -30,7 +30,7 @@ func BenchmarkExecuteCodeLogs(b *testing.B) {
 	e.opts.Limits.OutputBytes = 2 << 20
 	e.opts.MaxLimits.OutputBytes = 2 << 20
 	args, _ := json.Marshal(map[string]any{"code": logMiB})
-	req := frontend.ToolRequest{Arguments: args}
+	req := toolspec.Request{Arguments: args}
 	ctx := context.Background()
 	check := func() int {
 		res, err := e.handleExecute(ctx, req)

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/gateway"
-	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
 	"github.com/sandboxrt/sandbox/vectorindex"
@@ -68,17 +67,18 @@ type Options struct {
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
 type Engine struct {
-	gw      *gateway.Gateway
-	rt      *runtime.Runtime
-	ix      *vectorindex.Index
-	opts    Options
-	types   *typegen.Cache
-	log     *slog.Logger
-	shapes  *shapeBook                      // result types learned from calls (shapes.go)
-	store   Store                           // sandbox.store (store.go, services.go)
-	results *resultBook                     // big tool results, read in parts (results.go)
-	scripts ScriptStore                     // saved scripts (scripts.go)
-	front   atomic.Pointer[frontend.Server] // set by Install: the sessions that list scripts as tools
+	gw             *gateway.Gateway
+	rt             *runtime.Runtime
+	ix             *vectorindex.Index
+	opts           Options
+	types          *typegen.Cache
+	log            *slog.Logger
+	shapes         *shapeBook  // result types learned from calls (shapes.go)
+	store          Store       // sandbox.store (store.go, services.go)
+	results        *resultBook // big tool results, read in parts (results.go)
+	scripts        ScriptStore // saved scripts (scripts.go)
+	watchMu        sync.Mutex
+	scriptWatchers []func(principal string) // hear whose scripts changed (OnScriptsChanged)
 
 	state    atomic.Pointer[catalogState]
 	hits     hitCache

@@ -36,7 +36,7 @@ type ExecuteRequest struct {
 	// Limits override Options.Limits field by field, up to Options.MaxLimits.
 	Limits runtime.Limits
 	// FindTools says how this caller finds tools, for error hints (default
-	// "search_tools"; the CLI says `sandbox search`).
+	// "search_tools", the MCP tool; the CLI says `sandbox search`).
 	FindTools string
 	// Input is the JSON value of the snippet's global input (how a saved
 	// script receives its arguments).
@@ -145,7 +145,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 			var terr *runtime.ToolError
 			findTools := req.FindTools
 			if findTools == "" {
-				findTools = "search_tools"
+				findTools = defaultFindToolsHint
 			}
 			if id, terr = e.resolveMember(st, call.Caller, t, findTools); terr != nil {
 				return nil, terr
@@ -234,6 +234,24 @@ func (st *catalogState) namedIn(code string) []string {
 	return ids
 }
 
+// CodeBusy is Execute's error code when the sandbox is running all the
+// snippets it may and as many wait as may wait: the run was refused without
+// starting, and the message says when to retry. It is code mode's own,
+// beside the gateway's codes (gateway.Code); the runtime's error is
+// runtime.ErrBusy.
+const CodeBusy gateway.Code = "BUSY"
+
+// The operations of the engine as its spans and the Tool of its errors
+// name them. A run is "execute_code" wherever it comes from (the MCP tool
+// of that name, `sandbox run`, a Go caller): the name operators and agents
+// know runs by. It is the operation's, not the tool's: the MCP face names
+// its tools itself (mcp.go).
+const (
+	runOperation         = "execute_code"
+	nestedRunOperation   = "saved_script" // a saved script called from a snippet
+	defaultFindToolsHint = "search_tools" // ExecuteRequest.FindTools
+)
+
 // busyError tells the agent that its run was refused for now, and when to
 // try again.
 func busyError(b *runtime.BusyError) *gateway.Error {
@@ -246,7 +264,7 @@ func busyError(b *runtime.BusyError) *gateway.Error {
 		why = "the queue was full and this snippet gave its place to one of a caller with fewer snippets in the sandbox; " + why
 	}
 	data, _ := json.Marshal(map[string]int64{"running": int64(b.Running), "waiting": int64(b.Waiting), "retryAfterMs": retry.Milliseconds()})
-	return &gateway.Error{Code: CodeBusy, Tool: ExecuteToolName,
+	return &gateway.Error{Code: CodeBusy, Tool: runOperation,
 		Message: fmt.Sprintf("%s. The snippet did not run; run it again in about %s (an agent with fewer snippets running or waiting goes first)", why, retry),
 		Data:    data}
 }
@@ -259,12 +277,12 @@ func newRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startRunSpan is the span of one execute_code run (a saved script called
-// from a snippet is one too, nested in its caller's), with its limits.
+// startRunSpan is the span of one run (a saved script called from a snippet
+// is one too, nested in its caller's), with its limits.
 func startRunSpan(ctx context.Context, runID string, l runtime.Limits, nested bool) (context.Context, trace.Span) {
-	name := ExecuteToolName
+	name := runOperation
 	if nested {
-		name = "saved_script"
+		name = nestedRunOperation
 	}
 	ctx, span := telemetry.Tracer().Start(ctx, name)
 	if span.IsRecording() {

@@ -35,9 +35,7 @@ func newHTTPRig(b *testing.B) *httpRig {
 		runtime.Options{MaxQueue: 256}, Options{})
 	front := frontend.New(e.gw)
 	b.Cleanup(front.Close)
-	if err := e.Install(front); err != nil {
-		b.Fatal(err)
-	}
+	serveTools(b, front, e)
 	srv := httptest.NewServer(front.HTTPHandler(frontend.HTTPOptions{MaxSessionsPerPrincipal: 1000}))
 	b.Cleanup(srv.Close)
 	return &httpRig{b: b, url: srv.URL}

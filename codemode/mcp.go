@@ -8,17 +8,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
-	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
 )
 
-// The names of the code-mode tools on the MCP front end.
+// Code mode's MCP face: the engine's operations (Search, Execute, saved
+// scripts) as the MCP tools an agent calls, offered as toolspec.Specs that
+// whoever serves MCP installs (sandbox serve: cmd/sandbox, on the
+// gateway's front end). This file is the only one that names the tools,
+// decodes their arguments or shapes their answers; the rest of the package
+// knows nothing of MCP.
+
+// The names of the code-mode tools.
 const (
-	SearchToolName  = "search_tools"
-	ExecuteToolName = "execute_code"
+	SearchToolName       = "search_tools"
+	ExecuteToolName      = "execute_code"
+	SaveScriptToolName   = "save_script"
+	DeleteScriptToolName = "delete_script"
 )
+
+// ScriptWirePrefix starts the name of a saved script served as a tool of
+// its owner's sessions (CallerMCPTools): scripts__weekly_report.
+const ScriptWirePrefix = ScriptNamespace + "__"
 
 const searchDescription = `Find the tools for a task and get their TypeScript declarations.
 
@@ -89,17 +103,39 @@ var executeSchema = json.RawMessage(`{
   "additionalProperties": false
 }`)
 
-// Install adds search_tools and execute_code to an MCP front end.
-func (e *Engine) Install(front *frontend.Server) error {
-	if err := front.AddTool(SearchToolName, searchDescription, searchSchema, e.handleSearch); err != nil {
-		return err
+// MCPTools are the code-mode tools every session gets: search_tools,
+// execute_code, save_script and delete_script. A caller's saved scripts
+// are tools of its own sessions too: CallerMCPTools.
+func (e *Engine) MCPTools() []toolspec.Spec {
+	return []toolspec.Spec{
+		{Name: SearchToolName, Description: searchDescription, InputSchema: searchSchema, MaxArgumentBytes: MaxSearchArgumentBytes, Handler: e.handleSearch},
+		{Name: ExecuteToolName, Description: executeDescriptionFor(e), InputSchema: executeSchema, MaxArgumentBytes: MaxExecuteArgumentBytes, Handler: e.handleExecute},
+		{Name: SaveScriptToolName, Description: saveScriptDescription, InputSchema: saveScriptSchema, MaxArgumentBytes: MaxExecuteArgumentBytes, Handler: e.handleSaveScript},
+		{Name: DeleteScriptToolName, Description: deleteScriptDescription, InputSchema: deleteScriptSchema, Handler: e.handleDeleteScript},
 	}
-	if err := front.AddTool(ExecuteToolName, executeDescriptionFor(e), executeSchema, e.handleExecute); err != nil {
-		return err
+}
+
+// CallerMCPTools are a caller's saved scripts as tools of its sessions
+// (scripts__<name>), each answering with execute_code's report. They change
+// when scripts are saved or deleted: OnScriptsChanged says whose.
+func (e *Engine) CallerMCPTools(caller auth.Caller) []toolspec.Spec {
+	var out []toolspec.Spec
+	for _, s := range e.visibleScripts(context.Background(), caller.Principal.Key()) {
+		schema := s.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type": "object"}`)
+		}
+		name := s.Name
+		out = append(out, toolspec.Spec{
+			Name:        ScriptWirePrefix + s.Name,
+			Description: s.Description + " (a saved script; its result is execute_code's report)",
+			InputSchema: schema,
+			Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
+				return e.runScriptTool(ctx, req, name)
+			},
+		})
 	}
-	front.LimitArguments(SearchToolName, MaxSearchArgumentBytes)
-	front.LimitArguments(ExecuteToolName, MaxExecuteArgumentBytes)
-	return e.installScriptTools(front)
+	return out
 }
 
 // MaxExecuteArgumentBytes and MaxSearchArgumentBytes cap the JSON arguments
@@ -119,13 +155,6 @@ func executeDescriptionFor(e *Engine) string {
 		"\n\nThe types every declaration uses (search_tools answers do not repeat them):\n" + typegen.Preamble
 }
 
-// CodeBusy is execute_code's error code when the sandbox is running all the
-// snippets it may and as many wait as may wait: the run was refused without
-// starting, and the message says when to retry. It is the code-mode tools'
-// own, beside the gateway's codes (gateway.Code); the runtime's error is
-// runtime.ErrBusy.
-const CodeBusy gateway.Code = "BUSY"
-
 // badInput is the error a tool returns for arguments it cannot use.
 func badInput(tool, format string, args ...any) error {
 	return &gateway.Error{Code: gateway.CodeValidationFailed, Tool: tool, Message: agentText(fmt.Sprintf(format, args...)), Data: json.RawMessage(`{}`)}
@@ -141,7 +170,7 @@ func agentText(msg string) string {
 	return msg
 }
 
-func (e *Engine) handleSearch(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+func (e *Engine) handleSearch(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 	var in struct {
 		Intent  string   `json:"intent"`
 		Intents []string `json:"intents"`
@@ -193,7 +222,7 @@ func searchText(res *SearchResult) string {
 	return b.String()
 }
 
-func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 	var in struct {
 		Code   string   `json:"code"`
 		Intent string   `json:"intent"`
@@ -244,56 +273,113 @@ func (e *Engine) handleExecute(ctx context.Context, req frontend.ToolRequest) (*
 	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(body)}, StructuredContent: body, IsError: !res.OK}, nil
 }
 
-// report is execute_code's result as the agent reads it: compact, durations
-// in milliseconds, nothing the agent cannot act on.
-type report struct {
-	OK            bool            `json:"ok"`
-	Value         json.RawMessage `json:"value,omitempty"`
-	Error         *runtime.Error  `json:"error,omitempty"`
-	Logs          []string        `json:"logs,omitempty"`
-	LogsTruncated bool            `json:"logsTruncated,omitempty"`
-	Calls         []callReport    `json:"calls,omitempty"`
-	DurationMs    float64         `json:"durationMs"`
-	Bound         []string        `json:"bound,omitempty"`
-	// Limits are shown when the request asked for more than the ceiling.
-	Limits *AppliedLimits `json:"limits,omitempty"`
+const saveScriptDescription = `Save a TypeScript snippet as a script that later snippets call as scripts.<name>(input).
+
+The script is yours (other callers do not see it) and is kept across sessions. It runs as a fresh run
+with your tools, the input as the global ` + "`input`" + `, and returns what it returns; it is checked
+against inputSchema when called. search_tools finds it by its description. Saving under an existing name
+replaces the script. The code must compile: a syntax error refuses the save with its line.`
+
+var saveScriptSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,62}$", "description": "snake_case; called as scripts.camelCase(...), e.g. weekly_report -> scripts.weeklyReport"},
+    "description": {"type": "string", "description": "What it does and returns, as a tool's description."},
+    "code": {"type": "string", "description": "The TypeScript snippet; it reads its arguments from the global input and returns its result."},
+    "inputSchema": {"type": "object", "description": "Optional: a JSON Schema of input (an object)."}
+  },
+  "required": ["name", "description", "code"],
+  "additionalProperties": false
+}`)
+
+const deleteScriptDescription = `Delete one of your saved scripts by name.`
+
+var deleteScriptSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {"name": {"type": "string"}},
+  "required": ["name"],
+  "additionalProperties": false
+}`)
+
+func (e *Engine) handleSaveScript(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
+	var in struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Code        string          `json:"code"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := strictDecode(req.Arguments, &in); err != nil {
+		return nil, badInput(SaveScriptToolName, "save_script takes {\"name\", \"description\", \"code\", \"inputSchema\"?}: %v", err)
+	}
+	err := e.SaveScript(ctx, req.Caller, Script{Name: in.Name, Description: in.Description, Code: in.Code, InputSchema: in.InputSchema})
+	if err != nil {
+		if ge, ok := err.(*gateway.Error); ok { // BUSY while checking the code
+			return nil, ge
+		}
+		return nil, badInput(SaveScriptToolName, "%v", err)
+	}
+	_, names := scriptTools([]Script{{Name: in.Name}})
+	call := ScriptNamespace + "." + names.Bindings()[0].Function
+	text := fmt.Sprintf("Saved. Call it in execute_code as `await %s({...})`.", call)
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON([]byte(text))}}, nil
 }
 
-type callReport struct {
-	Tool       string  `json:"tool"`
-	DurationMs float64 `json:"ms"`
-	OK         bool    `json:"ok"`
-	Code       string  `json:"code,omitempty"`
+func (e *Engine) handleDeleteScript(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := strictDecode(req.Arguments, &in); err != nil {
+		return nil, badInput(DeleteScriptToolName, "delete_script takes {\"name\": \"...\"}: %v", err)
+	}
+	deleted, err := e.DeleteScript(ctx, req.Caller, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !deleted {
+		return nil, badInput(DeleteScriptToolName, "you have no saved script %q", in.Name)
+	}
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON([]byte("Deleted " + in.Name + "."))}}, nil
 }
 
-// executeReport is the report of a run. handleExecute writes its JSON with
-// reportJSON, which does not build Logs (see report.go).
-func executeReport(res *ExecuteResult) report {
-	r := reportWithoutLogs(res)
-	for _, l := range res.Logs {
-		r.Logs = append(r.Logs, levelPrefix(l.Level)+l.Message)
+// runScriptTool runs a saved script called as a tool on the wire: a
+// top-level run of its code as the caller, its arguments as input.
+func (e *Engine) runScriptTool(ctx context.Context, req toolspec.Request, name string) (*gateway.CallResult, error) {
+	// The script as it is now: saved again, unshared or deleted since the
+	// session's tool list was made.
+	var s Script
+	found := false
+	visible, err := e.scripts.Visible(ctx, req.Caller.Principal.Key())
+	if err != nil {
+		return nil, err
 	}
-	return r
+	for _, v := range visible {
+		if v.Name == name {
+			s, found = v, true
+		}
+	}
+	if !found {
+		return nil, &gateway.Error{Code: gateway.CodeUnknownTool, Tool: ScriptWirePrefix + name, Message: fmt.Sprintf("the saved script %q is gone (deleted or no longer shared); list the tools again", name)}
+	}
+	input := req.Arguments
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	if err := s.checkInput(input); err != nil {
+		return nil, badInput(ScriptWirePrefix+s.Name, "the arguments do not match the script's inputSchema: %v; the schema is %s", err, s.InputSchema)
+	}
+	res, err := e.Execute(ctx, ExecuteRequest{Code: s.Code, Filename: s.Name + ".ts", Caller: req.Caller, Input: input})
+	if err != nil {
+		if ge, ok := err.(*gateway.Error); ok {
+			return nil, ge
+		}
+		return nil, badInput(ScriptWirePrefix+s.Name, "%v", err)
+	}
+	body, err := reportJSON(res)
+	if err != nil {
+		return nil, err
+	}
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(body)}, StructuredContent: body, IsError: !res.OK}, nil
 }
-
-func reportWithoutLogs(res *ExecuteResult) report {
-	r := report{OK: res.OK, Value: res.Value, Error: res.Error, LogsTruncated: res.LogsTruncated,
-		DurationMs: ms(res.Duration), Bound: res.Bound}
-	for _, c := range res.Calls {
-		r.Calls = append(r.Calls, callReport{Tool: c.Tool, DurationMs: ms(c.Duration), OK: c.OK, Code: c.Code})
-	}
-	if len(res.Limits.Clamped) > 0 {
-		r.Limits = &res.Limits
-	}
-	if !res.OK {
-		r.Bound = res.Bound // what could have been called helps fix NOT_BOUND and typos
-	} else {
-		r.Bound = nil
-	}
-	return r
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // strictDecode rejects unknown fields, so a misspelled argument ("inent")
 // is an error the agent sees rather than silently ignored.

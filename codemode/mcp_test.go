@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/build"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +27,7 @@ func mcpClient(t *testing.T, e *Engine) *client.Client {
 	t.Helper()
 	front := frontend.New(e.gw)
 	t.Cleanup(front.Close)
-	if err := e.Install(front); err != nil {
-		t.Fatal(err)
-	}
+	serveTools(t, front, e)
 	srv := httptest.NewServer(front.HTTPHandler(frontend.HTTPOptions{}))
 	t.Cleanup(srv.Close)
 	c, err := client.NewStreamableHttpClient(srv.URL + "/mcp")
@@ -35,6 +35,19 @@ func mcpClient(t *testing.T, e *Engine) *client.Client {
 		t.Fatal(err)
 	}
 	return startClient(t, c)
+}
+
+// serveTools installs the engine's MCP tools on a front end as sandbox
+// serve does (cmd/sandbox: installCodeMode).
+func serveTools(t testing.TB, front *frontend.Server, e *Engine) {
+	t.Helper()
+	for _, spec := range e.MCPTools() {
+		if err := front.AddTool(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	front.SetCallerTools(e.CallerMCPTools)
+	e.OnScriptsChanged(front.RefreshCallerTools)
 }
 
 // startClient starts c and opens its session (protocol 2025-11-25); it is
@@ -247,5 +260,24 @@ func TestExecuteCodeWhenBusy(t *testing.T) {
 	res, text = callTool(t, c, ExecuteToolName, map[string]any{"code": "return 1"})
 	if res.IsError || !strings.Contains(text, `"ok":true`) {
 		t.Fatalf("after the worker freed up: isError=%v %s", res.IsError, text)
+	}
+}
+
+// TestEngineDoesNotImportTheFrontEnd: code mode offers its MCP tools as
+// toolspec.Specs and whoever serves MCP installs them; the engine never
+// reaches for the front end (ARCHITECTURE.md, "Code mode and its MCP
+// face"). Its tests may.
+func TestEngineDoesNotImportTheFrontEnd(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pkg.Imports, "github.com/sandboxrt/sandbox/gateway/toolspec") {
+		t.Fatalf("codemode does not import toolspec: %v; is this test looking at the right package?", pkg.Imports)
+	}
+	for _, imp := range pkg.Imports {
+		if imp == "github.com/sandboxrt/sandbox/gateway/frontend" {
+			t.Errorf("codemode imports %s: offer tool specs instead (mcp.go)", imp)
+		}
 	}
 }

@@ -161,8 +161,8 @@ func (e *Engine) closestMembers(st *catalogState, caller auth.Caller, ns, fn str
 	return fuzzy.Closest(strings.ToLower(fn), keys, values, 3)
 }
 
-// unknownToolError is execute_code's error for a `tools` entry that names
-// no tool the caller may use.
+// unknownToolError is Execute's error for an ExecuteRequest.Tools entry
+// (execute_code's `tools`) that names no tool the caller may use.
 func (e *Engine) unknownToolError(st *catalogState, caller auth.Caller, name string) *gateway.Error {
 	want := name
 	if server, tool, ok := strings.Cut(name, ":"); ok {
@@ -175,5 +175,5 @@ func (e *Engine) unknownToolError(st *catalogState, caller auth.Caller, name str
 		msg += "; did you mean " + strings.Join(closest, ", ") + "?"
 	}
 	data, _ := json.Marshal(map[string]any{"closest": closest})
-	return &gateway.Error{Code: gateway.CodeUnknownTool, Tool: ExecuteToolName, Message: msg, Data: data}
+	return &gateway.Error{Code: gateway.CodeUnknownTool, Tool: runOperation, Message: msg, Data: data}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sandboxrt/sandbox/runtime"
@@ -241,3 +242,54 @@ func jsonStringLen[T []byte | string](s T) int {
 func decodeRune[T []byte | string](s T) (rune, int) {
 	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
 }
+
+// report is execute_code's result as the agent reads it: compact, durations
+// in milliseconds, nothing the agent cannot act on.
+type report struct {
+	OK            bool            `json:"ok"`
+	Value         json.RawMessage `json:"value,omitempty"`
+	Error         *runtime.Error  `json:"error,omitempty"`
+	Logs          []string        `json:"logs,omitempty"`
+	LogsTruncated bool            `json:"logsTruncated,omitempty"`
+	Calls         []callReport    `json:"calls,omitempty"`
+	DurationMs    float64         `json:"durationMs"`
+	Bound         []string        `json:"bound,omitempty"`
+	// Limits are shown when the request asked for more than the ceiling.
+	Limits *AppliedLimits `json:"limits,omitempty"`
+}
+
+type callReport struct {
+	Tool       string  `json:"tool"`
+	DurationMs float64 `json:"ms"`
+	OK         bool    `json:"ok"`
+	Code       string  `json:"code,omitempty"`
+}
+
+// executeReport is the report of a run. handleExecute writes its JSON with
+// reportJSON, which does not build Logs (see report.go).
+func executeReport(res *ExecuteResult) report {
+	r := reportWithoutLogs(res)
+	for _, l := range res.Logs {
+		r.Logs = append(r.Logs, levelPrefix(l.Level)+l.Message)
+	}
+	return r
+}
+
+func reportWithoutLogs(res *ExecuteResult) report {
+	r := report{OK: res.OK, Value: res.Value, Error: res.Error, LogsTruncated: res.LogsTruncated,
+		DurationMs: ms(res.Duration), Bound: res.Bound}
+	for _, c := range res.Calls {
+		r.Calls = append(r.Calls, callReport{Tool: c.Tool, DurationMs: ms(c.Duration), OK: c.OK, Code: c.Code})
+	}
+	if len(res.Limits.Clamped) > 0 {
+		r.Limits = &res.Limits
+	}
+	if !res.OK {
+		r.Bound = res.Bound // what could have been called helps fix NOT_BOUND and typos
+	} else {
+		r.Bound = nil
+	}
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

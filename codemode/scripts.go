@@ -340,11 +340,59 @@ func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) e
 	}
 	s.Owner = caller.Principal.Key()
 	s.Saved = time.Now().UTC()
-	return e.scripts.Put(ctx, s)
+	if err := e.scripts.Put(ctx, s); err != nil {
+		return err
+	}
+	e.scriptsChanged(s.Owner)
+	return nil
 }
 
-// visibleScripts is ScriptStore.Visible for listings (search, session
-// tools): a store that cannot answer lists nothing, and the log says why.
+// DeleteScript deletes one of caller's saved scripts; false when it has
+// none of that name.
+func (e *Engine) DeleteScript(ctx context.Context, caller auth.Caller, name string) (bool, error) {
+	deleted, err := e.scripts.Delete(ctx, caller.Principal.Key(), name)
+	if deleted {
+		e.scriptsChanged("") // it may have been shared: every principal's
+	}
+	return deleted, err
+}
+
+// OnScriptsChanged has changed called after each script saved (SaveScript)
+// or deleted (DeleteScript) through the engine, with the Key of the
+// principal whose callable scripts changed, or "" when every principal's
+// may have (a shared script). The MCP face's CallerMCPTools follow them so
+// (sandbox serve has its front end's RefreshCallerTools hear it). changed
+// runs on the goroutine that saved or deleted, and must not block.
+func (e *Engine) OnScriptsChanged(changed func(principal string)) {
+	e.watchMu.Lock()
+	e.scriptWatchers = append(e.scriptWatchers, changed)
+	e.watchMu.Unlock()
+}
+
+// scriptsChanged tells the watchers that principal's scripts changed: when
+// one of the scripts it may call is shared, every principal's did.
+func (e *Engine) scriptsChanged(principal string) {
+	e.watchMu.Lock()
+	watchers := e.scriptWatchers
+	e.watchMu.Unlock()
+	if len(watchers) == 0 {
+		return
+	}
+	if principal != "" {
+		for _, s := range e.visibleScripts(context.Background(), principal) {
+			if s.Shared {
+				principal = ""
+				break
+			}
+		}
+	}
+	for _, changed := range watchers {
+		changed(principal)
+	}
+}
+
+// visibleScripts is ScriptStore.Visible for listings (search, a caller's
+// MCP tools): a store that cannot answer lists nothing, and the log says why.
 func (e *Engine) visibleScripts(ctx context.Context, principal string) []Script {
 	scripts, err := e.scripts.Visible(ctx, principal)
 	if err != nil {

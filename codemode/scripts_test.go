@@ -187,3 +187,43 @@ func BenchmarkSavedScriptCall(b *testing.B) {
 		})
 	}
 }
+
+// TestScriptChangesAreAnnounced: OnScriptsChanged hears each save with its
+// owner, each delete, and a save by a principal who may call a shared
+// script, with "" (every principal's list may have changed); a failed save
+// or a delete of nothing is not news.
+func TestScriptChangesAreAnnounced(t *testing.T) {
+	t.Parallel()
+	e := newEngineWith(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.Options{Isolation: runtime.InProcess, Workers: 1})
+	e.scripts, _ = OpenScripts("")
+	var heard []string
+	e.OnScriptsChanged(func(principal string) { heard = append(heard, "1:"+principal) })
+	e.OnScriptsChanged(func(principal string) { heard = append(heard, "2:"+principal) })
+	ctx := context.Background()
+	alice, bob := caller("alice", "s1"), caller("bob", "s1")
+	save := func(c auth.Caller, name, code string) error {
+		return e.SaveScript(ctx, c, Script{Name: name, Description: "Return one.", Code: code})
+	}
+	if err := save(alice, "one", "return 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := save(alice, "broken", "return ("); err == nil {
+		t.Fatal("code that does not compile was saved")
+	}
+	if err := e.scripts.Share(ctx, alice.Principal.Key(), "one", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := save(bob, "two", "return 2"); err != nil { // bob may call alice's shared one
+		t.Fatal(err)
+	}
+	if deleted, err := e.DeleteScript(ctx, bob, "nothing"); deleted || err != nil {
+		t.Fatalf("deleting nothing: %v %v", deleted, err)
+	}
+	if deleted, err := e.DeleteScript(ctx, bob, "two"); !deleted || err != nil {
+		t.Fatalf("deleting: %v %v", deleted, err)
+	}
+	want := "1:" + alice.Principal.Key() + " 2:" + alice.Principal.Key() + " 1: 2: 1: 2:"
+	if got := strings.Join(heard, " "); got != want {
+		t.Errorf("heard %q, want %q", got, want)
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
-	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
 )
@@ -105,7 +105,7 @@ func TestSearchToolAnswerText(t *testing.T) {
 	t.Parallel()
 	e := searchEngine(t)
 	args, _ := json.Marshal(map[string]any{"intent": "read a text file", "intents": []string{"get file contents"}, "k": 2})
-	res, err := e.handleSearch(context.Background(), frontend.ToolRequest{Arguments: args, Caller: auth.Caller{Principal: auth.Anonymous}})
+	res, err := e.handleSearch(context.Background(), toolspec.Request{Arguments: args, Caller: auth.Caller{Principal: auth.Anonymous}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestAgentErrorsNameNoPackages(t *testing.T) {
 		"execute_code": `{"code": "return 1", "tools": ["files:read_txt_file"]}`,
 	} {
 		var err error
-		req := frontend.ToolRequest{Arguments: json.RawMessage(args), Caller: caller}
+		req := toolspec.Request{Arguments: json.RawMessage(args), Caller: caller}
 		if tool == "search_tools" {
 			_, err = e.handleSearch(context.Background(), req)
 		} else {

@@ -39,13 +39,27 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 		engine.Close()
 		rt.Close()
 	}
-	if err := engine.Install(front); err != nil {
+	if err := installCodeMode(front, engine); err != nil {
 		closeFn()
 		return nil, nil, err
 	}
 	// Workers also die with serve if it is killed (Pdeathsig); closeFn ends
 	// them in an orderly stop.
 	return closeFn, rt.Warm, nil
+}
+
+// installCodeMode serves the engine's MCP tools on the front end: the
+// code-mode tools for every session, and each caller's saved scripts as
+// tools of its own sessions, given again whenever scripts change.
+func installCodeMode(front *frontend.Server, engine *codemode.Engine) error {
+	for _, spec := range engine.MCPTools() {
+		if err := front.AddTool(spec); err != nil {
+			return err
+		}
+	}
+	front.SetCallerTools(engine.CallerMCPTools)
+	engine.OnScriptsChanged(front.RefreshCallerTools)
+	return nil
 }
 
 // cliCaller is the caller of a one-shot command: the operator, in a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 )
 
 // The gateway served as one MCP server, as `sandbox serve` does: an MCP client
@@ -38,13 +39,13 @@ func Example() {
 
 	front := frontend.New(g)
 	defer front.Close()
-	// A built-in tool beside the upstream ones (code mode adds search_tools
-	// and execute_code this way).
-	err = front.AddTool("whoami", "Say whether the caller has a session.", json.RawMessage(`{"type":"object"}`),
-		func(ctx context.Context, req frontend.ToolRequest) (*gateway.CallResult, error) {
+	// A built-in tool beside the upstream ones (sandbox serve adds code
+	// mode's search_tools and execute_code this way).
+	err = front.AddTool(toolspec.Spec{Name: "whoami", Description: "Say whether the caller has a session.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 			text, _ := json.Marshal(map[string]string{"type": "text", "text": fmt.Sprint("in a session: ", req.Caller.HasSession())})
 			return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
-		})
+		}})
 	if err != nil {
 		panic(err)
 	}

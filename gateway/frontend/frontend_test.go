@@ -24,6 +24,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
@@ -237,8 +238,8 @@ func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
 	var gotCaller auth.Caller
-	err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`),
-		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+	err := fx.f.AddTool(toolspec.Spec{Name: "execute_code", Description: "Run code.", InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`),
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 			gotCaller = req.Caller
 			req.Progress(1, 2, "half")
 			req.Log("warning", "from the built-in")
@@ -247,15 +248,22 @@ func TestBuiltinToolsGetSessionProgressAndLog(t *testing.T) {
 			}
 			text, _ := json.Marshal(map[string]any{"type": "text", "text": "ran " + string(req.Arguments)})
 			return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
-		})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fx.f.AddTool("execute_code", "dup", json.RawMessage(`{}`), nil); err == nil {
-		t.Fatal("duplicate built-in accepted")
-	}
-	if err := fx.f.AddTool("bad name", "x", json.RawMessage(`{}`), nil); err == nil {
-		t.Fatal("invalid name accepted")
+	for _, bad := range []struct {
+		spec toolspec.Spec
+		want string
+	}{
+		{toolspec.Spec{Name: "execute_code", InputSchema: json.RawMessage(`{}`), Handler: noHandler}, "already registered"},
+		{toolspec.Spec{Name: "bad name", InputSchema: json.RawMessage(`{}`), Handler: noHandler}, "must be 1-64 characters"},
+		{toolspec.Spec{Name: "no_schema", InputSchema: json.RawMessage(`{`), Handler: noHandler}, "input schema is not valid JSON"},
+		{toolspec.Spec{Name: "no_handler", InputSchema: json.RawMessage(`{}`)}, "has no handler"},
+	} {
+		if err := fx.f.AddTool(bad.spec); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("AddTool(%s): %v, want %q", bad.spec.Name, err, bad.want)
+		}
 	}
 	c := legacyClient(t, fx.url+"/mcp")
 	//lint:ignore SA1019 the 2025-era protocol (its logging, GET stream and subscriptions) is served and tested on purpose
@@ -902,15 +910,15 @@ func TestBuiltinArgumentLimit(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
 	var ran atomic.Int32
-	if err := fx.f.AddTool("execute_code", "Run code.", json.RawMessage(`{"type":"object"}`),
-		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+	if err := fx.f.AddTool(toolspec.Spec{Name: "execute_code", Description: "Run code.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		MaxArgumentBytes: 64 << 10,
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 			ran.Add(1)
 			text, _ := json.Marshal(map[string]any{"type": "text", "text": "ran"})
 			return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
-		}); err != nil {
+		}}); err != nil {
 		t.Fatal(err)
 	}
-	fx.f.LimitArguments("execute_code", 64<<10)
 	c := legacyClient(t, fx.url+"/mcp")
 	call := func(n int) *mcp.CallToolResult {
 		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code",
@@ -1207,9 +1215,9 @@ func TestBuiltinToolsOnlyServesNoUpstreamTool(t *testing.T) {
 	g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), nil))
 	f := New(g, WithBuiltinToolsOnly())
 	t.Cleanup(f.Close)
-	if err := f.AddTool("run_it", "runs", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+	if err := f.AddTool(toolspec.Spec{Name: "run_it", Description: "runs", InputSchema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 		return &gateway.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ran"}`)}}, nil
-	}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
@@ -1242,9 +1250,9 @@ func TestBuiltinToolsOnlyServesNoUpstreamTool(t *testing.T) {
 func TestBuiltinNamedLikeAnUpstreamTool(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
-	if err := fx.f.AddTool("a__echo", "builtin", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+	if err := fx.f.AddTool(toolspec.Spec{Name: "a__echo", Description: "builtin", InputSchema: json.RawMessage(`{"type":"object"}`), Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 		return &gateway.CallResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"builtin"}`)}}, nil
-	}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	up, ok := fx.g.Tool("a:echo")
@@ -1263,4 +1271,72 @@ func TestBuiltinNamedLikeAnUpstreamTool(t *testing.T) {
 	check("after AddTool")
 	fx.f.sync() // what any later catalog change does
 	check("after a sync")
+}
+
+func noHandler(context.Context, toolspec.Request) (*gateway.CallResult, error) {
+	return &gateway.CallResult{}, nil
+}
+
+// TestCallerToolsArePerPrincipal: tools of SetCallerTools are listed and
+// called only in the sessions of the callers the provider gives them to,
+// and RefreshCallerTools gives a principal's open sessions the provider's
+// current answer; a caller tool's argument cap holds too.
+func TestCallerToolsArePerPrincipal(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	var mu sync.Mutex
+	owners := map[string]bool{"alice": true}
+	fx.f.SetCallerTools(func(c auth.Caller) []toolspec.Spec {
+		mu.Lock()
+		defer mu.Unlock()
+		if !owners[c.Principal.Key()] {
+			return nil
+		}
+		return []toolspec.Spec{{Name: "mine", Description: "The caller's own.", InputSchema: json.RawMessage(`{"type":"object"}`), MaxArgumentBytes: 64,
+			Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
+				text, _ := json.Marshal(map[string]string{"type": "text", "text": "for " + req.Caller.Principal.Key()})
+				return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
+			}}}
+	})
+	h := fx.f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
+	}))
+	t.Cleanup(srv.Close)
+	as := func(who string) *client.Client {
+		return legacyClient(t, srv.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"X-Test-Principal": who}))
+	}
+	alice, bob := as("alice"), as("bob")
+	call := func(c *client.Client, args map[string]any) (string, bool) {
+		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "mine", Arguments: args}})
+		if err != nil {
+			return err.Error(), true
+		}
+		return resultText(res), res.IsError
+	}
+	if _, ok := toolNames(t, alice)["mine"]; !ok {
+		t.Fatal("alice's session lacks her tool")
+	}
+	if _, ok := toolNames(t, bob)["mine"]; ok {
+		t.Fatal("bob's session lists alice's tool")
+	}
+	if text, isErr := call(alice, nil); isErr || text != "for alice" {
+		t.Fatalf("alice's call: %s", text)
+	}
+	if text, isErr := call(alice, map[string]any{"pad": strings.Repeat("x", 100)}); !isErr || !strings.HasPrefix(text, "VALIDATION_FAILED: the arguments of mine are 110 bytes, over the 64 bytes it takes") {
+		t.Fatalf("alice's call over the cap: %s", text)
+	}
+	if text, isErr := call(bob, nil); !isErr {
+		t.Fatalf("bob called alice's tool: %s", text)
+	}
+	mu.Lock()
+	owners["bob"] = true
+	mu.Unlock()
+	fx.f.RefreshCallerTools("bob")
+	if _, ok := toolNames(t, bob)["mine"]; !ok {
+		t.Fatal("bob's session lacks the tool after the refresh")
+	}
+	if text, isErr := call(bob, nil); isErr || text != "for bob" {
+		t.Fatalf("bob's call after the refresh: %s", text)
+	}
 }

@@ -3,8 +3,9 @@
 // templates and prompts, completions, logging, progress, and the sampling,
 // elicitation and roots requests upstreams make during a call, relayed to
 // the client whose call it is. Hub tools let each session list the servers
-// and narrow what it sees; built-in tools (the code-mode tools) are added
-// with AddTool.
+// and narrow what it sees; built-in tools, which this process answers itself
+// (the code-mode tools), are added as toolspec.Specs with AddTool, and a
+// caller's own (its saved scripts) with SetCallerTools.
 //
 // mcp-go's server does the protocol work (both eras, sessions, pagination);
 // this package adds what a gateway needs on top: raw pass-through of
@@ -31,6 +32,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 )
 
 // Server is the gateway's MCP front end.
@@ -46,12 +48,12 @@ type Server struct {
 
 	mu       sync.Mutex
 	builtins map[string]bool // wire names of built-in and hub tools
-	argLimit map[string]int  // the most bytes of arguments a built-in tool takes
+	argLimit map[string]int  // the most bytes of arguments a built-in tool takes (toolspec.Spec.MaxArgumentBytes)
 	// builtinsOnly hides upstream tools (WithBuiltinToolsOnly).
 	builtinsOnly bool
 	upstream     map[string]string   // wire name -> raw definition, as registered
 	sessions     map[string]*session // by mcp-go session id
-	sessionTools func(auth.Caller) []SessionTool
+	callerTools  func(auth.Caller) []toolspec.Spec
 	resReg       map[string]string // resource URI -> raw, as registered
 	stop         func()
 	hub          bool
@@ -176,50 +178,32 @@ func (s *Server) Close() {
 
 // --- built-in tools ---
 
-// ToolRequest is what a built-in tool's handler gets.
-type ToolRequest struct {
-	// Caller is who calls (principal and session), as gateway.Call takes it.
-	Caller auth.Caller
-	// Arguments are the raw JSON arguments (validated against the schema
-	// by nobody: the handler owns them).
-	Arguments json.RawMessage
-	// Progress sends notifications/progress for this call when the client
-	// asked for progress (a no-op otherwise).
-	Progress func(progress, total float64, message string)
-	// ProgressRequested says the client sent a progressToken: someone
-	// listens to Progress.
-	ProgressRequested bool
-	// Log sends notifications/message to the calling session at level
-	// ("debug" ... "emergency"), if the session's level lets it through.
-	Log func(level string, data any)
-}
-
-// ToolHandler runs a built-in tool. A returned *gateway.Error (or any
-// error) becomes an isError result with the error's code and message.
-type ToolHandler func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error)
-
 // AddTool registers a built-in tool (such as the code-mode tools
-// search_tools and execute_code) beside the upstream tools. Its name is
-// used as is on the wire and reserved in the gateway's catalog naming.
-func (s *Server) AddTool(name, description string, inputSchema json.RawMessage, h ToolHandler) error {
-	if !validWire(name) {
-		return fmt.Errorf("frontend: tool name %q must be 1-64 characters of [A-Za-z0-9_-]", name)
+// search_tools and execute_code) beside the upstream tools, for every
+// session. Its name is used as is on the wire and reserved in the gateway's
+// catalog naming. Over HTTP a call whose arguments are over the spec's
+// MaxArgumentBytes is answered before mcp-go decodes it: decoding holds
+// about 7 times a body's size at the peak (measured with 16 MiB bodies).
+func (s *Server) AddTool(spec toolspec.Spec) error {
+	if err := checkSpec(spec); err != nil {
+		return err
 	}
-	if !json.Valid(inputSchema) {
-		return fmt.Errorf("frontend: tool %q: input schema is not valid JSON", name)
-	}
+	name := spec.Name
 	s.mu.Lock()
 	if s.builtins[name] {
 		s.mu.Unlock()
 		return fmt.Errorf("frontend: tool %q is already registered", name)
 	}
 	s.builtins[name] = true
+	if spec.MaxArgumentBytes > 0 {
+		s.argLimit[name] = spec.MaxArgumentBytes
+	}
 	s.mu.Unlock()
 	s.g.ReserveWireNames(name)
 	s.mu.Lock()
 	_, held := s.upstream[name]
 	s.mu.Unlock()
-	s.mcp.AddTool(mcp.NewToolWithRawSchema(name, description, inputSchema), s.builtinHandler(name, h))
+	s.mcp.AddTool(mcp.NewToolWithRawSchema(name, spec.Description, spec.InputSchema), s.builtinHandler(spec))
 	if held {
 		// An upstream tool had the name; the reservation renamed it (to
 		// its hashed name): the sync exposes it under that one.
@@ -228,24 +212,32 @@ func (s *Server) AddTool(name, description string, inputSchema json.RawMessage, 
 	return nil
 }
 
-// LimitArguments caps the arguments a built-in tool takes at maxBytes of
-// JSON. Over HTTP a larger call is answered before mcp-go decodes it, so a
-// client cannot make the server hold the several copies of a request body
-// that decoding makes (about 7 times its size at the peak, measured with
-// 16 MiB bodies) for a tool that has no use for them.
-func (s *Server) LimitArguments(tool string, maxBytes int) {
-	s.mu.Lock()
-	s.argLimit[tool] = maxBytes
-	s.mu.Unlock()
+// checkSpec says what is wrong with a tool's spec, or nil.
+func checkSpec(spec toolspec.Spec) error {
+	switch {
+	case !validWire(spec.Name):
+		return fmt.Errorf("frontend: tool name %q must be 1-64 characters of [A-Za-z0-9_-]", spec.Name)
+	case !json.Valid(spec.InputSchema):
+		return fmt.Errorf("frontend: tool %q: input schema is not valid JSON", spec.Name)
+	case spec.Handler == nil:
+		return fmt.Errorf("frontend: tool %q has no handler", spec.Name)
+	}
+	return nil
 }
 
-// argumentsTooLarge returns the error for arguments of n bytes to tool, or
-// nil when the tool takes them; slack is what n may hold besides the
-// arguments (the JSON-RPC envelope around them, when n is a body's size).
+// argumentsTooLarge returns the error for arguments of n bytes to a
+// built-in tool, or nil when the tool takes them; slack is what n may hold
+// besides the arguments (the JSON-RPC envelope around them, when n is a
+// body's size).
 func (s *Server) argumentsTooLarge(tool string, n, slack int) error {
 	s.mu.Lock()
 	limit := s.argLimit[tool]
 	s.mu.Unlock()
+	return argumentsOver(tool, limit, n, slack)
+}
+
+// argumentsOver is argumentsTooLarge for a tool whose cap is limit.
+func argumentsOver(tool string, limit, n, slack int) error {
 	if limit <= 0 || n <= limit+slack {
 		return nil
 	}
@@ -276,11 +268,12 @@ func validWire(name string) bool {
 	return true
 }
 
-func (s *Server) builtinHandler(name string, h ToolHandler) server.ToolHandlerFunc {
+func (s *Server) builtinHandler(spec toolspec.Spec) server.ToolHandlerFunc {
+	h := spec.Handler
 	return func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := rawArguments(r)
-		if err := s.argumentsTooLarge(name, len(args), 0); err != nil {
-			return errorResult(err), nil // stdio, or a body under the HTTP check's slack
+		if err := argumentsOver(spec.Name, spec.MaxArgumentBytes, len(args), 0); err != nil {
+			return errorResult(err), nil // stdio, a body under the HTTP check's slack, or a caller's own tool
 		}
 		sess := s.sessionFor(ctx)
 		n := notifierFrom(ctx)
@@ -288,7 +281,7 @@ func (s *Server) builtinHandler(name string, h ToolHandler) server.ToolHandlerFu
 			defer sess.enterCall(ctx, n)()
 		}
 		token := progressToken(r)
-		req := ToolRequest{
+		req := toolspec.Request{
 			Caller:            callerOf(ctx),
 			Arguments:         args,
 			ProgressRequested: token != nil,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 )
 
 // session is the front end's state for one MCP client session: the servers
@@ -84,7 +85,7 @@ func (s *Server) hold(ctx context.Context, cs server.ClientSession, adopted, rep
 	s.sessions[cs.SessionID()] = sess
 	s.mu.Unlock()
 	s.adoptMu.Unlock()
-	s.applySessionTools(sess)
+	s.applyCallerTools(sess)
 	msg := "session started"
 	if adopted {
 		msg = "session adopted from another replica"
@@ -398,25 +399,25 @@ const (
 )
 
 func (s *Server) addHubTools() {
-	_ = s.AddTool(HubListServers,
-		"List the MCP servers behind this gateway with their state (ready, restarting, failed, ...), tool count, last error and restarts, and whether this session is connected to each.",
-		json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+	_ = s.AddTool(toolspec.Spec{Name: HubListServers,
+		Description: "List the MCP servers behind this gateway with their state (ready, restarting, failed, ...), tool count, last error and restarts, and whether this session is connected to each.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 			return s.listServers(ctx), nil
-		})
+		}})
 	serversSchema := json.RawMessage(`{"type":"object","properties":{"servers":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Server names, as gateway__list_servers shows them."}},"required":["servers"],"additionalProperties":false}`)
-	_ = s.AddTool(HubConnectServers,
-		"Connect this session to servers. The first call narrows the session to exactly these servers (it then sees only their tools); later calls add more. Sends tools/list_changed.",
-		serversSchema,
-		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+	_ = s.AddTool(toolspec.Spec{Name: HubConnectServers,
+		Description: "Connect this session to servers. The first call narrows the session to exactly these servers (it then sees only their tools); later calls add more. Sends tools/list_changed.",
+		InputSchema: serversSchema,
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 			return s.changeSubset(ctx, req, true)
-		})
-	_ = s.AddTool(HubDisconnectServer,
-		"Disconnect this session from servers: their tools disappear from this session's tools/list (other sessions are not affected). Sends tools/list_changed.",
-		serversSchema,
-		func(ctx context.Context, req ToolRequest) (*gateway.CallResult, error) {
+		}})
+	_ = s.AddTool(toolspec.Spec{Name: HubDisconnectServer,
+		Description: "Disconnect this session from servers: their tools disappear from this session's tools/list (other sessions are not affected). Sends tools/list_changed.",
+		InputSchema: serversSchema,
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
 			return s.changeSubset(ctx, req, false)
-		})
+		}})
 }
 
 func (s *Server) listServers(ctx context.Context) *gateway.CallResult {
@@ -436,7 +437,7 @@ func (s *Server) listServers(ctx context.Context) *gateway.CallResult {
 	return &gateway.CallResult{Content: []json.RawMessage{text}, StructuredContent: b}
 }
 
-func (s *Server) changeSubset(ctx context.Context, req ToolRequest, connect bool) (*gateway.CallResult, error) {
+func (s *Server) changeSubset(ctx context.Context, req toolspec.Request, connect bool) (*gateway.CallResult, error) {
 	var args struct {
 		Servers []string `json:"servers"`
 	}

@@ -1,0 +1,61 @@
+package frontend
+
+import (
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
+)
+
+// SetCallerTools sets what gives each caller tools of its own, beside the
+// built-in tools every session has: a principal's saved scripts, say. They
+// are listed and called like built-in tools, in the sessions of that caller
+// (over streamable HTTP; stdio sessions have none). A session gets them when
+// it starts, and again on RefreshCallerTools. A spec's MaxArgumentBytes is
+// checked once the call is decoded.
+func (s *Server) SetCallerTools(provider func(auth.Caller) []toolspec.Spec) {
+	s.mu.Lock()
+	s.callerTools = provider
+	s.mu.Unlock()
+}
+
+// RefreshCallerTools gives the open sessions of a principal (by its Key;
+// "" for every principal) their caller tools again, after they changed;
+// mcp-go tells those clients that the tool list changed.
+func (s *Server) RefreshCallerTools(principal string) {
+	s.mu.Lock()
+	var sessions []*session
+	for _, sess := range s.sessions {
+		if principal == "" || sess.caller.Principal.Key() == principal {
+			sessions = append(sessions, sess)
+		}
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		s.applyCallerTools(sess)
+	}
+}
+
+// applyCallerTools replaces a session's caller tools with the provider's.
+func (s *Server) applyCallerTools(sess *session) {
+	s.mu.Lock()
+	provider := s.callerTools
+	s.mu.Unlock()
+	withTools, ok := sess.cs.(server.SessionWithTools)
+	if provider == nil || !ok {
+		return
+	}
+	tools := map[string]server.ServerTool{}
+	for _, t := range provider(sess.caller) {
+		if err := checkSpec(t); err != nil {
+			s.log.Warn("a caller tool was left out", "tool", t.Name, "error", err)
+			continue
+		}
+		tools[t.Name] = server.ServerTool{Tool: mcp.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema), Handler: s.builtinHandler(t)}
+	}
+	withTools.SetSessionTools(tools)
+	if sess.cs.Initialized() {
+		_ = s.mcp.SendNotificationToSpecificClient(sess.cs.SessionID(), string(mcp.MethodNotificationToolsListChanged), nil)
+	}
+}
