@@ -33,19 +33,27 @@ type Principal struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
+// The IDs of the two principals every process knows. They are constants
+// behind functions, not exported variables: an identity that decides whose
+// tokens a request carries must not be reassignable by any package.
+const (
+	operatorID  = "operator"
+	anonymousID = "anonymous"
+)
+
 // Operator is the principal of whoever started the process: the CLI, a
 // client on `sandbox serve`'s stdio, and the gateway's own connection-level
 // requests to upstreams (initialize, listing, health checks). Its upstream
 // tokens come from the operator's configuration (--token-env).
-var Operator = Principal{ID: "operator"}
+func Operator() Principal { return Principal{ID: operatorID} }
 
 // Anonymous is the principal of a request over the network that nobody
 // authenticated. It holds no principal-wide state: whatever it sets is its
 // session's alone.
-var Anonymous = Principal{ID: "anonymous"}
+func Anonymous() Principal { return Principal{ID: anonymousID} }
 
 // IsOperator reports whether p is the operator.
-func (p Principal) IsOperator() bool { return p.ID == Operator.ID && p.Tenant == "" }
+func (p Principal) IsOperator() bool { return p.ID == operatorID && p.Tenant == "" }
 
 // HasScope reports whether the principal was granted scope.
 func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
@@ -126,5 +134,5 @@ func PrincipalFrom(ctx context.Context) Principal {
 	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
 		return p
 	}
-	return Anonymous
+	return Anonymous()
 }

@@ -13,7 +13,7 @@ func TestAllowedServers(t *testing.T) {
 		restricted bool
 		sees       map[string]bool
 	}{
-		{"operator sees all", Operator, nil, false, map[string]bool{"fs": true, "github": true}},
+		{"operator sees all", Operator(), nil, false, map[string]bool{"fs": true, "github": true}},
 		{"scopes without servers see all", Principal{ID: "a", Scopes: []string{"tools:call"}}, nil, false, map[string]bool{"fs": true}},
 		{"server scopes restrict", Principal{ID: "a", Scopes: []string{"tools:call", ServerScope("fs"), ServerScope("github")}},
 			[]string{"fs", "github"}, true, map[string]bool{"fs": true, "github": true, "memory": false, "": false}},

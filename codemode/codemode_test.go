@@ -292,7 +292,7 @@ func TestCatalogChangesReachSearchAndBindings(t *testing.T) {
 func TestNarrowedSessionSearchesAndCallsOnlyItsServers(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New(), "other": mcpserver.New()}, runtime.InProcess)
-	caller := auth.Caller{Principal: auth.Anonymous, Session: "narrow-1"}
+	caller := auth.Caller{Principal: auth.Anonymous(), Session: "narrow-1"}
 	sess := e.gw.OpenSession(caller, nil)
 	defer sess.Close()
 	sess.Narrow([]string{"other"})
@@ -324,7 +324,7 @@ func TestNarrowedSessionSearchesAndCallsOnlyItsServers(t *testing.T) {
 		}
 	}
 	// Another session is not narrowed.
-	found, err = e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 5, Caller: auth.Caller{Principal: auth.Anonymous, Session: "wide"}})
+	found, err = e.Search(context.Background(), SearchRequest{Intent: "which tasks are blocked right now", K: 5, Caller: auth.Caller{Principal: auth.Anonymous(), Session: "wide"}})
 	if err != nil || found.Total != e.ToolCount() {
 		t.Fatalf("an unnarrowed session: %v %+v", err, found)
 	}

@@ -105,7 +105,7 @@ func TestSearchToolAnswerText(t *testing.T) {
 	t.Parallel()
 	e := searchEngine(t)
 	args, _ := json.Marshal(map[string]any{"intent": "read a text file", "intents": []string{"get file contents"}, "k": 2})
-	res, err := e.handleSearch(context.Background(), toolspec.Request{Arguments: args, Caller: auth.Caller{Principal: auth.Anonymous}})
+	res, err := e.handleSearch(context.Background(), toolspec.Request{Arguments: args, Caller: auth.Caller{Principal: auth.Anonymous()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestServerInstructionsAreIndexed(t *testing.T) {
 func TestAgentErrorsNameNoPackages(t *testing.T) {
 	t.Parallel()
 	e := searchEngine(t)
-	caller := auth.Caller{Principal: auth.Anonymous}
+	caller := auth.Caller{Principal: auth.Anonymous()}
 	for tool, args := range map[string]string{
 		"search_tools": `{"intent": "!!! ???"}`,
 		"execute_code": `{"code": "return 1", "tools": ["files:read_txt_file"]}`,

@@ -71,7 +71,7 @@ type CallResult struct {
 // Otherwise exactly one of the two is non-nil.
 func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	if req.Caller.Principal.ID == "" {
-		req.Caller.Principal = auth.Anonymous
+		req.Caller.Principal = auth.Anonymous()
 	}
 	c := &call{req: req, id: strconv.FormatUint(g.callSeq.Add(1), 10), toolID: req.Tool, start: time.Now()}
 	ctx = startCall(ctx, c)

@@ -790,8 +790,8 @@ func TestStdioServersInheritOnlyASafeEnvironment(t *testing.T) {
 
 // testCaller is an anonymous caller in session id.
 func testCaller(id string) auth.Caller {
-	return auth.Caller{Principal: auth.Anonymous, Session: auth.SessionID(id)}
+	return auth.Caller{Principal: auth.Anonymous(), Session: auth.SessionID(id)}
 }
 
 // operator is the CLI's caller.
-var operator = auth.Caller{Principal: auth.Operator}
+var operator = auth.Caller{Principal: auth.Operator()}

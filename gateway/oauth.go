@@ -289,8 +289,8 @@ func usesOAuth(sc *ServerConfig) bool {
 // A principal never falls back to the operator's grant: that would let it
 // act with the operator's account.
 func OAuthOwner(p auth.Principal) string {
-	if p.ID == "" || (p.ID == auth.Anonymous.ID && p.Tenant == "") || p.IsOperator() {
-		return auth.Operator.Key()
+	if p.ID == "" || (p.ID == auth.Anonymous().ID && p.Tenant == "") || p.IsOperator() {
+		return auth.Operator().Key()
 	}
 	return p.Key()
 }
@@ -457,7 +457,7 @@ func (g *Gateway) oauthRejected(ctx context.Context, u *upstream, owner, token s
 func (g *Gateway) loginRequired(id string, u *upstream, owner, why string) *Error {
 	run := fmt.Sprintf("sandbox login %s --config <your mcp.json>", u.name)
 	who := "log in"
-	if owner != auth.Operator.Key() {
+	if owner != auth.Operator().Key() {
 		run += " --principal " + owner
 		who = "ask the operator to log you in"
 	}

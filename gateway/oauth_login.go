@@ -58,7 +58,7 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 		return nil, fmt.Errorf("server %q takes no OAuth login: only HTTP servers without \"sessionToken\" or an Authorization header do", u.name)
 	}
 	if opts.Owner == "" {
-		opts.Owner = auth.Operator.Key()
+		opts.Owner = auth.Operator().Key()
 	}
 	if opts.Wait == 0 {
 		opts.Wait = 5 * time.Minute
@@ -159,7 +159,7 @@ func (g *Gateway) Logout(ctx context.Context, server, owner string) (ok bool, er
 		return false, fmt.Errorf("no server %q in the config (it has: %s)", server, strings.Join(g.names, ", "))
 	}
 	if owner == "" {
-		owner = auth.Operator.Key()
+		owner = auth.Operator().Key()
 	}
 	store, err := g.oauthStore()
 	if err != nil {

@@ -71,7 +71,7 @@ func TestOAuthLogin(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "cfg", "oauth-tokens.json")
 	g := oauthGateway(t, tokens, fmt.Sprintf(`"secure": {"url": %q}, "other": {"url": %q}`, secure, other))
 	ctx := context.Background()
-	op := auth.Operator.Key()
+	op := auth.Operator().Key()
 
 	// Before any login the connection is refused, and says what to run.
 	st := g.Servers()[1]
@@ -97,14 +97,14 @@ func TestOAuthLogin(t *testing.T) {
 	}
 	// The running gateway reconnects with the login and calls with it.
 	testwait.Until(t, 10*time.Second, "secure to connect with the login", func() bool { return g.Servers()[1].State == StateReady })
-	if who, err := whoami(g, "secure", auth.Operator); err != nil || who != "alice" {
+	if who, err := whoami(g, "secure", auth.Operator()); err != nil || who != "alice" {
 		t.Fatalf("whoami = %q, %v", who, err)
 	}
 
 	t.Run("refresh on expiry", func(t *testing.T) {
 		before := grantOf(t, g, op, "secure")
 		editGrant(t, g, op, "secure", func(gr *OAuthGrant) { gr.Token.ExpiresAt = time.Now().Add(-time.Second) })
-		if who, err := whoami(g, "secure", auth.Operator); err != nil || who != "alice" {
+		if who, err := whoami(g, "secure", auth.Operator()); err != nil || who != "alice" {
 			t.Fatalf("whoami after expiry = %q, %v", who, err)
 		}
 		after := grantOf(t, g, op, "secure")
@@ -117,7 +117,7 @@ func TestOAuthLogin(t *testing.T) {
 		// The server refuses a token the grant still thinks valid (revoked,
 		// its key rotated): 401, renewed, called again.
 		editGrant(t, g, op, "secure", func(gr *OAuthGrant) { gr.Token.AccessToken = "refused-" + gr.Token.AccessToken[:20] })
-		if who, err := whoami(g, "secure", auth.Operator); err != nil || who != "alice" {
+		if who, err := whoami(g, "secure", auth.Operator()); err != nil || who != "alice" {
 			t.Fatalf("whoami after a refused token = %q, %v", who, err)
 		}
 		if tok := grantOf(t, g, op, "secure").Token.AccessToken; strings.HasPrefix(tok, "refused-") {
@@ -140,7 +140,7 @@ func TestOAuthLogin(t *testing.T) {
 	t.Run("revoked refresh token", func(t *testing.T) {
 		oauthtest.Revoke(t, issuer, grantOf(t, g, op, "secure").Token.RefreshToken)
 		editGrant(t, g, op, "secure", func(gr *OAuthGrant) { gr.Token.ExpiresAt = time.Now().Add(-time.Second) })
-		_, err := whoami(g, "secure", auth.Operator)
+		_, err := whoami(g, "secure", auth.Operator())
 		e := wantCode(t, err, CodeAuthRequired)
 		if !strings.Contains(e.Message, "renewing it failed") || !strings.Contains(e.Message, "sandbox login secure") {
 			t.Fatalf("message: %s", e.Message)
@@ -172,7 +172,7 @@ func TestOAuthLogin(t *testing.T) {
 			t.Fatalf("message: %s", e.Message)
 		}
 		// The operator's own login to other is untouched.
-		if who, err := whoami(g, "other", auth.Operator); err != nil || who != "alice" {
+		if who, err := whoami(g, "other", auth.Operator()); err != nil || who != "alice" {
 			t.Fatalf("operator's whoami on other = %q, %v", who, err)
 		}
 	})
@@ -212,7 +212,7 @@ func TestOAuthLoginWithoutRegistration(t *testing.T) {
 		t.Fatalf("client %q", grant.ClientID)
 	}
 	testwait.Until(t, 10*time.Second, "secure to connect with the login", func() bool { return g.Servers()[0].State == StateReady })
-	if who, err := whoami(g, "secure", auth.Operator); err != nil || who != "alice" {
+	if who, err := whoami(g, "secure", auth.Operator()); err != nil || who != "alice" {
 		t.Fatalf("whoami = %q, %v", who, err)
 	}
 }
@@ -293,7 +293,7 @@ func TestOAuthOverSSE(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Until(t, 10*time.Second, "legacy to connect with the login", func() bool { return g.Servers()[0].State == StateReady })
-	if who, err := whoami(g, "legacy", auth.Operator); err != nil || who != "alice" {
+	if who, err := whoami(g, "legacy", auth.Operator()); err != nil || who != "alice" {
 		t.Fatalf("whoami over SSE = %q, %v", who, err)
 	}
 }

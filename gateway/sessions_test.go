@@ -54,7 +54,7 @@ func TestTokensBelongToTheirCaller(t *testing.T) {
 	if got := callCode(t, g, auth.Caller{Principal: auth.Principal{ID: "mallory"}, Session: "s1"}, "mem:echo"); got != CodeAuthRequired {
 		t.Fatalf("another principal used s1's token: %s", got)
 	}
-	if got := callCode(t, g, auth.Caller{Principal: auth.Anonymous}, "mem:echo"); got != CodeAuthRequired {
+	if got := callCode(t, g, auth.Caller{Principal: auth.Anonymous()}, "mem:echo"); got != CodeAuthRequired {
 		t.Fatalf("a sessionless caller used a session's token: %s", got)
 	}
 	sess.Close()

@@ -22,8 +22,8 @@ func sessionScope(c auth.Caller) TokenScope {
 
 func principalScope(p auth.Principal) TokenScope { return TokenScope{Principal: p.Key()} }
 
-// OperatorTokens is the scope of the operator's own tokens.
-var OperatorTokens = principalScope(auth.Operator)
+// operatorTokens is the scope of the operator's own tokens.
+func operatorTokens() TokenScope { return principalScope(auth.Operator()) }
 
 // TokenStore holds the bearer tokens that callers present to HTTP upstreams
 // marked "sessionToken": true. Tokens are looked up per call and sent only in
@@ -106,5 +106,5 @@ func (g *Gateway) tokenFor(ctx context.Context, c auth.Caller, server string) (s
 // connection-level requests (initialize, listing, health checks).
 func (g *Gateway) SetOperatorToken(ctx context.Context, server, token string) error {
 	g.addSecrets(token) // redacted from whatever any call hands back
-	return g.tokens.SetToken(ctx, OperatorTokens, NormalizeName(server), token)
+	return g.tokens.SetToken(ctx, operatorTokens(), NormalizeName(server), token)
 }

@@ -93,7 +93,7 @@ func (u *upstream) connectRefused(ctx context.Context, err error) error {
 	}
 	if usesOAuth(u.sc) {
 		tok, _ := ctx.Value(tokenKey{}).(string)
-		u.g.oauthRejected(ctx, u, auth.Operator.Key(), tok)
+		u.g.oauthRejected(ctx, u, auth.Operator().Key(), tok)
 		return fmt.Errorf("the server asks for an OAuth login: run `sandbox login %s --config <your mcp.json>` (%w)", u.name, err)
 	}
 	if u.sc.SessionToken {
@@ -172,7 +172,7 @@ type tokenKey struct{}
 // server: those requests serve every caller, so no caller's token is used.
 func (u *upstream) withOperatorToken(ctx context.Context) context.Context {
 	if usesOAuth(u.sc) {
-		tok, err := u.g.oauthToken(ctx, u, auth.Operator.Key())
+		tok, err := u.g.oauthToken(ctx, u, auth.Operator().Key())
 		if err != nil {
 			u.g.log.Warn("the operator's OAuth login cannot be used", "server", u.name, "error", err)
 		}
@@ -184,7 +184,7 @@ func (u *upstream) withOperatorToken(ctx context.Context) context.Context {
 	if !u.sc.SessionToken {
 		return ctx
 	}
-	tok, ok, err := u.g.tokens.Token(ctx, OperatorTokens, u.name)
+	tok, ok, err := u.g.tokens.Token(ctx, operatorTokens(), u.name)
 	if err != nil {
 		u.g.log.Warn("reading the operator's token failed", "server", u.name, "error", err)
 	}

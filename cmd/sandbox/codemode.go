@@ -64,7 +64,7 @@ func installCodeMode(front *frontend.Server, engine *codemode.Engine) error {
 
 // cliCaller is the caller of a one-shot command: the operator, in a
 // session of its own (one process, one run).
-var cliCaller = auth.Caller{Principal: auth.Operator, Session: "cli"}
+var cliCaller = auth.Caller{Principal: auth.Operator(), Session: "cli"}
 
 // startGateway connects to the servers of a config for a one-shot command
 // (run, search, types): it waits for each to connect or fail, and warns on

@@ -118,7 +118,7 @@ func newLogoutCmd() *cobra.Command {
 // taken as a principal key (tenant/subject of an OAuth token).
 func ownerFlag(a auth.Config, principal string) string {
 	if principal == "" {
-		return auth.Operator.Key()
+		return auth.Operator().Key()
 	}
 	for _, k := range a.APIKeys {
 		if k.Name == principal {

@@ -102,7 +102,7 @@ func serversFromConfig(ctx context.Context, f gatewayFlags, wait time.Duration) 
 	}
 	rows := g.Servers()
 	for i := range rows {
-		st := g.OAuthState(ctx, rows[i].Name, auth.Operator.Key())
+		st := g.OAuthState(ctx, rows[i].Name, auth.Operator().Key())
 		if st == "not logged in" && rows[i].State == gateway.StateReady {
 			st = "" // it answered without a login: it needs none
 		}

@@ -579,7 +579,7 @@ func TestSessionTokensReachHTTPUpstream(t *testing.T) {
 		}
 	}
 	// The operator's own call still carries the operator's token.
-	if _, err := g.Call(context.Background(), gateway.CallRequest{Tool: "h:echo", Arguments: json.RawMessage(`{"text":"op"}`), Caller: auth.Caller{Principal: auth.Operator}}); err != nil {
+	if _, err := g.Call(context.Background(), gateway.CallRequest{Tool: "h:echo", Arguments: json.RawMessage(`{"text":"op"}`), Caller: auth.Caller{Principal: auth.Operator()}}); err != nil {
 		t.Fatalf("operator call: %v", err)
 	}
 	mu.Lock()

@@ -50,7 +50,7 @@ func callerOf(ctx context.Context) auth.Caller {
 
 func callerOfSession(ctx context.Context, cs server.ClientSession) auth.Caller {
 	if cs.SessionID() == stdioSessionID {
-		return auth.Caller{Principal: auth.Operator, Session: stdioSessionID}
+		return auth.Caller{Principal: auth.Operator(), Session: stdioSessionID}
 	}
 	return auth.Caller{Principal: auth.PrincipalFrom(ctx), Session: auth.SessionID(cs.SessionID())}
 }

@@ -30,7 +30,7 @@ func Example() {
 			return &gateway.CallResult{Content: []json.RawMessage{text}}, nil
 		},
 	}
-	res, err := greet.Handler(context.Background(), toolspec.Request{Caller: auth.Caller{Principal: auth.Operator}, Arguments: json.RawMessage(`{"name":"ada"}`)})
+	res, err := greet.Handler(context.Background(), toolspec.Request{Caller: auth.Caller{Principal: auth.Operator()}, Arguments: json.RawMessage(`{"name":"ada"}`)})
 	if err != nil {
 		panic(err)
 	}

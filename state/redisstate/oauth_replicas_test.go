@@ -46,7 +46,7 @@ func TestReplicasRenewAGrantOnce(t *testing.T) {
 		}
 	}
 	whoami := func(g *gateway.Gateway) error {
-		res, err := g.Call(ctx, gateway.CallRequest{Tool: "secure:whoami", Caller: auth.Caller{Principal: auth.Operator}})
+		res, err := g.Call(ctx, gateway.CallRequest{Tool: "secure:whoami", Caller: auth.Caller{Principal: auth.Operator()}})
 		if err != nil {
 			return err
 		}
@@ -59,7 +59,7 @@ func TestReplicasRenewAGrantOnce(t *testing.T) {
 	}
 	store := c.OAuthStore()
 	for round := range 4 {
-		if err := store.Update(ctx, auth.Operator.Key(), "secure", func(g *gateway.OAuthGrant) *gateway.OAuthGrant {
+		if err := store.Update(ctx, auth.Operator().Key(), "secure", func(g *gateway.OAuthGrant) *gateway.OAuthGrant {
 			g.Token.ExpiresAt = time.Now().Add(-time.Second)
 			return g
 		}); err != nil {
