@@ -8,7 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
@@ -19,19 +18,10 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 		return p.errAt(servers.offset, "\"mcpServers\" must be an object mapping server names to server settings, found %s", servers.kind)
 	}
 	for _, k := range servers.keys {
-		name, err := gateway.ValidateName(k.name)
-		if err != nil {
-			return p.errAt(k.offset, "server name: %v", err)
+		if err := gateway.CheckServerName(k.name); err != nil {
+			return p.errAt(k.offset, "%v", err)
 		}
-		if name != k.name {
-			return p.errAt(k.offset, "server name %q must be written in normal form: use %q", k.name, name)
-		}
-		if name == gateway.ReservedServerName {
-			return p.errAt(k.offset, "server name %q is reserved for the gateway's own hub tools; choose another name", name)
-		}
-		if name == codemode.ScriptNamespace || name == "sandbox" {
-			return p.errAt(k.offset, "server name %q is reserved for code mode (saved scripts and the sandbox global are namespaces of that name); choose another name", name)
-		}
+		name := k.name
 		sc, err := p.parseServer(name, k.value)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"sort"
 	"time"
 )
@@ -143,8 +144,37 @@ func DefaultSettings() Settings {
 	}
 }
 
-// ReservedServerName is the server name of the gateway's own hub tools.
-const ReservedServerName = "gateway"
+// reservedServerNames are the names no upstream server may take, each with
+// what owns it. A server of such a name would collide with its owner: the
+// front end's hub tools are gateway__*, and in a snippet `sandbox` and
+// `scripts` are code mode's namespaces, so a server called sandbox would
+// bind as sandbox_ and every call to it would reach code mode instead.
+// Every server passes through the gateway, so the list lives here and not
+// with each owner.
+var reservedServerNames = map[string]string{
+	"gateway": "the gateway's own hub tools (gateway__list_servers, gateway__connect_servers, ...)",
+	"sandbox": "code mode's sandbox global (sandbox.store, sandbox.results)",
+	"scripts": "code mode's saved scripts (scripts.<name> in a snippet)",
+}
+
+// CheckServerName is the one check of a server's name, made however the
+// server is added: an "mcpServers" entry (package config reports the error
+// at its position), a Config built in Go (New), WithInProcessServer. The
+// name must be valid, already in normal form, and not reserved; the error
+// says what to write instead.
+func CheckServerName(name string) error {
+	n, err := ValidateName(name)
+	if err != nil {
+		return fmt.Errorf("server name: %w", err)
+	}
+	if n != name {
+		return fmt.Errorf("server name %q must be written in normal form: use %q", name, n)
+	}
+	if owner, reserved := reservedServerNames[name]; reserved {
+		return fmt.Errorf("server name %q is reserved for %s; rename the server", name, owner)
+	}
+	return nil
+}
 
 // ServerNames returns the configured server names, sorted.
 func (c *Config) ServerNames() []string {

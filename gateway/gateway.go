@@ -94,12 +94,8 @@ func WithMetrics(reg prometheus.Registerer) Option {
 // name; sc may be nil (defaults) and its transport fields are ignored.
 func WithInProcessServer(name string, srv *server.MCPServer, sc *ServerConfig) Option {
 	return func(g *Gateway) error {
-		n, err := ValidateName(name)
-		if err != nil || n != name {
-			return fmt.Errorf("in-process server name %q: must be in normal form [a-z0-9_-]+", name)
-		}
-		if name == ReservedServerName {
-			return fmt.Errorf("in-process server name %q is reserved", name)
+		if err := CheckServerName(name); err != nil {
+			return fmt.Errorf("in-process server: %w", err)
 		}
 		if _, dup := g.cfg.Servers[name]; dup {
 			return fmt.Errorf("in-process server %q: a server of that name is already configured", name)
@@ -134,8 +130,14 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	// The gateway owns its copy: WithInProcessServer adds servers to it.
 	own := &Config{Servers: make(map[string]*ServerConfig, len(cfg.Servers)), Settings: cfg.Settings}
-	for k, v := range cfg.Servers {
-		own.Servers[k] = v
+	for name, sc := range cfg.Servers {
+		if err := CheckServerName(name); err != nil {
+			return nil, err
+		}
+		if sc == nil || sc.Name != name {
+			return nil, fmt.Errorf("server %q: its ServerConfig must be non-nil and have Name %q, as its key in Config.Servers", name, name)
+		}
+		own.Servers[name] = sc
 	}
 	if own.Settings.Timeout == 0 {
 		own.Settings = mergeDefaults(own.Settings)
