@@ -29,7 +29,6 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
-	"github.com/sandboxrt/sandbox/state/redisstate"
 )
 
 // File is a parsed configuration file: the options of each package it
@@ -44,7 +43,7 @@ type File struct {
 	Auth auth.Config
 	// Redis is the "redis" block of "gateway": the state replicas share
 	// (nil: everything stays in the process).
-	Redis *redisstate.Config
+	Redis *Redis
 }
 
 // Error is a configuration problem at a position in a file.

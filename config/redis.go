@@ -1,15 +1,28 @@
 package config
 
-import "github.com/sandboxrt/sandbox/state/redisstate"
+// Redis is the "redis" block of "gateway": where the state sandbox serve
+// replicas share is kept. config only reads it; cmd/sandbox opens the
+// backend (state/redisstate) from it, so config imports no backend.
+type Redis struct {
+	// URL is redis://[user:password@]host:port/db (rediss:// for TLS).
+	URL string
+	// TLS forces TLS on a redis:// URL.
+	TLS bool
+	// KeyPrefix starts every key ("": the backend's default, "sandbox:").
+	KeyPrefix string
+	// EncryptionKey is 32 bytes in base64 that encrypt the tokens and
+	// grants kept in Redis.
+	EncryptionKey string
+}
 
 // parseRedis reads the "redis" block of "gateway": {"url":
 // "redis://host:6379/0", "tls": false, "keyPrefix": "sandbox:",
 // "encryptionKey": "${SANDBOX_REDIS_KEY}"}.
-func (p *parser) parseRedis(n *jsonNode) (*redisstate.Config, error) {
+func (p *parser) parseRedis(n *jsonNode) (*Redis, error) {
 	if n.kind != jsonObject {
 		return nil, p.errAt(n.offset, `"redis" must be an object such as {"url": "redis://host:6379/0", "encryptionKey": "${SANDBOX_REDIS_KEY}"}, found %s`, n.kind)
 	}
-	c := &redisstate.Config{}
+	c := &Redis{}
 	var err error
 	for _, k := range n.keys {
 		switch k.name {

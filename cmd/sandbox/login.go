@@ -146,7 +146,7 @@ func (f *gatewayFlags) offlineGateway() (*gateway.Gateway, auth.Config, error) {
 		return nil, auth.Config{}, err
 	}
 	if shared != nil {
-		opts = append(opts, gateway.WithOAuthStore(shared.OAuthStore()))
+		opts = append(opts, gateway.WithOAuthStore(shared.oauth))
 	}
 	g, err := gateway.New(file.Gateway, opts...)
 	return g, file.Auth, err

@@ -29,7 +29,7 @@ func newScriptsCmd() *cobra.Command {
 				return nil, err
 			}
 			if shared != nil { // the replicas' scripts, in Redis
-				return shared.ScriptStore(), nil
+				return shared.scripts, nil
 			}
 			dir = file.CodeMode.Engine.DataDir
 		}

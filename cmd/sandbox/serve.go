@@ -25,7 +25,6 @@ import (
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/runtime"
-	"github.com/sandboxrt/sandbox/state/redisstate"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -265,16 +264,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	if shared != nil {
-		defer shared.Close()
+		defer shared.close()
 		// What replicas share (docs/deploy.md): rate-limit buckets, session
 		// tokens, OAuth grants, sandbox.store's values, saved scripts and
 		// the result types learned from calls.
-		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.RateLimiter(nil)), gateway.WithTokenStore(shared.TokenStore()),
-			gateway.WithOAuthStore(shared.OAuthStore()))
-		file.CodeMode.Engine.Store = shared.Store(file.CodeMode.Engine.StoreLimits, nil)
-		file.CodeMode.Engine.Scripts = shared.ScriptStore()
-		file.CodeMode.Engine.Shapes = shared.ShapeStore()
-		log.Info("shared state on redis", "keyPrefix", file.Redis.KeyPrefix)
+		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.rateLimiter), gateway.WithTokenStore(shared.tokens),
+			gateway.WithOAuthStore(shared.oauth))
+		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
+		file.CodeMode.Engine.Scripts = shared.scripts
+		file.CodeMode.Engine.Shapes = shared.shapes
+		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)
 	if err != nil {
@@ -362,8 +361,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	httpOpts := frontend.HTTPOptions{AllowedHosts: f.allowHosts, MaxInFlightBytes: int64(f.requestBudgetMB) << 20}
 	if shared != nil {
-		httpOpts.Sessions = shared.SessionDirectory() // a session made here is served on every replica
-		httpOpts.CallStreams = shared.CallStreams()   // and its calls' streams resume on every replica
+		httpOpts.Sessions = shared.sessions       // a session made here is served on every replica
+		httpOpts.CallStreams = shared.callStreams // and its calls' streams resume on every replica
 	}
 	mux.Handle("/mcp", protect(front.HTTPHandler(httpOpts)))
 	// Metrics name every server and tool: with authentication on, only a
@@ -385,28 +384,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	defer cancel()
 	_ = srv.Shutdown(shutdown)
 	return nil
-}
-
-// openShared connects to the Redis of "gateway.redis" (or
-// SANDBOX_REDIS_URL, with SANDBOX_REDIS_KEY), nil without one.
-func openShared(file *config.File) (*redisstate.Client, error) {
-	if u := os.Getenv("SANDBOX_REDIS_URL"); u != "" {
-		if file.Redis == nil {
-			file.Redis = &redisstate.Config{}
-		}
-		file.Redis.URL = u
-		if file.Redis.EncryptionKey == "" {
-			file.Redis.EncryptionKey = os.Getenv("SANDBOX_REDIS_KEY")
-		}
-	}
-	if file.Redis == nil {
-		return nil, nil
-	}
-	c, err := redisstate.Open(*file.Redis)
-	if err != nil {
-		return nil, &exitError{code: 2, msg: "gateway.redis: " + err.Error()}
-	}
-	return c, nil
 }
 
 // gatewayVersion is reported to MCP peers.
@@ -479,12 +456,12 @@ func unrestrictedOnly(h http.Handler) http.Handler {
 // then absent, which a restart of serve would not change) and the code-mode
 // workers are up; 503 with the reason otherwise, for a load balancer to
 // hold traffic back. /healthz says only that the process answers.
-func readiness(w http.ResponseWriter, r *http.Request, g *gateway.Gateway, warm func() bool, shared *redisstate.Client) {
+func readiness(w http.ResponseWriter, r *http.Request, g *gateway.Gateway, warm func() bool, shared *sharedState) {
 	if shared != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := shared.Ping(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error()+" (the state replicas share is in Redis)", http.StatusServiceUnavailable)
+		if err := shared.ping(ctx); err != nil {
+			http.Error(w, "not ready: "+err.Error()+" (the state replicas share is in "+shared.backend+")", http.StatusServiceUnavailable)
 			return
 		}
 	}

@@ -94,8 +94,8 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 				}
 				var pool codemode.ShapeStore
 				if shared != nil {
-					defer shared.Close()
-					pool = shared.ShapeStore()
+					defer shared.close()
+					pool = shared.shapes
 				}
 				if tools, err = codemode.WithLearnedOutputs(file.CodeMode.Engine.IndexDir, pool, tools); err != nil {
 					return err

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/config"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/state/redisstate"
+)
+
+// The state `sandbox serve` replicas share (docs/deploy.md). Each kind is a
+// store interface declared beside the package that uses it, with that
+// package's in-memory default; a backend implements them all and passes
+// state/statetest. No library package knows every kind of state: this file,
+// in the command that wires everything anyway, is the one place that does,
+// and the one place a backend is chosen. A second backend is a package
+// under state/, an opener below and its line in stateBackends; config only
+// parses its block.
+
+// sharedState is one backend's stores, as the packages take them.
+type sharedState struct {
+	backend  string // "Redis", for the log and /readyz
+	logAttrs []any  // what the log says about it
+
+	rateLimiter gateway.RateLimiter
+	tokens      gateway.TokenStore
+	oauth       gateway.OAuthStore
+	store       func(codemode.StoreLimits) codemode.Store // the values of sandbox.store
+	scripts     codemode.ScriptStore
+	shapes      codemode.ShapeStore
+	sessions    frontend.SessionDirectory
+	callStreams frontend.CallStreamStore
+
+	ping  func(context.Context) error // for /readyz
+	close func() error
+}
+
+// stateBackend opens the shared state of one backend: nil, nil when the
+// configuration does not name it.
+type stateBackend func(file *config.File) (*sharedState, error)
+
+// stateBackends are the backends `sandbox serve` can share state in.
+var stateBackends = []stateBackend{openRedisState}
+
+// openShared opens the backend the configuration names, nil without one:
+// then every store is the process's own.
+func openShared(file *config.File) (*sharedState, error) {
+	var open *sharedState
+	for _, backend := range stateBackends {
+		s, err := backend(file)
+		if err != nil {
+			if open != nil {
+				_ = open.close()
+			}
+			return nil, err
+		}
+		if s == nil {
+			continue
+		}
+		if open != nil {
+			_, _ = open.close(), s.close()
+			return nil, &exitError{code: 2, msg: fmt.Sprintf("the config names two backends for shared state (%s and %s): keep one", open.backend, s.backend)}
+		}
+		open = s
+	}
+	return open, nil
+}
+
+// openRedisState opens the Redis of "gateway.redis", or of
+// SANDBOX_REDIS_URL with SANDBOX_REDIS_KEY (which override the file).
+func openRedisState(file *config.File) (*sharedState, error) {
+	if u := os.Getenv("SANDBOX_REDIS_URL"); u != "" {
+		if file.Redis == nil {
+			file.Redis = &config.Redis{}
+		}
+		file.Redis.URL = u
+		if file.Redis.EncryptionKey == "" {
+			file.Redis.EncryptionKey = os.Getenv("SANDBOX_REDIS_KEY")
+		}
+	}
+	r := file.Redis
+	if r == nil {
+		return nil, nil
+	}
+	c, err := redisstate.Open(redisstate.Config{URL: r.URL, TLS: r.TLS, KeyPrefix: r.KeyPrefix, EncryptionKey: r.EncryptionKey})
+	if err != nil {
+		return nil, &exitError{code: 2, msg: "gateway.redis: " + err.Error()}
+	}
+	return &sharedState{
+		backend:     "Redis",
+		logAttrs:    []any{"keyPrefix", r.KeyPrefix},
+		rateLimiter: c.RateLimiter(nil),
+		tokens:      c.TokenStore(),
+		oauth:       c.OAuthStore(),
+		store:       func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
+		scripts:     c.ScriptStore(),
+		shapes:      c.ShapeStore(),
+		sessions:    c.SessionDirectory(),
+		callStreams: c.CallStreams(),
+		ping:        c.Ping,
+		close:       c.Close,
+	}, nil
+}
