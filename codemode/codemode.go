@@ -63,6 +63,14 @@ type Options struct {
 	// takes as long as listing the servers); else New opens it.
 	Index  *vectorindex.Index
 	Logger *slog.Logger
+	// Audit, when set, records each execute_code run (cmd/sandbox hands
+	// it the gateway, whose audit log it goes to); nil records nothing.
+	Audit AuditSink
+}
+
+// AuditSink takes audit records; *gateway.Gateway is one.
+type AuditSink interface {
+	Audit(gateway.AuditRecord)
 }
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.

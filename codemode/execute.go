@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		default:
 			return nil, fmt.Errorf("codemode: a call to %+v, of a kind the runtime does not make", t)
 		}
-		res, err := e.gw.Call(gateway.WithApprovalPause(ctx, call.PauseClock), gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID})
+		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID, PauseClock: call.PauseClock})
 		if err != nil {
 			var ge *gateway.Error
 			if errors.As(err, &ge) {
@@ -197,8 +198,20 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		outcome = string(res.Error.Kind)
 	}
 	endRunSpan(span, res, outcome)
-	e.gw.AuditRun(req.Caller, outcome, res.Duration, []byte(req.Code), len(res.Value))
+	e.auditRun(req.Caller, outcome, res.Duration, req.Code, len(res.Value))
 	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
+}
+
+// auditRun records one run: who ran it, how it ended, how long it took,
+// and the size and SHA-256 of its code, never the code itself. Its tool is
+// "execute_code" whichever way the run came (docs/operations.md).
+func (e *Engine) auditRun(caller auth.Caller, outcome string, d time.Duration, code string, resultBytes int) {
+	if e.opts.Audit == nil {
+		return
+	}
+	sum := sha256.Sum256([]byte(code))
+	e.opts.Audit.Audit(gateway.AuditRecord{Kind: gateway.AuditKindRun, Principal: caller.Principal.Key(), Session: string(caller.Session), Tool: "execute_code",
+		Outcome: outcome, DurationMs: float64(d.Microseconds()) / 1000, ArgBytes: len(code), ArgsSHA256: hex.EncodeToString(sum[:]), ResultBytes: resultBytes})
 }
 
 // resolve turns a tool reference into its id: "server:tool" or "ns.fn".

@@ -19,24 +19,39 @@ type AuditConfig struct {
 	Keep     int   // rotated files kept (default 5)
 }
 
-// auditRecord is one line. It never holds argument values, tokens or
-// result contents: sizes, and the SHA-256 of the arguments to match a line
-// with a request the caller kept.
-type auditRecord struct {
-	Time        string  `json:"time"`
-	Kind        string  `json:"kind"` // call, run, approval, auth
-	Principal   string  `json:"principal,omitempty"`
-	Session     string  `json:"session,omitempty"`
-	Tool        string  `json:"tool,omitempty"`
-	Decision    string  `json:"decision,omitempty"` // what the policy or a person decided
-	Outcome     string  `json:"outcome,omitempty"`  // OK or an error code
-	DurationMs  float64 `json:"durationMs,omitempty"`
-	ArgBytes    int     `json:"argBytes,omitempty"`
-	ArgsSHA256  string  `json:"argsSha256,omitempty"`
-	ResultBytes int     `json:"resultBytes,omitempty"`
-	Reason      string  `json:"reason,omitempty"` // of a failed authentication
-	Remote      string  `json:"remote,omitempty"` // the client's address, for auth failures
+// AuditRecord is one line of the audit log (docs/operations.md lists its
+// fields). It never holds argument values, code, tokens or result contents:
+// sizes, and the SHA-256 of the arguments to match a line with a request the
+// caller kept. The gateway writes the records of its calls and approvals;
+// what happens beside them (a code-mode run, a request refused for its
+// credentials) is recorded by its owner through Gateway.Audit, so the
+// gateway knows nothing of either.
+type AuditRecord struct {
+	Time        string    `json:"time"` // RFC 3339 UTC; "" is the time it is written
+	Kind        AuditKind `json:"kind"`
+	Principal   string    `json:"principal,omitempty"`
+	Session     string    `json:"session,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	Decision    string    `json:"decision,omitempty"` // what the policy or a person decided
+	Outcome     string    `json:"outcome,omitempty"`  // OK or an error code
+	DurationMs  float64   `json:"durationMs,omitempty"`
+	ArgBytes    int       `json:"argBytes,omitempty"`
+	ArgsSHA256  string    `json:"argsSha256,omitempty"` // hex
+	ResultBytes int       `json:"resultBytes,omitempty"`
+	Reason      string    `json:"reason,omitempty"` // of a failed authentication
+	Remote      string    `json:"remote,omitempty"` // the client's address, for auth failures
 }
+
+// AuditKind says what an audit record records.
+type AuditKind string
+
+// The kinds of audit records.
+const (
+	AuditKindCall     AuditKind = "call"     // a tool call, direct or from a snippet (the gateway)
+	AuditKindApproval AuditKind = "approval" // a person's or the policy's answer to an approval (the gateway)
+	AuditKindRun      AuditKind = "run"      // an execute_code run (code mode)
+	AuditKindAuth     AuditKind = "auth"     // a request refused for its credentials (serve's authentication)
+)
 
 // auditLog appends records to a file, rotating it by size.
 type auditLog struct {
@@ -76,7 +91,7 @@ func (a *auditLog) open() error {
 
 // write appends one record; a failure to write is returned for the caller
 // to log (an audit line that cannot be written must not fail the call).
-func (a *auditLog) write(r auditRecord) error {
+func (a *auditLog) write(r AuditRecord) error {
 	if r.Time == "" {
 		r.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}

@@ -33,6 +33,11 @@ type CallRequest struct {
 	// Progress, when set, receives the upstream's progress notifications.
 	// It is called from the connection's reader goroutine: return quickly.
 	Progress func(Progress)
+	// PauseClock, when set, is called when the call starts waiting for a
+	// person (an approval the policy asks for) and returns the function that
+	// ends the pause: a caller under a time limit (a code-mode run) does not
+	// spend it on a person's reading.
+	PauseClock func() (resume func())
 }
 
 // CallResult is the upstream's result, kept faithfully: the raw content

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
-	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
@@ -26,7 +25,7 @@ type observer struct {
 
 // audit writes one audit record, if there is an audit log; a record that
 // cannot be written is logged, and does not fail what it records.
-func (o *observer) audit(r auditRecord) {
+func (o *observer) audit(r AuditRecord) {
 	if o.auditLog == nil {
 		return
 	}
@@ -59,7 +58,7 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 	}
 	o.metrics.call(c.toolID, outcome, elapsed)
 	if o.auditLog != nil {
-		r := auditRecord{Kind: "call", Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Tool: c.toolID,
+		r := AuditRecord{Kind: AuditKindCall, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Tool: c.toolID,
 			Decision: c.decision, Outcome: outcome, DurationMs: float64(elapsed.Microseconds()) / 1000, ArgBytes: len(c.req.Arguments), ResultBytes: c.resultBytes}
 		if len(c.req.Arguments) > 0 {
 			r.ArgsSHA256 = sha256Hex(c.req.Arguments)
@@ -106,24 +105,12 @@ func (o *observer) serverState(server string, s ServerState) { o.metrics.serverS
 // restart records an upstream's reconnection after its connection was lost.
 func (o *observer) restart(server string) { o.metrics.restart(server) }
 
-// AuditRun writes the audit record of one code-mode run (execute_code): who
-// ran it, how it ended, how long it took, and the sizes and SHA-256 of its
-// code, never the code itself.
-func (g *Gateway) AuditRun(caller auth.Caller, outcome string, d time.Duration, code []byte, resultBytes int) {
-	if g.observe.auditLog == nil {
-		return
-	}
-	g.observe.audit(auditRecord{Kind: "run", Principal: caller.Principal.Key(), Session: string(caller.Session), Tool: "execute_code",
-		Outcome: outcome, DurationMs: float64(d.Microseconds()) / 1000, ArgBytes: len(code), ArgsSHA256: sha256Hex(code), ResultBytes: resultBytes})
-}
-
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// AuditAuthFailure writes the audit record of a request refused for its
-// credentials: where it came from and why, never the credential.
-func (g *Gateway) AuditAuthFailure(remote, reason string) {
-	g.observe.audit(auditRecord{Kind: "auth", Outcome: "UNAUTHORIZED", Remote: remote, Reason: reason})
-}
+// Audit appends a record to the audit log; without an audit log configured
+// it does nothing. A record that cannot be written is logged, and fails
+// nothing.
+func (g *Gateway) Audit(r AuditRecord) { g.observe.audit(r) }

@@ -203,8 +203,8 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	askCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// The snippet's time limit stands while the person reads.
-	if pause, _ := ctx.Value(approvalPauseKey{}).(func() func()); pause != nil {
+	// The caller's time limit stands while the person reads.
+	if pause := c.req.PauseClock; pause != nil {
 		defer pause()()
 	}
 	raw, err := peer.Request(askCtx, "elicitation/create", params)
@@ -242,19 +242,7 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	return nil
 }
 
-type approvalPauseKey struct{}
-
-// WithApprovalPause gives a call the means to stop its run's time limit
-// while a person is asked to approve it (runtime.ToolCall.PauseClock): the
-// run should not spend its time on a person's reading.
-func WithApprovalPause(ctx context.Context, pause func() (resume func())) context.Context {
-	if pause == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, approvalPauseKey{}, pause)
-}
-
 // auditApproval records a person's (or the client's) answer to an approval.
 func (g *Gateway) auditApproval(c *call) {
-	g.observe.audit(auditRecord{Kind: "approval", Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
+	g.observe.audit(AuditRecord{Kind: AuditKindApproval, Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
 }

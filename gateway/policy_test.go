@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,8 +146,8 @@ func TestPolicyDeniesApprovesAndAudits(t *testing.T) {
 	}
 
 	// The audit log has a line per call and approval, with no argument values.
-	g.AuditRun(caller, "OK", time.Millisecond, []byte("return 1"), 1)
-	g.AuditAuthFailure("10.0.0.1", "invalid_token: credential not accepted")
+	g.Audit(AuditRecord{Kind: AuditKindRun, Principal: caller.Principal.Key(), Tool: "execute_code", Outcome: "OK", ArgBytes: 8, ArgsSHA256: sha256Hex([]byte("return 1"))})
+	g.Audit(AuditRecord{Kind: AuditKindAuth, Outcome: "UNAUTHORIZED", Remote: "10.0.0.1", Reason: "invalid_token: credential not accepted"})
 	f, err := os.Open(auditPath)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func TestAuditLogRotates(t *testing.T) {
 	}
 	defer a.close()
 	for range 20 {
-		if err := a.write(auditRecord{Kind: "call", Tool: "s:t", Outcome: "OK"}); err != nil {
+		if err := a.write(AuditRecord{Kind: AuditKindCall, Tool: "s:t", Outcome: "OK"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,5 +217,46 @@ func TestAuditLogRotates(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "a.jsonl,a.jsonl.1,a.jsonl.2" {
 		t.Errorf("files: %v", names)
+	}
+}
+
+// askingPeer approves every elicitation, noting whether the caller's clock
+// was paused while it was asked.
+type askingPeer struct {
+	paused      *atomic.Int32
+	pausedWhile atomic.Bool
+}
+
+func (p *askingPeer) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	p.pausedWhile.Store(p.paused.Load() == 1)
+	return json.RawMessage(`{"action": "accept", "content": {"decision": "approve"}}`), nil
+}
+func (p *askingPeer) Notify(string, json.RawMessage) {}
+func (p *askingPeer) Supports(c string) bool         { return c == "elicitation" }
+
+// TestApprovalPausesTheCallersClock: a call that waits for a person stops
+// its caller's clock (CallRequest.PauseClock) for exactly that wait.
+func TestApprovalPausesTheCallersClock(t *testing.T) {
+	t.Parallel()
+	settings := DefaultSettings()
+	settings.Policy = &Policy{Rules: []PolicyRule{{Tools: "a:update_thing", Action: PolicyApprove}}}
+	g := policyGateway(t, settings, false)
+	var paused, pauses atomic.Int32
+	peer := &askingPeer{paused: &paused}
+	caller := auth.Caller{Principal: auth.Principal{ID: "alice"}, Session: "s1"}
+	g.OpenSession(caller, peer)
+	pause := func() func() {
+		pauses.Add(1)
+		paused.Add(1)
+		return func() { paused.Add(-1) }
+	}
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "a:update_thing", Caller: caller, PauseClock: pause}); err != nil {
+		t.Fatal(err)
+	}
+	if !peer.pausedWhile.Load() || pauses.Load() != 1 || paused.Load() != 0 {
+		t.Fatalf("paused while asked %v, pauses %d, still paused %d", peer.pausedWhile.Load(), pauses.Load(), paused.Load())
+	}
+	if _, err := g.Call(context.Background(), CallRequest{Tool: "a:read_thing", Caller: caller, PauseClock: pause}); err != nil || pauses.Load() != 1 {
+		t.Fatalf("a call nobody is asked about paused the clock (%d pauses, %v)", pauses.Load(), err)
 	}
 }

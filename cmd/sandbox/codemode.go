@@ -30,6 +30,7 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 		opts.IndexDir = indexDir
 	}
 	opts.Logger = log
+	opts.Audit = g
 	engine, err := codemode.New(g, rt, opts)
 	if err != nil {
 		rt.Close()

@@ -182,6 +182,7 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 	// limits; limit flags given on the command line win.
 	cmOpts := file.CodeMode.Engine
 	cmOpts.Limits = explicitLimits(cmd, limits).Or(cmOpts.Limits)
+	cmOpts.Audit = g
 	engine, err := codemode.New(g, rt, cmOpts)
 	if err != nil {
 		return &exitError{code: exitInternal, msg: err.Error()}

@@ -435,7 +435,7 @@ func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger, g *gatew
 	log.Info("authentication", "apiKeys", len(a.APIKeys), "oauth", a.OAuth != nil)
 	audit := func(r *http.Request, reason string) {
 		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
-		g.AuditAuthFailure(remote, reason)
+		g.Audit(gateway.AuditRecord{Kind: gateway.AuditKindAuth, Outcome: "UNAUTHORIZED", Remote: remote, Reason: reason})
 	}
 	return auth.Middleware(v, meta, audit), nil
 }
