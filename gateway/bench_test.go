@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 )
 
 // The gateway's added latency per call: every iteration makes one call to
@@ -46,7 +47,7 @@ func newDirect(b *testing.B, tr transport.Interface) *directConn {
 	b.Helper()
 	// The same capabilities as the gateway advertises, so that the upstream
 	// does the same work for both and only the gateway's own cost differs.
-	cl := client.NewClient(tr, client.WithClientCapabilities(clientCapabilities()))
+	cl := client.NewClient(tr, client.WithClientCapabilities(upstream.ClientCapabilities()))
 	ctx := context.Background()
 	if err := cl.Start(ctx); err != nil {
 		b.Fatal(err)
@@ -57,7 +58,7 @@ func newDirect(b *testing.B, tr transport.Interface) *directConn {
 	}
 	d := &directConn{tr: tr, cl: cl}
 	if v := cl.ProtocolVersion(); mcp.IsModernProtocol(v) {
-		caps, _ := json.Marshal(clientCapabilities())
+		caps, _ := json.Marshal(upstream.ClientCapabilities())
 		d.meta = map[string]any{mcp.MetaKeyProtocolVersion: v, mcp.MetaKeyClientCapabilities: json.RawMessage(caps), mcp.MetaKeyClientInfo: mcp.Implementation{Name: "sandbox-gateway", Version: "0.1.0"}}
 	}
 	_ = res
@@ -65,8 +66,15 @@ func newDirect(b *testing.B, tr transport.Interface) *directConn {
 	return d
 }
 
+// directParams are tools/call params encoded as the gateway encodes them.
+type directParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
+}
+
 func (d *directConn) call(ctx context.Context) error {
-	params, _ := json.Marshal(callParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`), Meta: d.meta})
+	params, _ := json.Marshal(directParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`), Meta: d.meta})
 	id := mcp.NewRequestId("d-" + strconv.FormatInt(d.seq.Add(1), 10))
 	resp, err := d.tr.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: "2.0", ID: id, Method: "tools/call", Params: json.RawMessage(params)})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 )
 
 // CallRequest is one tool call.
@@ -38,6 +39,13 @@ type CallRequest struct {
 	// ends the pause: a caller under a time limit (a code-mode run) does not
 	// spend it on a person's reading.
 	PauseClock func() (resume func())
+}
+
+// Progress is one progress notification relayed from the upstream.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"` // 0 when the upstream did not say
+	Message  string  `json:"message,omitempty"`
 }
 
 // CallResult is the upstream's result, kept faithfully: the raw content
@@ -110,7 +118,7 @@ type call struct {
 	toolID string // the resolved "server:tool", or what was asked for
 
 	tool    *Tool
-	u       *upstream
+	u       *route
 	args    json.RawMessage // after validateStep: the canonical encoding of decoded, never the caller's bytes
 	decoded any             // args, decoded once for validation and path checks
 	token   string          // the bearer token to send, "" for none
@@ -303,7 +311,7 @@ func (g *Gateway) limitError(ctx context.Context, c *call, kind limitKind, retry
 // forwardStep sends the call upstream under the tool's deadline, with the
 // caller's token, progress relay and the result size cap.
 func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error) {
-	conn := c.u.conn.Load()
+	conn := c.u.sup.Conn()
 	if conn == nil {
 		return nil, g.unavailable(c.u, c.toolID, nil)
 	}
@@ -311,11 +319,15 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if c.token != "" {
-		cctx = context.WithValue(cctx, tokenKey{}, c.token)
+		cctx = upstream.WithToken(cctx, c.token)
 	}
-	cctx = withCallCaller(cctx, c.req.Caller)
+	cctx = upstream.WithCaller(cctx, c.req.Caller)
 	defer g.sessions.enter(c.u.name, callOwner(c.req.Caller, c.id))()
-	raw, err := conn.callTool(cctx, c.tool, c.args, c.req.Progress, g.sessionLogLevel(c.req.Caller))
+	var progress func(upstream.Progress)
+	if fn := c.req.Progress; fn != nil {
+		progress = func(p upstream.Progress) { fn(Progress(p)) }
+	}
+	raw, err := conn.CallTool(cctx, c.tool.UpstreamName, c.tool.Raw, c.args, progress, g.sessionLogLevel(c.req.Caller))
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {
 			return nil, newError(CodeTimeout, c.toolID, err, map[string]any{"timeoutMs": timeout.Milliseconds()},
@@ -335,20 +347,6 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		return res, upstreamToolError(c.toolID, res)
 	}
 	return res, nil
-}
-
-// callCallerKey carries the caller of the call being served to the handlers
-// of requests the upstream sends back while it runs (HTTP transports pass
-// the call's context through).
-type callCallerKey struct{}
-
-func withCallCaller(ctx context.Context, c auth.Caller) context.Context {
-	return context.WithValue(ctx, callCallerKey{}, c)
-}
-
-func callCallerFrom(ctx context.Context) (auth.Caller, bool) {
-	c, ok := ctx.Value(callCallerKey{}).(auth.Caller)
-	return c, ok
 }
 
 // validateDecoded checks decoded arguments against the tool's schema.

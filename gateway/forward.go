@@ -1,91 +1,17 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 )
-
-// callParams is the tools/call params the gateway sends.
-type callParams struct {
-	Name           string          `json:"name"`
-	Arguments      json.RawMessage `json:"arguments"`
-	Meta           map[string]any  `json:"_meta,omitempty"`
-	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   string          `json:"requestState,omitempty"`
-}
-
-// maxInputRoundTrips bounds the 2026-07-28 multi round-trip exchange.
-const maxInputRoundTrips = 10
-
-// callTool sends tools/call and, when a 2026-07-28 server answers that it
-// needs input first (resultType "input_required"), relays each embedded
-// request to the calling session's client and retries with the answers.
-func (c *connection) callTool(ctx context.Context, tool *Tool, args json.RawMessage, progress func(Progress), logLevel string) (json.RawMessage, error) {
-	token := ""
-	if progress != nil {
-		token = "sbx-p-" + strconv.FormatUint(c.nextID.Add(1), 10)
-		defer c.watchProgress(token, progress)()
-	}
-	p := callParams{Name: tool.UpstreamName, Arguments: args, Meta: c.requestMeta(token, logLevel)}
-	var header http.Header
-	if c.modern && c.isHTTP && hasParamHeaders(tool.Raw) {
-		var mt mcp.Tool
-		if json.Unmarshal(tool.Raw, &mt) == nil {
-			enc, _ := json.Marshal(map[string]any{"name": tool.UpstreamName, "arguments": args})
-			header = http.Header{}
-			for k, v := range mcp.GenerateParamHeaders(&mt, enc) {
-				header.Set(k, v)
-			}
-		}
-	}
-	for round := 0; ; round++ {
-		raw, err := c.request(ctx, "tools/call", p, header)
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Contains(raw, []byte(`"input_required"`)) {
-			return raw, nil
-		}
-		var ir struct {
-			ResultType    string                     `json:"resultType"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-			RequestState  string                     `json:"requestState"`
-		}
-		if json.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
-			return raw, nil
-		}
-		if round >= maxInputRoundTrips {
-			return nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server asked for input more than %d times", maxInputRoundTrips)}
-		}
-		answers := make(map[string]json.RawMessage, len(ir.InputRequests))
-		for key, rawReq := range ir.InputRequests {
-			var r struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if err := json.Unmarshal(rawReq, &r); err != nil {
-				return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: "malformed input request: " + err.Error()}
-			}
-			ans, err := c.u.g.relayClientRequest(ctx, c.u, r.Method, r.Params)
-			if err != nil {
-				return nil, err
-			}
-			answers[key] = ans
-		}
-		p.InputResponses, _ = json.Marshal(answers)
-		p.RequestState = ir.RequestState
-	}
-}
 
 // parseCallResult decodes a tools/call result, keeping blocks raw.
 func parseCallResult(raw json.RawMessage) (*CallResult, error) {
@@ -135,16 +61,16 @@ func upstreamToolError(id string, res *CallResult) *Error {
 }
 
 func tooLarge(id string, limit int64) *Error {
-	return newError(CodeResultTooLarge, id, errResultTooLarge, map[string]any{"limitBytes": limit},
+	return newError(CodeResultTooLarge, id, upstream.ErrResultTooLarge, map[string]any{"limitBytes": limit},
 		"the result of %s is larger than the gateway's cap of %d bytes and was refused; ask for less (a page, a range, a filter) and call again", id, limit)
 }
 
 // forwardError maps what went wrong while forwarding.
-func (g *Gateway) forwardError(ctx context.Context, u *upstream, id string, err error, timeout time.Duration) *Error {
-	var re *rpcError
-	var lost *connLostError
+func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err error, timeout time.Duration) *Error {
+	var re *upstream.RPCError
+	var lost *upstream.ConnLostError
 	switch {
-	case errors.Is(err, errResultTooLarge):
+	case errors.Is(err, upstream.ErrResultTooLarge):
 		return tooLarge(id, g.cfg.Settings.MaxResultBytes)
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return g.contextError(ctx, id, err, timeout)
@@ -162,7 +88,7 @@ func (g *Gateway) forwardError(ctx context.Context, u *upstream, id string, err 
 
 // refusedCredentials is AUTH_REQUIRED for a request the server answered
 // with 401, saying whose credentials it refused.
-func (g *Gateway) refusedCredentials(u *upstream, id string, err error) *Error {
+func (g *Gateway) refusedCredentials(u *route, id string, err error) *Error {
 	data := map[string]any{"server": u.name}
 	switch {
 	case u.sc.SessionToken:
@@ -188,12 +114,12 @@ func (g *Gateway) contextError(ctx context.Context, id string, err error, timeou
 // unavailable is UPSTREAM_UNAVAILABLE with the server's state and the reason
 // agents may see (never what the server printed: that is in the operator's
 // log).
-func (g *Gateway) unavailable(u *upstream, id string, cause error) *Error {
+func (g *Gateway) unavailable(u *route, id string, cause error) *Error {
 	st := u.status()
 	reason := st.Reason
-	var lost *connLostError
+	var lost *upstream.ConnLostError
 	if errors.As(cause, &lost) {
-		reason = lost.reason
+		reason = lost.Reason
 	}
 	hint := "it is being reconnected; call again in a few seconds"
 	switch st.State {

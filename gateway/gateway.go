@@ -33,8 +33,11 @@ type Gateway struct {
 	catalog *catalog
 	observe *observer
 
-	upstreams map[string]*upstream // fixed after New
-	names     []string             // sorted server names
+	upstreams map[string]*route // fixed after New
+	names     []string          // sorted server names
+	// inProcess are the servers WithInProcessServer added, until New makes
+	// their routes.
+	inProcess map[string]*server.MCPServer
 
 	sessions *sessions
 
@@ -106,7 +109,7 @@ func WithInProcessServer(name string, srv *server.MCPServer, sc *ServerConfig) O
 		}
 		cp.Name, cp.Transport = name, transportInProcess
 		g.cfg.Servers[name] = &cp
-		g.upstreams[name] = newUpstream(g, &cp, srv)
+		g.inProcess[name] = srv
 		return nil
 	}
 }
@@ -119,9 +122,6 @@ func WithClientInfo(name, version string) Option {
 		return nil
 	}
 }
-
-// transportInProcess marks servers added with WithInProcessServer.
-const transportInProcess Transport = "in-process"
 
 // New builds a gateway from a configuration; nothing is started until Start.
 func New(cfg *Config, opts ...Option) (*Gateway, error) {
@@ -148,23 +148,25 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		tokens:        NewMemoryTokenStore(),
 		rates:         NewMemoryRateLimiter(nil),
 		catalog:       newCatalog(own.Settings.ToolNames),
-		upstreams:     map[string]*upstream{},
+		upstreams:     map[string]*route{},
+		inProcess:     map[string]*server.MCPServer{},
 		sessions:      newSessions(),
 		observe:       &observer{metrics: noMetrics()},
 		clientName:    "sandbox-gateway",
 		clientVersion: "0.1.0",
-	}
-	for name, sc := range own.Servers {
-		g.upstreams[name] = newUpstream(g, sc, nil)
 	}
 	for _, o := range opts {
 		if err := o(g); err != nil {
 			return nil, err
 		}
 	}
-	for name := range g.upstreams {
+	// The routes are made once every option is applied: their supervisors
+	// take the logger and the client info.
+	for name, sc := range own.Servers {
+		g.upstreams[name] = newRoute(g, sc, g.inProcess[name])
 		g.names = append(g.names, name)
 	}
+	g.inProcess = nil
 	sort.Strings(g.names)
 	g.observe.log = g.log
 	g.redactP.Store(newRedactor(configSecrets(own)))
@@ -221,14 +223,14 @@ func (g *Gateway) Start(ctx context.Context) error {
 	for _, name := range g.names {
 		u := g.upstreams[name]
 		if u.sc.Disabled {
-			u.setState(StateDisabled, "disabled in the configuration", "")
+			u.sup.Disable()
 			continue
 		}
 		n++
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			u.run(g.ctx, firstTry)
+			u.sup.Run(g.ctx, firstTry)
 		}()
 	}
 	timeout := time.NewTimer(g.cfg.Settings.StartupTimeout + time.Second)

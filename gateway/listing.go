@@ -1,90 +1,19 @@
 package gateway
 
-// Listing an upstream's tools, resources, templates and prompts, and turning
-// the raw definitions into catalog entries.
+// Turning what an upstream listed (internal/upstream lists it, raw) into
+// catalog entries.
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 )
 
-type refreshKind int
-
-const (
-	refreshTools refreshKind = 1 << iota
-	refreshResources
-	refreshPrompts
-	refreshAll = refreshTools | refreshResources | refreshPrompts
-)
-
-// maxListPages and maxListItems bound what one server may list.
-const (
-	maxListPages = 1000
-	maxListItems = 20000
-)
-
-// refresh re-lists what kind says and publishes the server's new listing.
-func (u *upstream) refresh(ctx context.Context, c *connection, kind refreshKind) error {
-	// One refresh at a time per server: a partial refresh (after a
-	// list_changed) must start from the listing a full one just published.
-	u.refreshMu.Lock()
-	defer u.refreshMu.Unlock()
-	if c.isDead() {
-		return &connLostError{c.deathReason()}
-	}
-	prev := u.g.catalog.listing(u.name)
-	l := &serverListing{}
-	if prev != nil {
-		*l = *prev
-	}
-	caps := c.caps
-	if kind&refreshTools != 0 {
-		l.tools = nil
-		if caps.Tools != nil {
-			raws, err := c.listAll(ctx, "tools/list", "tools")
-			if err != nil {
-				return fmt.Errorf("tools/list: %w", err)
-			}
-			l.tools = u.parseTools(raws)
-		}
-	}
-	if kind&refreshResources != 0 {
-		l.resources, l.templates = nil, nil
-		if caps.Resources != nil {
-			raws, err := c.listAll(ctx, "resources/list", "resources")
-			if err != nil {
-				return fmt.Errorf("resources/list: %w", err)
-			}
-			l.resources = u.parseResources(raws)
-			raws, err = c.listAll(ctx, "resources/templates/list", "resourceTemplates")
-			if err != nil {
-				u.g.log.Warn("resources/templates/list failed", "server", u.name, "error", err)
-			} else {
-				l.templates = u.parseTemplates(raws)
-			}
-		}
-	}
-	if kind&refreshPrompts != 0 {
-		l.prompts = nil
-		if caps.Prompts != nil {
-			raws, err := c.listAll(ctx, "prompts/list", "prompts")
-			if err != nil {
-				return fmt.Errorf("prompts/list: %w", err)
-			}
-			l.prompts = u.parsePrompts(raws)
-		}
-	}
-	u.g.catalog.setServer(u.name, l)
-	return nil
-}
-
 // parseTools turns raw tool definitions into catalog entries, refusing (with
 // a logged reason) names that fail validation, duplicates after
 // normalization, and oversized schemas.
-func (u *upstream) parseTools(raws []json.RawMessage) []*Tool {
+func (u *route) parseTools(raws []json.RawMessage) []*Tool {
 	type rawTool struct {
 		Name         string          `json:"name"`
 		Title        string          `json:"title"`
@@ -155,7 +84,7 @@ func (u *upstream) parseTools(raws []json.RawMessage) []*Tool {
 	return out
 }
 
-func (u *upstream) parseResources(raws []json.RawMessage) []Resource {
+func (u *route) parseResources(raws []json.RawMessage) []Resource {
 	out := make([]Resource, 0, len(raws))
 	for _, raw := range raws {
 		var r struct {
@@ -171,7 +100,7 @@ func (u *upstream) parseResources(raws []json.RawMessage) []Resource {
 	return out
 }
 
-func (u *upstream) parseTemplates(raws []json.RawMessage) []ResourceTemplate {
+func (u *route) parseTemplates(raws []json.RawMessage) []ResourceTemplate {
 	out := make([]ResourceTemplate, 0, len(raws))
 	for _, raw := range raws {
 		var r struct {
@@ -187,7 +116,7 @@ func (u *upstream) parseTemplates(raws []json.RawMessage) []ResourceTemplate {
 	return out
 }
 
-func (u *upstream) parsePrompts(raws []json.RawMessage) []Prompt {
+func (u *route) parsePrompts(raws []json.RawMessage) []Prompt {
 	out := make([]Prompt, 0, len(raws))
 	for _, raw := range raws {
 		var r struct {

@@ -8,7 +8,7 @@ import (
 
 // lookup resolves "server:tool", a tool's upstream name after "server:", or
 // a wire name.
-func (g *Gateway) lookup(name string) (*Tool, *upstream, *Error) {
+func (g *Gateway) lookup(name string) (*Tool, *route, *Error) {
 	snap := g.catalog.load()
 	if t, ok := snap.byID[name]; ok {
 		return t, g.upstreams[t.Server], nil

@@ -326,7 +326,7 @@ var errNoGrant = errors.New("no OAuth login")
 
 // oauthHandlerFor returns the handler for the owner's grant, made again
 // when a new login changed the client.
-func (g *Gateway) oauthHandlerFor(u *upstream, owner string, grant *OAuthGrant) *transport.OAuthHandler {
+func (g *Gateway) oauthHandlerFor(u *route, owner string, grant *OAuthGrant) *transport.OAuthHandler {
 	o := &g.oauth
 	key := oauthKey{owner, u.name}
 	o.mu.Lock()
@@ -395,7 +395,7 @@ func (t grantTokens) SaveToken(ctx context.Context, tok *transport.Token) error 
 // the owner has no grant, so the call goes without one; the server may not
 // need it). An expired token is renewed first; a grant that cannot be
 // renewed is errNoGrant wrapped with why.
-func (g *Gateway) oauthToken(ctx context.Context, u *upstream, owner string) (string, error) {
+func (g *Gateway) oauthToken(ctx context.Context, u *route, owner string) (string, error) {
 	store, err := g.oauthStore()
 	if err != nil {
 		// No token file (no home folder, a file others may read): calls go
@@ -440,7 +440,7 @@ func (g *Gateway) oauthToken(ctx context.Context, u *upstream, owner string) (st
 // oauthRejected marks the owner's access token as expired after the server
 // refused it, so the next oauthToken renews it (once: the renewed token
 // differs from the refused one).
-func (g *Gateway) oauthRejected(ctx context.Context, u *upstream, owner, token string) {
+func (g *Gateway) oauthRejected(ctx context.Context, u *route, owner, token string) {
 	store, err := g.oauthStore()
 	if err != nil || token == "" {
 		return
@@ -454,7 +454,7 @@ func (g *Gateway) oauthRejected(ctx context.Context, u *upstream, owner, token s
 }
 
 // loginRequired is AUTH_REQUIRED for an OAuth server: what to run, by whom.
-func (g *Gateway) loginRequired(id string, u *upstream, owner, why string) *Error {
+func (g *Gateway) loginRequired(id string, u *route, owner, why string) *Error {
 	run := fmt.Sprintf("sandbox login %s --config <your mcp.json>", u.name)
 	who := "log in"
 	if owner != auth.Operator().Key() {

@@ -10,6 +10,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 )
 
 // Pass-through of resources, prompts and completions: the MCP front end
@@ -21,7 +22,7 @@ const CodeNotFound Code = "NOT_FOUND"
 
 // resourceOwner finds the server of a resource URI: one that listed it, else
 // one whose resource template matches it, else the only server with resources.
-func (g *Gateway) resourceOwner(uri string) (*upstream, error) {
+func (g *Gateway) resourceOwner(uri string) (*route, error) {
 	snap := g.catalog.load()
 	for _, name := range g.names {
 		if l := snap.servers[name]; l != nil {
@@ -42,9 +43,9 @@ func (g *Gateway) resourceOwner(uri string) (*upstream, error) {
 			}
 		}
 	}
-	var only *upstream
+	var only *route
 	for _, name := range g.names {
-		if c := g.upstreams[name].conn.Load(); c != nil && c.caps.Resources != nil {
+		if c := g.upstreams[name].sup.Conn(); c != nil && c.Capabilities().Resources != nil {
 			if only != nil {
 				only = nil
 				break
@@ -59,8 +60,8 @@ func (g *Gateway) resourceOwner(uri string) (*upstream, error) {
 }
 
 // forward sends one pass-through request to a server for a caller.
-func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, method string, params map[string]any) (json.RawMessage, error) {
-	c := u.conn.Load()
+func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, method string, params map[string]any) (json.RawMessage, error) {
+	c := u.sup.Conn()
 	if c == nil {
 		return nil, g.unavailable(u, "", nil)
 	}
@@ -72,7 +73,7 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 		if err != nil {
 			return nil, err
 		}
-		ctx = context.WithValue(ctx, tokenKey{}, tok)
+		ctx = upstream.WithToken(ctx, tok)
 	}
 	var oauthTok string
 	if usesOAuth(u.sc) {
@@ -81,17 +82,14 @@ func (g *Gateway) forward(ctx context.Context, u *upstream, caller auth.Caller, 
 			return nil, err
 		}
 		if oauthTok = c.token; oauthTok != "" {
-			ctx = context.WithValue(ctx, tokenKey{}, oauthTok)
+			ctx = upstream.WithToken(ctx, oauthTok)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.timeoutFor(u.sc, ""))
 	defer cancel()
-	ctx = withCallCaller(ctx, caller)
+	ctx = upstream.WithCaller(ctx, caller)
 	defer g.sessions.enter(u.name, callOwner(caller, "p"+strconv.FormatUint(g.callSeq.Add(1), 10)))()
-	if meta := c.requestMeta("", g.sessionLogLevel(caller)); meta != nil {
-		params["_meta"] = meta
-	}
-	raw, err := c.request(ctx, method, params, nil)
+	raw, err := c.Forward(ctx, method, params, g.sessionLogLevel(caller))
 	if err != nil && oauthTok != "" && errors.Is(err, transport.ErrAuthorizationRequired) {
 		g.oauthRejected(ctx, u, OAuthOwner(caller.Principal), oauthTok) // renewed at the next request
 	}
@@ -136,7 +134,7 @@ func (g *Gateway) Complete(ctx context.Context, caller auth.Caller, params json.
 	}
 	delete(p, "_meta")
 	ref, _ := p["ref"].(map[string]any)
-	var u *upstream
+	var u *route
 	switch ref["type"] {
 	case "ref/prompt":
 		name, _ := ref["name"].(string)
@@ -155,7 +153,7 @@ func (g *Gateway) Complete(ctx context.Context, caller auth.Caller, params json.
 	default:
 		return nil, newError(CodeNotFound, "", nil, nil, "completion ref type %v is not ref/prompt or ref/resource", ref["type"])
 	}
-	if c := u.conn.Load(); c != nil && c.caps.Completions == nil {
+	if c := u.sup.Conn(); c != nil && c.Capabilities().Completions == nil {
 		return json.RawMessage(`{"completion":{"values":[]}}`), nil
 	}
 	return g.forward(ctx, u, caller, "completion/complete", p)

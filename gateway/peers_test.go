@@ -231,7 +231,7 @@ func TestKillRealServerMidCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no progress from the long operation")
 	}
-	pid := g.upstreams["ev"].conn.Load().proc.cmd.Process.Pid
+	pid := g.upstreams["ev"].sup.Conn().ProcessID()
 	killed := time.Now()
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

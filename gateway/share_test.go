@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -128,33 +127,6 @@ func TestSessionFloodDoesNotHoldBackAnother(t *testing.T) {
 	wg.Wait()
 	u := g.upstreams["a"]
 	testwait.Until(t, 10*time.Second, "the shares to be forgotten", func() bool { return u.shares.inUse() == 0 })
-}
-
-// TestBusyIsNotHung: a health check that timed out means a hung server only
-// if nothing arrived from it during the check; with calls in flight and
-// answers arriving, it is busy. Bytes arriving are recorded by the reader
-// the stdio transport reads through. (TestHungServerIsRestarted checks a
-// real frozen server, which still drains its input, is restarted.)
-func TestBusyIsNotHung(t *testing.T) {
-	t.Parallel()
-	c := &connection{}
-	checked := time.Now().Add(-time.Millisecond) // the check started a moment ago
-	r := activityReader{r: strings.NewReader("{}\n"), at: &c.activity}
-	if c.busySince(checked, 3) {
-		t.Fatal("busy with nothing arrived during the check")
-	}
-	if _, err := r.Read(make([]byte, 8)); err != nil {
-		t.Fatal(err)
-	}
-	if !c.busySince(checked, 3) {
-		t.Fatal("not busy although an answer arrived during the check with calls in flight")
-	}
-	if c.busySince(checked, 0) {
-		t.Fatal("busy with no call in flight")
-	}
-	if !c.aliveWithin(time.Minute) {
-		t.Fatal("bytes that just arrived do not prove the server alive")
-	}
 }
 
 // TestServerThatNeverStartsIsCounted: each failed attempt to start a server

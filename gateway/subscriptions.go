@@ -44,8 +44,8 @@ func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri
 	if !first {
 		return nil
 	}
-	if c := u.conn.Load(); c != nil {
-		return c.subscribe(ctx, uri, true)
+	if c := u.sup.Conn(); c != nil {
+		return c.Subscribe(ctx, uri, true)
 	}
 	return nil
 }
@@ -75,8 +75,8 @@ func (g *Gateway) UnsubscribeResource(ctx context.Context, caller auth.Caller, u
 	if err != nil {
 		return nil
 	}
-	if c := u.conn.Load(); c != nil {
-		return c.subscribe(ctx, uri, false)
+	if c := u.sup.Conn(); c != nil {
+		return c.Subscribe(ctx, uri, false)
 	}
 	return nil
 }
@@ -105,8 +105,8 @@ func (g *Gateway) unsubscribeOrphans(uris []string) {
 	g.sessions.mu.Unlock()
 	for _, uri := range orphaned {
 		if u, err := g.resourceOwner(uri); err == nil {
-			if c := u.conn.Load(); c != nil {
-				go func() { _ = c.subscribe(g.ctx, uri, false) }()
+			if c := u.sup.Conn(); c != nil {
+				go func() { _ = c.Subscribe(g.ctx, uri, false) }()
 			}
 		}
 	}
@@ -146,14 +146,5 @@ func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
 	g.sessions.mu.Unlock()
 	for _, p := range peers {
 		p.Notify(string(mcp.MethodNotificationResourceUpdated), params)
-	}
-}
-
-// resubscribe re-establishes resource subscriptions after a (re)connect.
-func (u *upstream) resubscribe(ctx context.Context, c *connection) {
-	for _, uri := range u.g.subscribedURIs(u.name) {
-		if err := c.subscribe(ctx, uri, true); err != nil {
-			u.g.log.Warn("resubscribe failed", "server", u.name, "uri", uri, "error", err)
-		}
 	}
 }

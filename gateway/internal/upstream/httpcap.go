@@ -1,8 +1,7 @@
-package gateway
+package upstream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -10,10 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 )
-
-// errResultTooLarge is returned by a capped HTTP body once a single JSON body
-// or a single SSE event passes the result cap.
-var errResultTooLarge = errors.New("upstream response exceeds the result size cap")
 
 // tooLargeFlagKey carries a per-call flag that a capped body sets, because
 // mcp-go's SSE reader swallows the read error and reports only "unexpected
@@ -78,7 +73,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		if b.flag != nil {
 			b.flag.Store(true)
 		}
-		return 0, fmt.Errorf("%w (%d bytes)", errResultTooLarge, b.max)
+		return 0, fmt.Errorf("%w (%d bytes)", ErrResultTooLarge, b.max)
 	}
 	return n, err
 }

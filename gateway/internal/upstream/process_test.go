@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"bytes"
@@ -82,4 +82,19 @@ func FuzzCappedLineReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStdioServersInheritOnlyASafeEnvironment: a stdio server sees the
+// variables its "env" gives it and a small safe set of the gateway's, not
+// every secret the gateway was started with.
+func TestStdioServersInheritOnlyASafeEnvironment(t *testing.T) {
+	t.Setenv("SANDBOX_TEST_SECRET", "do-not-leak")
+	env := childEnv(map[string]string{"GIVEN": "yes"})
+	joined := strings.Join(env, "\n")
+	if strings.Contains(joined, "do-not-leak") {
+		t.Fatal("an unlisted variable leaked into the child's environment")
+	}
+	if !strings.Contains(joined, "GIVEN=yes") || !strings.Contains(joined, "PATH=") {
+		t.Fatalf("env = %v", env)
+	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"bufio"
@@ -32,12 +32,12 @@ type process struct {
 // startProcess starts a stdio server in its own process group. activity is
 // set to the time of each read from the server's stdout that moved bytes: a
 // server that writes is alive, however long its answers take (see
-// upstream.startHealth). Bytes it reads prove nothing: a hung server may
+// Supervisor.startHealth). Bytes it reads prove nothing: a hung server may
 // still drain its input.
-func startProcess(sc *ServerConfig, maxLine int64, activity *atomic.Int64) (*process, error) {
-	cmd := exec.Command(sc.Command, sc.Args...)
-	cmd.Env = childEnv(sc.Env)
-	cmd.Dir = sc.Cwd
+func startProcess(spec Spec, maxLine int64, activity *atomic.Int64) (*process, error) {
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Env = childEnv(spec.Env)
+	cmd.Dir = spec.Cwd
 	setProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -50,7 +50,7 @@ func startProcess(sc *ServerConfig, maxLine int64, activity *atomic.Int64) (*pro
 	p := &process{cmd: cmd, stdin: stdin, stderr: newTailBuffer(8 << 10), exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %q: %w", sc.Command, err)
+		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
 	}
 	p.stdout = newCappedLineReader(activityReader{stdout, activity}, maxLine)
 	go func() {

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"bytes"
@@ -24,13 +24,14 @@ import (
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
-// connection is one live session with an upstream. Requests are sent raw
+// Conn is one live session with an upstream. Requests are sent raw
 // through mcp-go's transport (mcp-go's typed client drops parts of schemas
 // and fails a whole result on an unknown content type); mcp-go's client is
 // used for what it does well: the handshake in both protocol eras and the
 // 2026-07-28 subscriptions/listen stream.
-type connection struct {
-	u          *upstream
+type Conn struct {
+	s          *Supervisor
+	life       context.Context // the supervisor's: bounds the connection's background work
 	client     *client.Client
 	tr         transport.Interface
 	proc       *process
@@ -61,23 +62,23 @@ type connection struct {
 	listenStop func()
 
 	refreshMu      sync.Mutex
-	refreshPending refreshKind
+	refreshPending Kinds
 	refreshRunning bool
 }
 
-func newConnection(u *upstream) *connection {
-	c := &connection{u: u, dead: make(chan struct{}), progress: map[string]*progressWatch{}}
+func newConn(s *Supervisor, life context.Context) *Conn {
+	c := &Conn{s: s, life: life, dead: make(chan struct{}), progress: map[string]*progressWatch{}}
 	c.lastOK.Store(time.Now().UnixNano())
 	return c
 }
 
 // start runs the handshake: the stateless 2026-07-28 protocol when the
 // server offers it (unless pinned), the initialize handshake otherwise.
-func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface, pinned string) error {
+func (c *Conn) start(ctx, initCtx context.Context, tr transport.Interface, pinned string) error {
 	c.tr = tr
-	caps := clientCapabilities()
+	caps := ClientCapabilities()
 	c.capsJSON, _ = json.Marshal(caps)
-	c.clientInfo = mcp.Implementation{Name: c.u.g.clientName, Version: c.u.g.clientVersion}
+	c.clientInfo = mcp.Implementation{Name: c.s.opts.ClientName, Version: c.s.opts.ClientVersion}
 	opts := []client.ClientOption{client.WithClientCapabilities(caps)}
 	if pinned != "" {
 		opts = append(opts, client.WithProtocolVersion(pinned))
@@ -85,7 +86,7 @@ func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface,
 	cl := client.NewClient(tr, opts...)
 	cl.OnNotification(c.onNotification)
 	if err := cl.Start(ctx); err != nil {
-		return fmt.Errorf("starting the %s transport: %w", c.u.sc.Transport, err)
+		return fmt.Errorf("starting the %s transport: %w", c.s.spec.Transport, err)
 	}
 	c.client = cl
 	if bi, ok := tr.(transport.BidirectionalInterface); ok {
@@ -117,7 +118,7 @@ func (c *connection) start(ctx, initCtx context.Context, tr transport.Interface,
 // markDead records why the connection is unusable and wakes the supervisor.
 // why is shown to agents (keep it free of what the server printed or
 // answered); detail goes only to the operator's log and `sandbox servers`.
-func (c *connection) markDead(why, detail string) {
+func (c *Conn) markDead(why, detail string) {
 	c.deadOnce.Do(func() {
 		c.deadMu.Lock()
 		c.deadWhy, c.deadMore = why, detail
@@ -126,7 +127,7 @@ func (c *connection) markDead(why, detail string) {
 	})
 }
 
-func (c *connection) isDead() bool {
+func (c *Conn) isDead() bool {
 	select {
 	case <-c.dead:
 		return true
@@ -135,7 +136,7 @@ func (c *connection) isDead() bool {
 	}
 }
 
-func (c *connection) deathReason() string {
+func (c *Conn) deathReason() string {
 	c.deadMu.Lock()
 	defer c.deadMu.Unlock()
 	if c.deadWhy == "" {
@@ -145,14 +146,14 @@ func (c *connection) deathReason() string {
 }
 
 // deathDetail is the operator's detail of why the connection died.
-func (c *connection) deathDetail() string {
+func (c *Conn) deathDetail() string {
 	c.deadMu.Lock()
 	defer c.deadMu.Unlock()
 	return c.deadMore
 }
 
 // close ends the connection and, for stdio, the server process.
-func (c *connection) close() {
+func (c *Conn) close() {
 	c.markDead("closed by the gateway", "")
 	c.listenMu.Lock()
 	if c.listenStop != nil {
@@ -173,23 +174,9 @@ func (c *connection) close() {
 	}
 }
 
-// rpcError is a JSON-RPC error response from the upstream.
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
-
-// connLostError says the connection died while a request was in flight.
-type connLostError struct{ reason string }
-
-func (e *connLostError) Error() string { return "connection lost: " + e.reason }
-
 // requestMeta returns the _meta of a request: the progress token if any
 // and, on the stateless protocol, the per-request protocol metadata.
-func (c *connection) requestMeta(progressToken string, logLevel string) map[string]any {
+func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any {
 	if !c.modern && progressToken == "" {
 		return nil
 	}
@@ -210,9 +197,9 @@ func (c *connection) requestMeta(progressToken string, logLevel string) map[stri
 
 // request sends one JSON-RPC request and returns the raw result. params is
 // encoded as given (it carries its own _meta).
-func (c *connection) request(ctx context.Context, method string, params any, header http.Header) (_ json.RawMessage, err error) {
+func (c *Conn) request(ctx context.Context, method string, params any, header http.Header) (_ json.RawMessage, err error) {
 	if c.isDead() {
-		return nil, &connLostError{c.deathReason()}
+		return nil, &ConnLostError{c.deathReason()}
 	}
 	// A request made for a traced call or MCP request gets its own span
 	// (and an HTTP upstream its traceparent: transport.go); the gateway's
@@ -220,7 +207,7 @@ func (c *connection) request(ctx context.Context, method string, params any, hea
 	if trace.SpanContextFromContext(ctx).IsValid() {
 		var span trace.Span
 		ctx, span = telemetry.Tracer().Start(ctx, "upstream "+method, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String("sandbox.server", c.u.name), attribute.String("rpc.method", method)))
+			trace.WithAttributes(attribute.String("sandbox.server", c.s.spec.Name), attribute.String("rpc.method", method)))
 		defer func() {
 			if err != nil {
 				span.SetStatus(codes.Error, err.Error())
@@ -245,7 +232,7 @@ func (c *connection) request(ctx context.Context, method string, params any, hea
 
 // newRequest encodes a request with a fresh id and, on the 2026-07-28 HTTP
 // transport, the standard headers derived from it.
-func (c *connection) newRequest(method string, params any, header http.Header) (transport.JSONRPCRequest, error) {
+func (c *Conn) newRequest(method string, params any, header http.Header) (transport.JSONRPCRequest, error) {
 	encoded, err := json.Marshal(params)
 	if err != nil {
 		return transport.JSONRPCRequest{}, fmt.Errorf("encoding %s params: %w", method, err)
@@ -267,16 +254,16 @@ func (c *connection) newRequest(method string, params any, header http.Header) (
 // sendFailed says why a request got no answer: the caller's context ended
 // (the upstream is told to stop), the answer was too large, or the
 // connection is gone (it is marked dead, so the supervisor reconnects).
-func (c *connection) sendFailed(ctx context.Context, req transport.JSONRPCRequest, err error, tooLarge bool) error {
+func (c *Conn) sendFailed(ctx context.Context, req transport.JSONRPCRequest, err error, tooLarge bool) error {
 	if ctx.Err() != nil {
 		c.cancelUpstream(req.ID, ctx.Err())
 		return ctx.Err()
 	}
-	if tooLarge || errors.Is(err, errResultTooLarge) {
-		return errResultTooLarge
+	if tooLarge || errors.Is(err, ErrResultTooLarge) {
+		return ErrResultTooLarge
 	}
 	if c.isDead() {
-		return &connLostError{c.deathReason()}
+		return &ConnLostError{c.deathReason()}
 	}
 	if errors.Is(err, transport.ErrTransportClosed) {
 		if c.proc != nil {
@@ -289,7 +276,7 @@ func (c *connection) sendFailed(ctx context.Context, req transport.JSONRPCReques
 			}
 		}
 		c.markDead("the transport closed", "")
-		return &connLostError{c.deathReason()}
+		return &ConnLostError{c.deathReason()}
 	}
 	if errors.Is(err, transport.ErrAuthorizationRequired) {
 		// The server refused this request's credentials (401): the
@@ -299,19 +286,19 @@ func (c *connection) sendFailed(ctx context.Context, req transport.JSONRPCReques
 	if c.isHTTP {
 		// The server is unreachable or forgot our session: reconnect.
 		c.markDead(req.Method+" failed", err.Error())
-		return &connLostError{c.deathReason()}
+		return &ConnLostError{c.deathReason()}
 	}
 	return err
 }
 
-// result is an answer's result, or its JSON-RPC error as an *rpcError.
-func (c *connection) result(resp *transport.JSONRPCResponse) (json.RawMessage, error) {
+// result is an answer's result, or its JSON-RPC error as an *RPCError.
+func (c *Conn) result(resp *transport.JSONRPCResponse) (json.RawMessage, error) {
 	if resp.Error != nil && resp.Error.Code == tooLargeRPCCode {
-		return nil, errResultTooLarge
+		return nil, ErrResultTooLarge
 	}
 	c.lastOK.Store(time.Now().UnixNano())
 	if resp.Error != nil {
-		e := &rpcError{Code: resp.Error.Code, Message: resp.Error.Message}
+		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
 		if resp.Error.Data != nil {
 			e.Data, _ = json.Marshal(resp.Error.Data)
 		}
@@ -323,7 +310,7 @@ func (c *connection) result(resp *transport.JSONRPCResponse) (json.RawMessage, e
 // send hands a request to the transport. The in-process transport runs the
 // handler on the caller's goroutine and only the handler can notice a
 // cancelled context, so there the wait is raced against ctx.
-func (c *connection) send(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+func (c *Conn) send(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	if _, inproc := c.tr.(*transport.InProcessTransport); !inproc || ctx.Done() == nil {
 		return c.tr.SendRequest(ctx, req)
 	}
@@ -352,7 +339,7 @@ func (c *connection) send(ctx context.Context, req transport.JSONRPCRequest) (*t
 // cancelUpstream tells the server to stop working on a request whose caller
 // went away (notifications/cancelled). On the 2026-07-28 HTTP transport the
 // closed response stream is the cancellation, so nothing is sent there.
-func (c *connection) cancelUpstream(id mcp.RequestId, cause error) {
+func (c *Conn) cancelUpstream(id mcp.RequestId, cause error) {
 	if c.isDead() || (c.modern && c.isHTTP) {
 		return
 	}
@@ -415,7 +402,7 @@ func listPageType(field string) reflect.Type {
 }
 
 // listAll follows a paginated list to the end and returns the raw items.
-func (c *connection) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
+func (c *Conn) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	seen := map[string]bool{"": true}
 	cursor := ""
@@ -448,7 +435,7 @@ func (c *connection) listAll(ctx context.Context, method, field string) ([]json.
 
 // aliveWithin reports whether the server answered a request or sent bytes
 // within d.
-func (c *connection) aliveWithin(d time.Duration) bool {
+func (c *Conn) aliveWithin(d time.Duration) bool {
 	since := func(v *atomic.Int64) time.Duration { return time.Since(time.Unix(0, v.Load())) }
 	return since(&c.lastOK) < d || since(&c.activity) < d
 }
@@ -456,7 +443,7 @@ func (c *connection) aliveWithin(d time.Duration) bool {
 // busySince reports whether a server whose health check started at checked
 // and timed out is busy rather than hung: calls are in flight and bytes of
 // answers arrived since the check started.
-func (c *connection) busySince(checked time.Time, inFlight int) bool {
+func (c *Conn) busySince(checked time.Time, inFlight int) bool {
 	return inFlight > 0 && time.Unix(0, c.activity.Load()).After(checked)
 }
 
@@ -465,8 +452,8 @@ func (c *connection) busySince(checked time.Time, inFlight int) bool {
 const maxInstructions = 300
 
 // healthCheck sends one real request.
-func (c *connection) healthCheck(ctx context.Context) error {
-	ctx = c.u.withOperatorToken(ctx)
+func (c *Conn) healthCheck(ctx context.Context) error {
+	ctx = c.s.withOperatorToken(ctx)
 	var method string
 	switch {
 	case c.caps.Tools != nil:
@@ -485,7 +472,7 @@ func (c *connection) healthCheck(ctx context.Context) error {
 		params = struct{}{}
 	}
 	_, err := c.request(ctx, method, params, nil)
-	var re *rpcError
+	var re *RPCError
 	if errors.As(err, &re) {
 		return nil // it answered
 	}
@@ -511,7 +498,7 @@ type progressWatch struct {
 // stop waits for a relay under way, so fn is never called after stop has
 // returned: a notification that comes as the call ends is relayed before
 // the call returns, or dropped, never after its response.
-func (c *connection) watchProgress(token string, fn func(Progress)) (stop func()) {
+func (c *Conn) watchProgress(token string, fn func(Progress)) (stop func()) {
 	w := &progressWatch{fn: fn}
 	c.progMu.Lock()
 	c.progress[token] = w
@@ -526,7 +513,7 @@ func (c *connection) watchProgress(token string, fn func(Progress)) (stop func()
 
 // --- notifications from the upstream ---
 
-func (c *connection) onNotification(n mcp.JSONRPCNotification) {
+func (c *Conn) onNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
 		f := n.Params.AdditionalFields
@@ -549,16 +536,16 @@ func (c *connection) onNotification(n mcp.JSONRPCNotification) {
 		}
 		w.fn(p)
 	case string(mcp.MethodNotificationToolsListChanged):
-		c.scheduleRefresh(refreshTools)
+		c.scheduleRefresh(Tools)
 	case string(mcp.MethodNotificationResourcesListChanged):
-		c.scheduleRefresh(refreshResources)
+		c.scheduleRefresh(Resources)
 	case string(mcp.MethodNotificationPromptsListChanged):
-		c.scheduleRefresh(refreshPrompts)
+		c.scheduleRefresh(Prompts)
 	case string(mcp.MethodNotificationResourceUpdated):
 		uri, _ := n.Params.AdditionalFields["uri"].(string)
-		c.u.g.resourceUpdated(c.u.name, uri, notificationParams(n))
+		c.s.host.ResourceUpdated(uri, notificationParams(n))
 	case string(mcp.MethodNotificationMessage):
-		c.u.g.relayLog(c.u, notificationParams(n))
+		c.s.host.LogMessage(notificationParams(n))
 	}
 }
 
@@ -591,7 +578,7 @@ func notificationParams(n mcp.JSONRPCNotification) json.RawMessage {
 
 // scheduleRefresh re-lists after a list_changed notification; bursts of
 // notifications are coalesced into one refresh.
-func (c *connection) scheduleRefresh(kind refreshKind) {
+func (c *Conn) scheduleRefresh(kind Kinds) {
 	c.refreshMu.Lock()
 	c.refreshPending |= kind
 	if c.refreshRunning {
@@ -612,12 +599,12 @@ func (c *connection) scheduleRefresh(kind refreshKind) {
 				return
 			}
 			c.refreshMu.Unlock()
-			ctx, cancel := context.WithTimeout(c.u.g.ctx, c.u.g.cfg.Settings.StartupTimeout)
-			ctx = c.u.withOperatorToken(ctx)
-			if err := c.u.refresh(ctx, c, k); err != nil && c.u.g.ctx.Err() == nil && !c.isDead() {
+			ctx, cancel := context.WithTimeout(c.life, c.s.opts.StartupTimeout)
+			ctx = c.s.withOperatorToken(ctx)
+			if err := c.s.refresh(ctx, c, k); err != nil && c.life.Err() == nil && !c.isDead() {
 				// (A refresh cut short because the gateway is closing or the
 				// connection died is not a failure worth a warning.)
-				c.u.g.log.Warn("refresh after list_changed failed", "server", c.u.name, "error", err)
+				c.s.log.Warn("refresh after list_changed failed", "server", c.s.spec.Name, "error", err)
 			}
 			cancel()
 		}
@@ -626,14 +613,14 @@ func (c *connection) scheduleRefresh(kind refreshKind) {
 
 // startListen opens the 2026-07-28 subscriptions/listen stream, through
 // which a modern server sends list_changed and resource updates.
-func (c *connection) startListen(ctx context.Context) {
+func (c *Conn) startListen(ctx context.Context) {
 	filter := mcp.SubscriptionFilter{
 		ToolsListChanged:     c.caps.Tools != nil && c.caps.Tools.ListChanged,
 		PromptsListChanged:   c.caps.Prompts != nil && c.caps.Prompts.ListChanged,
 		ResourcesListChanged: c.caps.Resources != nil && c.caps.Resources.ListChanged,
 	}
 	if c.caps.Resources != nil && c.caps.Resources.Subscribe {
-		filter.ResourceSubscriptions = c.u.g.subscribedURIs(c.u.name)
+		filter.ResourceSubscriptions = c.s.host.SubscribedURIs()
 	}
 	c.listenMu.Lock()
 	defer c.listenMu.Unlock()
@@ -644,31 +631,31 @@ func (c *connection) startListen(ctx context.Context) {
 	if filter.IsEmpty() {
 		return
 	}
-	lctx := c.u.withOperatorToken(ctx)
+	lctx := c.s.withOperatorToken(ctx)
 	stop, err := c.client.ListenAsync(lctx, filter, func(err error) {
-		c.u.g.log.Debug("subscriptions/listen ended", "server", c.u.name, "error", err)
+		c.s.log.Debug("subscriptions/listen ended", "server", c.s.spec.Name, "error", err)
 	})
 	if err != nil {
-		c.u.g.log.Warn("subscriptions/listen failed", "server", c.u.name, "error", err)
+		c.s.log.Warn("subscriptions/listen failed", "server", c.s.spec.Name, "error", err)
 		return
 	}
 	c.listenStop = stop
 }
 
-// subscribe turns a resource subscription on or off upstream.
-func (c *connection) subscribe(ctx context.Context, uri string, on bool) error {
+// Subscribe turns a resource subscription on or off upstream.
+func (c *Conn) Subscribe(ctx context.Context, uri string, on bool) error {
 	if c.caps.Resources == nil || !c.caps.Resources.Subscribe {
 		return nil // the server sends no updates; nothing to ask for
 	}
 	if c.modern {
-		c.startListen(c.u.g.ctx)
+		c.startListen(c.life)
 		return nil
 	}
 	method := "resources/subscribe"
 	if !on {
 		method = "resources/unsubscribe"
 	}
-	_, err := c.request(c.u.withOperatorToken(ctx), method, map[string]any{"uri": uri}, nil)
+	_, err := c.request(c.s.withOperatorToken(ctx), method, map[string]any{"uri": uri}, nil)
 	return err
 }
 
@@ -679,11 +666,11 @@ func hasParamHeaders(raw json.RawMessage) bool { return bytes.Contains(raw, []by
 // per-call values, and nothing else.
 func isolatedContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	base := context.Background()
-	if c, ok := callCallerFrom(ctx); ok {
-		base = withCallCaller(base, c)
+	if c, ok := CallerFrom(ctx); ok {
+		base = WithCaller(base, c)
 	}
 	if tok, ok := ctx.Value(tokenKey{}).(string); ok {
-		base = context.WithValue(base, tokenKey{}, tok)
+		base = WithToken(base, tok)
 	}
 	var cancel context.CancelFunc
 	if d, ok := ctx.Deadline(); ok {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package gateway
+package upstream
 
 import "os/exec"
 

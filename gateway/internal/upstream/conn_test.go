@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ import (
 func TestProgressIsNeverRelayedAfterTheCallEnds(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		c := &connection{progress: map[string]*progressWatch{}}
+		c := &Conn{progress: map[string]*progressWatch{}}
 		ended := false
 		relayed := make(chan bool, 1)
 		stop := c.watchProgress("tok", func(Progress) {
@@ -82,5 +82,32 @@ func TestDecodeListPage(t *testing.T) {
 		if len(got) != len(c.items) || strings.Join(got, "|") != strings.Join(c.items, "|") || next != c.next {
 			t.Errorf("%s: items %q next %q, want %q %q", c.raw, got, next, c.items, c.next)
 		}
+	}
+}
+
+// TestBusyIsNotHung: a health check that timed out means a hung server only
+// if nothing arrived from it during the check; with calls in flight and
+// answers arriving, it is busy. Bytes arriving are recorded by the reader
+// the stdio transport reads through. (The gateway's TestHungServerIsRestarted
+// checks a real frozen server, which still drains its input, is restarted.)
+func TestBusyIsNotHung(t *testing.T) {
+	t.Parallel()
+	c := &Conn{}
+	checked := time.Now().Add(-time.Millisecond) // the check started a moment ago
+	r := activityReader{r: strings.NewReader("{}\n"), at: &c.activity}
+	if c.busySince(checked, 3) {
+		t.Fatal("busy with nothing arrived during the check")
+	}
+	if _, err := r.Read(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if !c.busySince(checked, 3) {
+		t.Fatal("not busy although an answer arrived during the check with calls in flight")
+	}
+	if c.busySince(checked, 0) {
+		t.Fatal("busy with no call in flight")
+	}
+	if !c.aliveWithin(time.Minute) {
+		t.Fatal("bytes that just arrived do not prove the server alive")
 	}
 }

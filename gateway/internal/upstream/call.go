@@ -1,0 +1,136 @@
+package upstream
+
+// What the gateway's pipeline sends through a ready connection: tool calls
+// (with the 2026-07-28 multi round-trip exchange) and pass-through requests.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// callParams is the tools/call params the gateway sends.
+type callParams struct {
+	Name           string          `json:"name"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Meta           map[string]any  `json:"_meta,omitempty"`
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string          `json:"requestState,omitempty"`
+}
+
+// maxInputRoundTrips bounds the 2026-07-28 multi round-trip exchange.
+const maxInputRoundTrips = 10
+
+// CallTool sends tools/call for the tool the server lists as name (def is
+// its definition as listed, for SEP-2243 parameter headers) with args as
+// they are, and returns the raw result. progress, when set, receives the
+// call's progress notifications; logLevel is the calling session's (sent
+// with each request on the 2026-07-28 protocol). When a 2026-07-28 server
+// answers that it needs input first (resultType "input_required"), each
+// embedded request goes to Host.ClientRequest and the call is sent again
+// with the answers.
+func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMessage, progress func(Progress), logLevel string) (json.RawMessage, error) {
+	token := ""
+	if progress != nil {
+		token = "sbx-p-" + strconv.FormatUint(c.nextID.Add(1), 10)
+		defer c.watchProgress(token, progress)()
+	}
+	p := callParams{Name: name, Arguments: args, Meta: c.requestMeta(token, logLevel)}
+	var header http.Header
+	if c.modern && c.isHTTP && hasParamHeaders(def) {
+		var mt mcp.Tool
+		if json.Unmarshal(def, &mt) == nil {
+			enc, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
+			header = http.Header{}
+			for k, v := range mcp.GenerateParamHeaders(&mt, enc) {
+				header.Set(k, v)
+			}
+		}
+	}
+	for round := 0; ; round++ {
+		raw, err := c.request(ctx, "tools/call", p, header)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(raw, []byte(`"input_required"`)) {
+			return raw, nil
+		}
+		var ir struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		}
+		if json.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
+			return raw, nil
+		}
+		if round >= maxInputRoundTrips {
+			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server asked for input more than %d times", maxInputRoundTrips)}
+		}
+		answers := make(map[string]json.RawMessage, len(ir.InputRequests))
+		for key, rawReq := range ir.InputRequests {
+			var r struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if err := json.Unmarshal(rawReq, &r); err != nil {
+				return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "malformed input request: " + err.Error()}
+			}
+			ans, err := c.s.host.ClientRequest(ctx, r.Method, r.Params)
+			if err != nil {
+				return nil, err
+			}
+			answers[key] = ans
+		}
+		p.InputResponses, _ = json.Marshal(answers)
+		p.RequestState = ir.RequestState
+	}
+}
+
+// Forward sends one pass-through request (resources/read, prompts/get,
+// completion/complete) and returns its raw result. params gets the
+// request's _meta (the stateless protocol's metadata with the calling
+// session's logLevel).
+func (c *Conn) Forward(ctx context.Context, method string, params map[string]any, logLevel string) (json.RawMessage, error) {
+	if meta := c.requestMeta("", logLevel); meta != nil {
+		params["_meta"] = meta
+	}
+	return c.request(ctx, method, params, nil)
+}
+
+// Capabilities are what the server declared at initialize.
+func (c *Conn) Capabilities() mcp.ServerCapabilities { return c.caps }
+
+// ProcessID is the process id of a stdio server (0 for other transports):
+// for the operator's diagnostics and tests that kill the server.
+func (c *Conn) ProcessID() int {
+	if c.proc == nil || c.proc.cmd.Process == nil {
+		return 0
+	}
+	return c.proc.cmd.Process.Pid
+}
+
+// SetLogLevel asks a 2025-era server that logs to send at least level
+// ("" or a 2026-07-28 server: nothing to ask; the level travels with each
+// request there). A failure is only logged.
+func (c *Conn) SetLogLevel(ctx context.Context, level string) {
+	if c.modern || c.caps.Logging == nil || level == "" {
+		return
+	}
+	if _, err := c.request(c.s.withOperatorToken(ctx), "logging/setLevel", map[string]any{"level": level}, nil); err != nil {
+		c.s.log.Debug("logging/setLevel failed", "server", c.s.spec.Name, "error", err)
+	}
+}
+
+// resubscribe re-establishes resource subscriptions after a (re)connect.
+func (s *Supervisor) resubscribe(ctx context.Context, c *Conn) {
+	for _, uri := range s.host.SubscribedURIs() {
+		if err := c.Subscribe(ctx, uri, true); err != nil {
+			s.log.Warn("resubscribe failed", "server", s.spec.Name, "uri", uri, "error", err)
+		}
+	}
+}

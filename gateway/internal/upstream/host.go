@@ -1,0 +1,130 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+)
+
+// Transport is how the gateway talks to one upstream server.
+type Transport string
+
+// The transports. InProcess is an mcp-go server in this process (Spec's
+// InProcess), for built-in tool sets and measurements.
+const (
+	Stdio          Transport = "stdio"
+	StreamableHTTP Transport = "streamable-http"
+	SSE            Transport = "sse"
+	InProcess      Transport = "in-process"
+)
+
+// Spec says how to reach one server.
+type Spec struct {
+	Name      string // the server's name in the gateway, for logs
+	Transport Transport
+	// stdio: the process to start; it inherits only a small safe set of the
+	// gateway's environment variables (PATH, HOME, ...) plus Env.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// streamable-http and sse
+	URL     string
+	Headers map[string]string
+	// ProtocolVersion pins the MCP protocol version ("" negotiates).
+	ProtocolVersion string
+	// InProcess is the server of the in-process transport.
+	InProcess *server.MCPServer
+}
+
+// Host is what a supervisor asks of the gateway about its one server. Its
+// methods are called from the supervisor's and the connection's goroutines
+// and must not block on them.
+type Host interface {
+	// OperatorToken is the bearer token connection-level requests
+	// (initialize, lists, health checks, subscriptions) carry ("": none).
+	OperatorToken(ctx context.Context) string
+	// ConnectRefused explains a connection the server refused with HTTP 401
+	// (err wraps transport.ErrAuthorizationRequired; TokenFrom(ctx) is the
+	// token it refused) as the error the operator reads.
+	ConnectRefused(ctx context.Context, err error) error
+	// Listed hands over what the server listed, for the kinds re-listed.
+	Listed(kinds Kinds, l Listing)
+	// StateChanged and Restarted report the supervisor's state (metrics).
+	StateChanged(State)
+	Restarted()
+	// InFlight is how many calls are under way on the server.
+	InFlight() int
+	// ClientRequest answers a request the server sends to its client
+	// (sampling, elicitation, roots) during a call: CallerFrom(ctx) is the
+	// call's caller when the transport kept the call's context. An error
+	// that is an *RPCError is sent back as that JSON-RPC error.
+	ClientRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// LogMessage relays a notifications/message of the server.
+	LogMessage(params json.RawMessage)
+	// ResourceUpdated relays a notifications/resources/updated.
+	ResourceUpdated(uri string, params json.RawMessage)
+	// SubscribedURIs are the server's resources some session subscribed to.
+	SubscribedURIs() []string
+	// LogLevel is the most verbose log level any session asked for ("":
+	// none), sent to a 2025-era server with logging/setLevel.
+	LogLevel() string
+}
+
+// tokenKey carries the bearer token of the request being sent to the
+// transport's header function.
+type tokenKey struct{}
+
+// WithToken returns a context whose requests carry token as their
+// Authorization: Bearer header (per request: the connection is shared by
+// every caller).
+func WithToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, tokenKey{}, token)
+}
+
+// TokenFrom is the token WithToken put in ctx, "" for none.
+func TokenFrom(ctx context.Context) string {
+	tok, _ := ctx.Value(tokenKey{}).(string)
+	return tok
+}
+
+// callerKey carries the caller of the call being served to the handlers
+// of requests the upstream sends back while it runs (HTTP transports pass
+// the call's context through; the in-process one keeps it by isolatedContext).
+type callerKey struct{}
+
+// WithCaller returns a context for a request made on behalf of c.
+func WithCaller(ctx context.Context, c auth.Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom is the caller WithCaller put in ctx.
+func CallerFrom(ctx context.Context) (auth.Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(auth.Caller)
+	return c, ok
+}
+
+// RPCError is a JSON-RPC error response from the upstream (or one the
+// gateway sends back for a request it will not relay).
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// ConnLostError says the connection died while a request was in flight;
+// Reason is fit for agents (never what the server printed).
+type ConnLostError struct{ Reason string }
+
+func (e *ConnLostError) Error() string { return "connection lost: " + e.Reason }
+
+// ErrResultTooLarge: the answer passed Options.MaxResultBytes (a stdio
+// line, an HTTP body or one SSE event) and was not read.
+var ErrResultTooLarge = errors.New("upstream response exceeds the result size cap")
