@@ -114,8 +114,8 @@ type Settings struct {
 	Policy *Policy
 	// Audit, when set, writes an audit log (audit.go).
 	Audit *AuditConfig
-	// OAuthTokenFile is where OAuth logins to upstreams are kept (""
-	// DefaultOAuthTokenFile).
+	// OAuthTokenFile is where OAuth logins to upstreams are kept ("": the
+	// user's config folder, ~/.config/sandbox/oauth-tokens.json on Linux).
 	OAuthTokenFile string
 	// Secrets are values redacted from everything an agent receives, beside
 	// the servers' env and header values (redact.go).

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -90,17 +89,4 @@ func newError(code Code, tool string, cause error, data any, format string, args
 		}
 	}
 	return &Error{Code: code, Tool: tool, Message: fmt.Sprintf(format, args...), Data: raw, cause: cause}
-}
-
-// AsError returns err as a *Error: itself when it already is one, or wrapped
-// as CodeInternal otherwise. nil stays nil.
-func AsError(err error) *Error {
-	if err == nil {
-		return nil
-	}
-	var ge *Error
-	if errors.As(err, &ge) {
-		return ge
-	}
-	return newError(CodeInternal, "", err, nil, "internal gateway error: %v", err)
 }

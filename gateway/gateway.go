@@ -339,9 +339,6 @@ func (g *Gateway) Servers() []ServerStatus {
 	return out
 }
 
-// Config returns the configuration the gateway runs with (do not modify).
-func (g *Gateway) Config() *Config { return g.cfg }
-
 // Peer is a connected client session that can answer what upstream servers
 // ask of their client during a call (sampling, elicitation, roots) and
 // receive their notifications (log messages, resource updates).

@@ -91,10 +91,10 @@ type OAuthRefreshLocker interface {
 	LockRefresh(ctx context.Context, owner, server string) (unlock func(), err error)
 }
 
-// DefaultOAuthTokenFile is where grants are kept when the config names no
+// defaultOAuthTokenFile is where grants are kept when the config names no
 // file: the user's config folder (~/.config/sandbox/oauth-tokens.json on
 // Linux).
-func DefaultOAuthTokenFile() (string, error) {
+func defaultOAuthTokenFile() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("no folder for OAuth tokens (%v): set \"gateway\": {\"oauthTokens\": \"/path/oauth-tokens.json\"} in the config", err)
@@ -284,11 +284,11 @@ func usesOAuth(sc *ServerConfig) bool {
 	return true
 }
 
-// OAuthOwner is whose grant a caller's calls carry: its principal's when
+// oauthOwner is whose grant a caller's calls carry: its principal's when
 // principals authenticate (`sandbox serve` with auth), else the operator's.
 // A principal never falls back to the operator's grant: that would let it
 // act with the operator's account.
-func OAuthOwner(p auth.Principal) string {
+func oauthOwner(p auth.Principal) string {
 	if p.ID == "" || (p.ID == auth.Anonymous().ID && p.Tenant == "") || p.IsOperator() {
 		return auth.Operator().Key()
 	}
@@ -308,7 +308,7 @@ func (g *Gateway) oauthStore() (OAuthStore, error) {
 	path := g.cfg.Settings.OAuthTokenFile
 	if path == "" {
 		var err error
-		if path, err = DefaultOAuthTokenFile(); err != nil {
+		if path, err = defaultOAuthTokenFile(); err != nil {
 			return nil, err
 		}
 	}
@@ -467,7 +467,7 @@ func (g *Gateway) loginRequired(id string, u *route, owner, why string) *Error {
 
 // oauthStep is the token step of an OAuth-capable server's call.
 func (g *Gateway) oauthStep(ctx context.Context, c *call) *Error {
-	owner := OAuthOwner(c.req.Caller.Principal)
+	owner := oauthOwner(c.req.Caller.Principal)
 	tok, err := g.oauthToken(ctx, c.u, owner)
 	if errors.Is(err, errNoGrant) {
 		return g.loginRequired(c.toolID, c.u, owner, strings.TrimPrefix(err.Error(), errNoGrant.Error()+": "))

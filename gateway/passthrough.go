@@ -91,7 +91,7 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 	defer g.sessions.enter(u.name, callOwner(caller, "p"+strconv.FormatUint(g.callSeq.Add(1), 10)))()
 	raw, err := c.Forward(ctx, method, params, g.sessionLogLevel(caller))
 	if err != nil && oauthTok != "" && errors.Is(err, transport.ErrAuthorizationRequired) {
-		g.oauthRejected(ctx, u, OAuthOwner(caller.Principal), oauthTok) // renewed at the next request
+		g.oauthRejected(ctx, u, oauthOwner(caller.Principal), oauthTok) // renewed at the next request
 	}
 	if err != nil {
 		return nil, g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, ""))

@@ -16,8 +16,8 @@ import (
 // back, or an error message that quotes a request header, shows
 // "[redacted]" instead.
 
-// Redacted is what a secret is replaced by.
-const Redacted = "[redacted]"
+// redacted is what a secret is replaced by.
+const redacted = "[redacted]"
 
 // minSecretLength is the shortest config value treated as a secret.
 const minSecretLength = 8
@@ -45,7 +45,7 @@ func newRedactor(secrets []string) *redactor {
 	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
 	var pairs []string
 	for _, s := range list {
-		pairs = append(pairs, s, Redacted)
+		pairs = append(pairs, s, redacted)
 	}
 	return &redactor{secrets: list, r: strings.NewReplacer(pairs...)}
 }
@@ -102,7 +102,7 @@ func (r *redactor) text(s string, extra string) string {
 		s = r.r.Replace(s)
 	}
 	if len(extra) >= minSecretLength && strings.Contains(s, extra) {
-		s = strings.ReplaceAll(s, extra, Redacted)
+		s = strings.ReplaceAll(s, extra, redacted)
 	}
 	return s
 }
@@ -117,7 +117,7 @@ func (r *redactor) raw(b json.RawMessage, extra string) json.RawMessage {
 	out := r.text(s, extra)
 	if len(extra) >= minSecretLength {
 		if esc := jsonEscaped(extra); esc != extra {
-			out = strings.ReplaceAll(out, esc, Redacted)
+			out = strings.ReplaceAll(out, esc, redacted)
 		}
 	}
 	if out == s {

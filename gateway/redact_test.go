@@ -49,12 +49,12 @@ func TestSecretsAreRedacted(t *testing.T) {
 	for _, b := range res.Content {
 		all += string(b)
 	}
-	if strings.Contains(all, "s3cret") || strings.Contains(all, token) || !strings.Contains(all, Redacted) || !strings.Contains(all, "mode prod") {
+	if strings.Contains(all, "s3cret") || strings.Contains(all, token) || !strings.Contains(all, redacted) || !strings.Contains(all, "mode prod") {
 		t.Errorf("result: %s", all)
 	}
 	_, err = g.Call(ctx, CallRequest{Tool: "leaky:fail"})
 	var ge *Error
-	if !errors.As(err, &ge) || strings.Contains(ge.Message, token) || strings.Contains(string(ge.Data), token) || !strings.Contains(ge.Message, Redacted) {
+	if !errors.As(err, &ge) || strings.Contains(ge.Message, token) || strings.Contains(string(ge.Data), token) || !strings.Contains(ge.Message, redacted) {
 		t.Errorf("error: %v %s", err, ge.Data)
 	}
 }
