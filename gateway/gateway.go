@@ -4,8 +4,10 @@
 // check, session token, rate limit, forward), and serves all of it again as
 // one MCP server (package gateway/frontend, `sandbox serve`).
 //
-// The code-mode runtime uses the Go API: New, Start, Tools, Subscribe and
-// Call. Every call error is a *Error with a stable Code.
+// Code mode and the front end use the Go API: New, Start, Tools, Subscribe
+// and Call, sessions and credentials (ARCHITECTURE.md, "What the Go API
+// promises", lists it all). Every call error is a *Error with a stable
+// Code. Keeping each upstream connected is internal/upstream's work.
 package gateway
 
 import (

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
@@ -783,3 +784,19 @@ func testCaller(id string) auth.Caller {
 
 // operator is the CLI's caller.
 var operator = auth.Caller{Principal: auth.Operator()}
+
+// TestServerStatesAreTheSupervisors: the states the gateway reports are its
+// supervisors' (route.status converts one to the other by its spelling).
+func TestServerStatesAreTheSupervisors(t *testing.T) {
+	for mine, theirs := range map[ServerState]upstream.State{
+		StateStarting: upstream.Starting, StateReady: upstream.Ready, StateRestarting: upstream.Restarting,
+		StateFailed: upstream.Failed, StateStopped: upstream.Stopped, StateDisabled: upstream.Disabled,
+	} {
+		if string(mine) != string(theirs) {
+			t.Errorf("gateway state %q is the supervisor's %q", mine, theirs)
+		}
+	}
+	if len(allStates) != 6 {
+		t.Errorf("the metrics know %d states, the supervisor 6", len(allStates))
+	}
+}

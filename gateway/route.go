@@ -19,14 +19,15 @@ import (
 // ServerState is the lifecycle state of one upstream.
 type ServerState string
 
-// The states of an upstream (the supervisor's, internal/upstream).
+// The states of an upstream: its supervisor's (internal/upstream), spelled
+// the same (TestServerStatesAreTheSupervisors).
 const (
-	StateStarting   = ServerState(upstream.Starting)   // first connection attempt under way
-	StateReady      = ServerState(upstream.Ready)      // connected; calls are forwarded
-	StateRestarting = ServerState(upstream.Restarting) // connection lost; reconnecting with backoff
-	StateFailed     = ServerState(upstream.Failed)     // never connected yet; retrying with backoff
-	StateStopped    = ServerState(upstream.Stopped)    // the gateway is closed
-	StateDisabled   = ServerState(upstream.Disabled)   // "disabled": true in the configuration
+	StateStarting   ServerState = "starting"   // first connection attempt under way
+	StateReady      ServerState = "ready"      // connected; calls are forwarded
+	StateRestarting ServerState = "restarting" // connection lost; reconnecting with backoff
+	StateFailed     ServerState = "failed"     // never connected yet; retrying with backoff
+	StateStopped    ServerState = "stopped"    // the gateway is closed
+	StateDisabled   ServerState = "disabled"   // "disabled": true in the configuration
 )
 
 // ServerStatus is what `sandbox servers` and the hub tool report per server.
