@@ -54,7 +54,7 @@ func TestParseConfigGatewaySettings(t *testing.T) {
            "maxConcurrent": 4, "maxWait": "0s", "pathRoots": [], "protocolVersion": "2025-06-18"},
     "linear": {"url": "https://mcp.linear.example/mcp", "oauth": {"clientId": "cli", "clientSecret": "${SANDBOX_TEST_SECRET}", "scopes": ["read"], "redirectPort": 8976}}
   },
-  "gateway": {"timeout": "5s", "maxResultBytes": 1024, "maxWait": "250ms", "pathRoots": ["/srv/data", "rel"],
+  "gateway": {"timeout": "5s", "maxResultBytes": 1024, "maxSpilledResultBytes": 536870912, "maxWait": "250ms", "pathRoots": ["/srv/data", "rel"],
               "toolNames": "passthrough", "healthInterval": "0s",
               "policy": {"rules": [{"tools": "gh:delete_*", "action": "deny"}, {"tools": "*:*", "annotations": {"destructiveHint": true}, "action": "approve"}], "approvalTimeout": "1m"},
               "audit": {"path": "audit.jsonl", "maxBytes": 1000, "keep": 2}, "oauthTokens": "tokens.json"}
@@ -88,7 +88,7 @@ func TestParseConfigGatewaySettings(t *testing.T) {
 		t.Fatalf("an explicit empty pathRoots must be kept to override the gateway's: %v", gh.PathRoots)
 	}
 	o := cfg.Settings
-	if o.Timeout != 5*time.Second || o.MaxResultBytes != 1024 || o.MaxWait != 250*time.Millisecond || o.ToolNames != gateway.WirePassthrough || o.HealthInterval != 0 {
+	if o.Timeout != 5*time.Second || o.MaxResultBytes != 1024 || o.MaxSpilledResultBytes != 512<<20 || o.MaxWait != 250*time.Millisecond || o.ToolNames != gateway.WirePassthrough || o.HealthInterval != 0 {
 		t.Fatalf("options = %+v", o)
 	}
 	if want := []string{"/srv/data", "/etc/sandbox/rel"}; strings.Join(o.PathRoots, ",") != strings.Join(want, ",") {

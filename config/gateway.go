@@ -222,6 +222,11 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 			if i, err = p.positiveInt(v, "maxResultBytes"); err == nil {
 				o.MaxResultBytes = int64(i)
 			}
+		case "maxSpilledResultBytes":
+			var i int
+			if i, err = p.positiveInt(v, "maxSpilledResultBytes"); err == nil {
+				o.MaxSpilledResultBytes = int64(i)
+			}
 		case "maxWait":
 			o.MaxWait, err = p.durationAllowZero(v, "maxWait")
 		case "pathRoots":
@@ -258,7 +263,7 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 				o.OAuthTokenFile = filepath.Join(p.baseDir, o.OAuthTokenFile)
 			}
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis", k.name)
 		}
 		if err != nil {
 			return err

@@ -39,6 +39,12 @@ type CallRequest struct {
 	// ends the pause: a caller under a time limit (a code-mode run) does not
 	// spend it on a person's reading.
 	PauseClock func() (resume func())
+	// Spill says the caller takes a result too large to hold in memory
+	// (over Settings.MaxResultBytes, up to MaxSpilledResultBytes) in a file:
+	// CallResult.Spilled, which it must Remove. Code mode does, and hands
+	// the snippet a handle to it. Without it, such a result is
+	// RESULT_TOO_LARGE.
+	Spill bool
 }
 
 // Progress is one progress notification relayed from the upstream.
@@ -56,6 +62,9 @@ type CallResult struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
 	IsError           bool              `json:"isError,omitempty"`
+	// Spilled, for a call with Spill, is a result too large to hold in
+	// memory, in a file (spill.go); Content is then empty.
+	Spilled *SpilledResult `json:"-"`
 }
 
 // Call routes one tool call through the pipeline, in order (each step is a
@@ -97,9 +106,12 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 		gerr.Data = red.raw(gerr.Data, c.token)
 	}
 	if res != nil {
-		c.resultBytes = len(res.StructuredContent)
+		c.resultBytes = int64(len(res.StructuredContent))
 		for _, b := range res.Content {
-			c.resultBytes += len(b)
+			c.resultBytes += int64(len(b))
+		}
+		if res.Spilled != nil { // redacted as it was written
+			c.resultBytes = res.Spilled.Bytes
 		}
 	}
 	g.observe.callEnded(ctx, c, gerr)
@@ -127,7 +139,7 @@ type call struct {
 	oauthOwner string
 
 	decision    string // what the policy decided, for the audit log
-	resultBytes int
+	resultBytes int64
 	span        trace.Span // the call's span (observe.go)
 }
 
@@ -327,16 +339,30 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if fn := c.req.Progress; fn != nil {
 		progress = func(p upstream.Progress) { fn(Progress(p)) }
 	}
-	raw, err := conn.CallTool(cctx, c.tool.UpstreamName, c.tool.Raw, c.args, progress, g.sessionLogLevel(c.req.Caller))
+	spill := c.req.Spill && g.spillCeiling() > 0
+	raw, staged, err := conn.CallTool(cctx, c.tool.UpstreamName, c.tool.Raw, c.args, progress, g.sessionLogLevel(c.req.Caller), spill)
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {
 			return nil, newError(CodeTimeout, c.toolID, err, map[string]any{"timeoutMs": timeout.Milliseconds()},
 				"%s did not answer within %s and was cancelled; call it again with less work (a smaller query, fewer items), or raise its timeout in the gateway config (\"toolTimeouts\")", c.toolID, timeout)
 		}
+		if errors.Is(err, upstream.ErrResultTooLarge) {
+			return nil, g.resultTooLarge(c, 0)
+		}
 		return nil, g.forwardError(ctx, c.u, c.toolID, err, timeout)
 	}
+	if staged == nil && spill && int64(len(raw)) > g.cfg.Settings.MaxResultBytes && int64(len(raw)) <= g.maxStagedBytes() {
+		// An in-process server's answer is whole in memory already; spilled
+		// all the same, it is read as a stdio server's is.
+		if staged, err = g.stageInMemory(raw); err != nil {
+			return nil, g.spillFailed(c, err)
+		}
+	}
+	if staged != nil {
+		return g.spill(c, staged)
+	}
 	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
-		return nil, tooLarge(c.toolID, g.cfg.Settings.MaxResultBytes)
+		return nil, g.resultTooLarge(c, int64(len(raw)))
 	}
 	res, perr := parseCallResult(raw)
 	if perr != nil {

@@ -93,9 +93,17 @@ type Settings struct {
 	Timeout time.Duration
 	// StartupTimeout bounds connecting to one server (30 s).
 	StartupTimeout time.Duration
-	// MaxResultBytes caps one upstream answer (32 MiB). Larger answers are
-	// refused with RESULT_TOO_LARGE and never held in memory whole.
+	// MaxResultBytes caps one upstream answer held in memory (32 MiB): a
+	// tool call's result, a resource, a listing page. A larger one is never
+	// held whole: a call that takes a spilled result (CallRequest.Spill,
+	// code mode) receives it in a file, up to MaxSpilledResultBytes; any
+	// other is refused with RESULT_TOO_LARGE.
 	MaxResultBytes int64
+	// MaxSpilledResultBytes is the largest tool result a call that takes a
+	// spilled one receives (256 MiB; 0: that default), counted once (the
+	// value a snippet receives, not the server's whole answer, which may
+	// carry it twice). At most MaxResultBytes: nothing is spilled.
+	MaxSpilledResultBytes int64
 	// MaxWait is the default bounded wait for rate limits and concurrency caps (1 s).
 	MaxWait time.Duration
 	// PathRoots: absolute paths in arguments must lie inside one of these.
@@ -133,14 +141,15 @@ const (
 // DefaultSettings returns the settings used when the "gateway" block is absent.
 func DefaultSettings() Settings {
 	return Settings{
-		Timeout:           DefaultTimeout,
-		StartupTimeout:    DefaultStartupTimeout,
-		MaxResultBytes:    DefaultMaxResultBytes,
-		MaxWait:           DefaultMaxWait,
-		ToolNames:         WirePrefixed,
-		RestartBackoff:    500 * time.Millisecond,
-		MaxRestartBackoff: 30 * time.Second,
-		HealthInterval:    30 * time.Second,
+		Timeout:               DefaultTimeout,
+		StartupTimeout:        DefaultStartupTimeout,
+		MaxResultBytes:        DefaultMaxResultBytes,
+		MaxSpilledResultBytes: DefaultMaxSpilledResultBytes,
+		MaxWait:               DefaultMaxWait,
+		ToolNames:             WirePrefixed,
+		RestartBackoff:        500 * time.Millisecond,
+		MaxRestartBackoff:     30 * time.Second,
+		HealthInterval:        30 * time.Second,
 	}
 }
 

@@ -60,9 +60,36 @@ func upstreamToolError(id string, res *CallResult) *Error {
 	return &Error{Code: CodeUpstreamError, Tool: id, Message: msg, Data: data}
 }
 
-func tooLarge(id string, limit int64) *Error {
-	return newError(CodeResultTooLarge, id, upstream.ErrResultTooLarge, map[string]any{"limitBytes": limit},
-		"the result of %s is larger than the gateway's cap of %d bytes and was refused; ask for less (a page, a range, a filter) and call again", id, limit)
+// tooLarge is RESULT_TOO_LARGE, in one wording wherever an answer is
+// refused for its size: what was refused (size, when known; 0 when the
+// answer was cut off unread), the real maximum this call could receive,
+// and, when a code-mode run would receive more (handleLimit, above limit),
+// that it arrives there as a handle.
+func tooLarge(id string, size, limit, handleLimit int64) *Error {
+	data := map[string]any{"limitBytes": limit}
+	what := "larger than"
+	if size > 0 {
+		data["bytes"] = size
+		what = formatSize(size) + ", more than"
+	}
+	hint := "ask for less (a page, a range, a filter) and call again"
+	if handleLimit > limit {
+		data["handleLimitBytes"] = handleLimit
+		hint = fmt.Sprintf("call it from execute_code, where a result of up to %s reaches the snippet as a handle to read in parts (sandbox.results), or %s", formatSize(handleLimit), hint)
+	}
+	return newError(CodeResultTooLarge, id, upstream.ErrResultTooLarge, data,
+		"the result of %s is %s %s, the most the gateway hands over; %s", id, what, formatSize(limit), hint)
+}
+
+// resultTooLarge is tooLarge for a tool call: a call that takes a spilled
+// result could receive up to the spill ceiling, any other up to
+// MaxResultBytes.
+func (g *Gateway) resultTooLarge(c *call, size int64) *Error {
+	ceiling := g.spillCeiling()
+	if c.req.Spill && ceiling > 0 {
+		return tooLarge(c.toolID, size, ceiling, 0)
+	}
+	return tooLarge(c.toolID, size, g.cfg.Settings.MaxResultBytes, ceiling)
 }
 
 // forwardError maps what went wrong while forwarding.
@@ -71,7 +98,7 @@ func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err err
 	var lost *upstream.ConnLostError
 	switch {
 	case errors.Is(err, upstream.ErrResultTooLarge):
-		return tooLarge(id, g.cfg.Settings.MaxResultBytes)
+		return tooLarge(id, 0, g.cfg.Settings.MaxResultBytes, 0)
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return g.contextError(ctx, id, err, timeout)
 	case errors.As(err, &re):

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,13 @@ type Gateway struct {
 	closeOnce sync.Once
 
 	clientName, clientVersion string
+
+	// Answers too large for memory are written under spillBase
+	// (WithSpillDir) while they are read, in spillDir (spill.go).
+	spillBase string
+	spillOnce sync.Once
+	spillDir  string
+	spillErr  error
 }
 
 // Option configures a Gateway.
@@ -257,6 +265,10 @@ func (g *Gateway) Close() error {
 		g.wg.Wait()
 		if g.observe.auditLog != nil {
 			g.observe.auditLog.close()
+		}
+		g.spillOnce.Do(func() {}) // none is made from now on
+		if g.spillDir != "" {
+			_ = os.RemoveAll(g.spillDir)
 		}
 	})
 	return nil

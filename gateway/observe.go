@@ -48,7 +48,7 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 	if c.span.IsRecording() {
 		c.span.SetName("call " + c.toolID)
 		c.span.SetAttributes(attribute.String("mcp.tool.name", c.toolID), attribute.String("sandbox.principal", c.req.Caller.Principal.Key()),
-			attribute.String("sandbox.call.outcome", outcome), attribute.Int("sandbox.call.result_bytes", c.resultBytes))
+			attribute.String("sandbox.call.outcome", outcome), attribute.Int64("sandbox.call.result_bytes", c.resultBytes))
 		if c.decision != "" {
 			c.span.SetAttributes(attribute.String("sandbox.call.decision", c.decision))
 		}
@@ -59,7 +59,7 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 	o.metrics.call(c.toolID, outcome, elapsed)
 	if o.auditLog != nil {
 		r := AuditRecord{Kind: AuditKindCall, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Tool: c.toolID,
-			Decision: c.decision, Outcome: outcome, DurationMs: float64(elapsed.Microseconds()) / 1000, ArgBytes: len(c.req.Arguments), ResultBytes: c.resultBytes}
+			Decision: c.decision, Outcome: outcome, DurationMs: float64(elapsed.Microseconds()) / 1000, ArgBytes: len(c.req.Arguments), ResultBytes: int(c.resultBytes)}
 		if len(c.req.Arguments) > 0 {
 			r.ArgsSHA256 = sha256Hex(c.req.Arguments)
 		}

@@ -97,7 +97,7 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 		return nil, g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, ""))
 	}
 	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
-		return nil, tooLarge(method, g.cfg.Settings.MaxResultBytes)
+		return nil, tooLarge(method, int64(len(raw)), g.cfg.Settings.MaxResultBytes, 0)
 	}
 	return stripMeta(raw), nil
 }

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"sort"
 	"strings"
 )
@@ -24,18 +26,20 @@ const minSecretLength = 8
 
 // redactor replaces known secrets.
 type redactor struct {
-	secrets []string
+	secrets []string // as given and as they appear JSON-escaped
+	given   []string // as given
 	r       *strings.Replacer
 }
 
 func newRedactor(secrets []string) *redactor {
 	seen := map[string]bool{}
-	var list []string
+	var list, given []string
 	for _, s := range secrets {
 		if len(s) < minSecretLength || seen[s] {
 			continue
 		}
 		seen[s] = true
+		given = append(given, s)
 		list = append(list, s)
 		if esc := jsonEscaped(s); esc != s {
 			list = append(list, esc) // as it appears inside a JSON string
@@ -47,7 +51,7 @@ func newRedactor(secrets []string) *redactor {
 	for _, s := range list {
 		pairs = append(pairs, s, redacted)
 	}
-	return &redactor{secrets: list, r: strings.NewReplacer(pairs...)}
+	return &redactor{secrets: list, given: given, r: strings.NewReplacer(pairs...)}
 }
 
 // configSecrets are the secrets a config names: the values of servers' env
@@ -146,9 +150,84 @@ func (g *Gateway) redactor() *redactor { return g.redactP.Load() }
 func (g *Gateway) addSecrets(values ...string) {
 	for {
 		old := g.redactP.Load()
-		next := newRedactor(append(append([]string(nil), old.secrets...), values...))
+		next := newRedactor(append(append([]string(nil), old.given...), values...))
 		if g.redactP.CompareAndSwap(old, next) {
 			return
 		}
 	}
+}
+
+// writer redacts JSON text written through it, as raw does, for a result
+// too large to hold (spill.go): a secret split between two writes is still
+// found, since the last bytes of each write wait for the next. Secrets
+// holding a quote or a backslash are replaced only as they appear
+// JSON-escaped: as written, they could only match across a string's edge,
+// and replacing them there would break the JSON. Close writes what waits.
+func (r *redactor) writer(w io.Writer, extra string) io.WriteCloser {
+	var secrets [][]byte
+	add := func(s string) {
+		if len(s) >= minSecretLength {
+			secrets = append(secrets, []byte(jsonEscaped(s))) // as written when it needs no escaping
+		}
+	}
+	for _, s := range r.given {
+		add(s)
+	}
+	add(extra)
+	if len(secrets) == 0 {
+		return nopCloser{w}
+	}
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	return &redactingWriter{w: w, secrets: secrets, keep: len(secrets[0]) - 1}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+type redactingWriter struct {
+	w       io.Writer
+	secrets [][]byte // longest first
+	keep    int      // bytes held back for a secret that may go on in the next write
+	buf     []byte
+}
+
+func (rw *redactingWriter) Write(p []byte) (int, error) {
+	rw.buf = append(rw.buf, p...)
+	if err := rw.flush(len(rw.buf) - rw.keep); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (rw *redactingWriter) Close() error { return rw.flush(len(rw.buf)) }
+
+// flush writes the buffer up to limit, redacted: a secret that starts
+// before limit is whole in the buffer, since keep bytes follow limit.
+func (rw *redactingWriter) flush(limit int) error {
+	i := 0
+	for i < limit {
+		at, n := -1, 0
+		for _, s := range rw.secrets {
+			if j := bytes.Index(rw.buf[i:], s); j >= 0 && (at < 0 || j < at) {
+				at, n = j, len(s) // longest first: a tie keeps the longer
+			}
+		}
+		if at < 0 || i+at >= limit {
+			if _, err := rw.w.Write(rw.buf[i:limit]); err != nil {
+				return err
+			}
+			i = limit
+			break
+		}
+		if _, err := rw.w.Write(rw.buf[i : i+at]); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(rw.w, redacted); err != nil {
+			return err
+		}
+		i += at + n
+	}
+	rw.buf = rw.buf[:copy(rw.buf, rw.buf[max(i, 0):])]
+	return nil
 }

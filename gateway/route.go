@@ -111,7 +111,7 @@ func newRoute(g *Gateway, sc *ServerConfig, inproc *server.MCPServer) *route {
 func (g *Gateway) upstreamOptions() upstream.Options {
 	s := g.cfg.Settings
 	return upstream.Options{
-		StartupTimeout: s.StartupTimeout, MaxResultBytes: s.MaxResultBytes,
+		StartupTimeout: s.StartupTimeout, MaxResultBytes: s.MaxResultBytes, MaxStagedBytes: g.maxStagedBytes(), StageDir: g.stageDir,
 		RestartBackoff: s.RestartBackoff, MaxRestartBackoff: s.MaxRestartBackoff, HealthInterval: s.HealthInterval,
 		ClientName: g.clientName, ClientVersion: g.clientVersion, Log: g.log,
 	}

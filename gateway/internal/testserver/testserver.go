@@ -173,6 +173,14 @@ func New() *server.MCPServer {
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strings.Repeat("x", r.GetInt("bytes", 0))), nil
 		})
+	s.AddTool(mcp.NewToolWithRawSchema("big_twice", "Return text of the given size in content and again in structuredContent, as server-filesystem does; insert, when given, goes in the middle.",
+		schema(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0},"insert":{"type":"string"},"isError":{"type":"boolean"}},"required":["bytes"]}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			half := strings.Repeat("x", r.GetInt("bytes", 0)/2)
+			text := half + r.GetString("insert", "") + half
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, StructuredContent: map[string]any{"content": text},
+				IsError: r.GetBool("isError", false)}, nil
+		})
 	s.AddTool(mcp.NewToolWithRawSchema("crash", "Exit the server process in the middle of the call.", schema(`{"type":"object"}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			time.Sleep(50 * time.Millisecond)

@@ -34,7 +34,14 @@ const maxInputRoundTrips = 10
 // answers that it needs input first (resultType "input_required"), each
 // embedded request goes to Host.ClientRequest and the call is sent again
 // with the answers.
-func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMessage, progress func(Progress), logLevel string) (json.RawMessage, error) {
+//
+// With stage, an answer longer than Options.MaxResultBytes (up to
+// MaxStagedBytes) comes back in a file instead of the bytes; the caller
+// must Remove it. Without, such an answer is ErrResultTooLarge.
+func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMessage, progress func(Progress), logLevel string, stage bool) (json.RawMessage, *Staged, error) {
+	if stage {
+		defer c.desk.expect()()
+	}
 	token := ""
 	if progress != nil {
 		token = "sbx-p-" + strconv.FormatUint(c.nextID.Add(1), 10)
@@ -53,12 +60,16 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		}
 	}
 	for round := 0; ; round++ {
-		raw, err := c.request(ctx, "tools/call", p, header)
-		if err != nil {
-			return nil, err
+		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header)
+		if staged != nil && !stage {
+			staged.Remove()
+			return nil, nil, ErrResultTooLarge
+		}
+		if err != nil || staged != nil {
+			return nil, staged, err
 		}
 		if !bytes.Contains(raw, []byte(`"input_required"`)) {
-			return raw, nil
+			return raw, nil, nil
 		}
 		var ir struct {
 			ResultType    string                     `json:"resultType"`
@@ -66,10 +77,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 			RequestState  string                     `json:"requestState"`
 		}
 		if json.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
-			return raw, nil
+			return raw, nil, nil
 		}
 		if round >= maxInputRoundTrips {
-			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server asked for input more than %d times", maxInputRoundTrips)}
+			return nil, nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server asked for input more than %d times", maxInputRoundTrips)}
 		}
 		answers := make(map[string]json.RawMessage, len(ir.InputRequests))
 		for key, rawReq := range ir.InputRequests {
@@ -78,11 +89,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 				Params json.RawMessage `json:"params"`
 			}
 			if err := json.Unmarshal(rawReq, &r); err != nil {
-				return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "malformed input request: " + err.Error()}
+				return nil, nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "malformed input request: " + err.Error()}
 			}
 			ans, err := c.s.host.ClientRequest(ctx, r.Method, r.Params)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			answers[key] = ans
 		}

@@ -35,6 +35,7 @@ type Conn struct {
 	client     *client.Client
 	tr         transport.Interface
 	proc       *process
+	desk       *stagingDesk // answers too long for memory, staged in files (staging.go)
 	isHTTP     bool
 	modern     bool
 	version    string
@@ -67,7 +68,7 @@ type Conn struct {
 }
 
 func newConn(s *Supervisor, life context.Context) *Conn {
-	c := &Conn{s: s, life: life, dead: make(chan struct{}), progress: map[string]*progressWatch{}}
+	c := &Conn{s: s, life: life, dead: make(chan struct{}), progress: map[string]*progressWatch{}, desk: newStagingDesk(s.opts, s.log)}
 	c.lastOK.Store(time.Now().UnixNano())
 	return c
 }
@@ -172,6 +173,7 @@ func (c *Conn) close() {
 	if c.proc != nil {
 		c.proc.stop()
 	}
+	c.desk.close()
 }
 
 // requestMeta returns the _meta of a request: the progress token if any
@@ -196,10 +198,22 @@ func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any
 }
 
 // request sends one JSON-RPC request and returns the raw result. params is
-// encoded as given (it carries its own _meta).
-func (c *Conn) request(ctx context.Context, method string, params any, header http.Header) (_ json.RawMessage, err error) {
+// encoded as given (it carries its own _meta). An answer too long for
+// memory is ErrResultTooLarge (only tools/call takes one staged: CallTool).
+func (c *Conn) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
+	raw, staged, err := c.roundTrip(ctx, method, params, header)
+	if staged != nil {
+		staged.Remove()
+		return nil, ErrResultTooLarge
+	}
+	return raw, err
+}
+
+// roundTrip is request, with the answer either in memory or staged in a
+// file (staging.go).
+func (c *Conn) roundTrip(ctx context.Context, method string, params any, header http.Header) (_ json.RawMessage, _ *Staged, err error) {
 	if c.isDead() {
-		return nil, &ConnLostError{c.deathReason()}
+		return nil, nil, &ConnLostError{c.deathReason()}
 	}
 	// A request made for a traced call or MCP request gets its own span
 	// (and an HTTP upstream its traceparent: transport.go); the gateway's
@@ -217,7 +231,7 @@ func (c *Conn) request(ctx context.Context, method string, params any, header ht
 	}
 	req, err := c.newRequest(method, params, header)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var tooLarge atomic.Bool
 	if c.isHTTP {
@@ -225,7 +239,7 @@ func (c *Conn) request(ctx context.Context, method string, params any, header ht
 	}
 	resp, err := c.send(ctx, req)
 	if err != nil {
-		return nil, c.sendFailed(ctx, req, err, tooLarge.Load())
+		return nil, nil, c.sendFailed(ctx, req, err, tooLarge.Load())
 	}
 	return c.result(resp)
 }
@@ -291,20 +305,30 @@ func (c *Conn) sendFailed(ctx context.Context, req transport.JSONRPCRequest, err
 	return err
 }
 
-// result is an answer's result, or its JSON-RPC error as an *RPCError.
-func (c *Conn) result(resp *transport.JSONRPCResponse) (json.RawMessage, error) {
+// result is an answer's result (or the file it is staged in), or its
+// JSON-RPC error as an *RPCError.
+func (c *Conn) result(resp *transport.JSONRPCResponse) (json.RawMessage, *Staged, error) {
 	if resp.Error != nil && resp.Error.Code == tooLargeRPCCode {
-		return nil, ErrResultTooLarge
+		return nil, nil, ErrResultTooLarge
 	}
 	c.lastOK.Store(time.Now().UnixNano())
+	if resp.Error != nil && resp.Error.Code == stagedRPCCode {
+		data, _ := resp.Error.Data.(map[string]any)
+		token, _ := data["token"].(string)
+		if st, ok := c.desk.take(token); ok {
+			return nil, st, nil
+		}
+		// A server can write this code too; only our own stand-ins have a
+		// token we gave out.
+	}
 	if resp.Error != nil {
 		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
 		if resp.Error.Data != nil {
 			e.Data, _ = json.Marshal(resp.Error.Data)
 		}
-		return nil, e
+		return nil, nil, e
 	}
-	return resp.Result, nil
+	return resp.Result, nil, nil
 }
 
 // send hands a request to the transport. The in-process transport runs the

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,8 @@ import (
 // process group is killed as a whole (npx starts node, which starts the
 // server), the exit is noticed at once so every in-flight call fails
 // immediately with UPSTREAM_UNAVAILABLE, and stdout passes through a reader
-// that never holds more than the result cap of one line in memory.
+// that never holds more than the result cap of one line in memory (a longer
+// answer goes to a file: staging.go).
 
 type process struct {
 	cmd    *exec.Cmd
@@ -34,7 +36,7 @@ type process struct {
 // server that writes is alive, however long its answers take (see
 // Supervisor.startHealth). Bytes it reads prove nothing: a hung server may
 // still drain its input.
-func startProcess(spec Spec, maxLine int64, activity *atomic.Int64) (*process, error) {
+func startProcess(spec Spec, maxLine int64, desk *stagingDesk, activity *atomic.Int64) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = childEnv(spec.Env)
 	cmd.Dir = spec.Cwd
@@ -52,7 +54,7 @@ func startProcess(spec Spec, maxLine int64, activity *atomic.Int64) (*process, e
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
 	}
-	p.stdout = newCappedLineReader(activityReader{stdout, activity}, maxLine)
+	p.stdout = newLineReader(activityReader{stdout, activity}, maxLine, desk)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -167,24 +169,42 @@ func (a activityReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// cappedLineReader passes newline-delimited JSON-RPC messages through
-// unchanged while they are at most max bytes. A longer line is never held in
-// memory: it is skipped while its top-level "id" is picked out, and replaced
-// by a JSON-RPC error response for that id, so the waiting call fails with
-// RESULT_TOO_LARGE instead of the gateway running out of memory. (mcp-go's
-// stdio transport reads whole lines with no limit.)
-type cappedLineReader struct {
+// lineReader passes newline-delimited JSON-RPC messages through unchanged
+// while they are at most max bytes. A longer line is never held in memory
+// (mcp-go's stdio transport reads whole lines with no limit): while a
+// request that takes staged answers is in flight (stagingDesk.wanted), it is
+// written to a file as it is read, up to the desk's maxBytes, and replaced
+// by a stand-in response that the connection trades for the file
+// (staging.go). Otherwise, or past maxBytes, it is skipped while its
+// top-level "id" is picked out, and replaced by a JSON-RPC error response
+// for that id, so the waiting call fails with RESULT_TOO_LARGE instead of
+// the gateway running out of memory. When the id comes before the line is
+// over, that response goes out at once: a line that never ends does not
+// hold its call until the call's timeout. Oversized notifications and
+// requests are dropped (nobody waits for them).
+type lineReader struct {
 	br      *bufio.Reader
 	max     int64
-	pending []byte // bytes ready to hand out
+	desk    *stagingDesk // nil: nothing is staged
+	pending []byte       // bytes ready to hand out
+	long    *longLine    // a long line still being read
 	err     error
 }
 
-func newCappedLineReader(r io.Reader, max int64) *cappedLineReader {
-	return &cappedLineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+// longLine is a line over max while it is read.
+type longLine struct {
+	ids      idScanner
+	total    int64
+	file     *os.File // where it is staged; nil when it is not (or no longer)
+	limit    int64    // what it is refused for passing: the memory cap, or the desk's maxBytes when it was staged
+	answered bool     // its too-large response went out before its end
 }
 
-func (c *cappedLineReader) Read(p []byte) (int, error) {
+func newLineReader(r io.Reader, max int64, desk *stagingDesk) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max, desk: desk}
+}
+
+func (c *lineReader) Read(p []byte) (int, error) {
 	for len(c.pending) == 0 {
 		if c.err != nil {
 			return 0, c.err
@@ -196,23 +216,19 @@ func (c *cappedLineReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fill reads the next line into pending (or the replacement for an oversized one).
-func (c *cappedLineReader) fill() {
+// fill reads the next line into pending (or what stands in for a long one).
+func (c *lineReader) fill() {
+	if c.long != nil {
+		c.readLong(bufio.ErrBufferFull)
+		return
+	}
 	var line []byte
 	for {
 		frag, err := c.br.ReadSlice('\n')
 		line = append(line, frag...)
 		switch {
 		case int64(len(line)) > c.max:
-			s := &idScanner{}
-			s.feed(line)
-			total := int64(len(line))
-			if errors.Is(err, bufio.ErrBufferFull) { // the line goes on: skip the rest of it
-				total += c.skipLine(s)
-			} else if err != nil {
-				c.err = err
-			}
-			c.pending = c.replacement(s, total)
+			c.startLong(line, err)
 			return
 		case err == nil:
 			c.pending = line
@@ -228,34 +244,100 @@ func (c *cappedLineReader) fill() {
 	}
 }
 
-// skipLine consumes the rest of the current line, feeding it to s, and
-// returns how many bytes it skipped.
-func (c *cappedLineReader) skipLine(s *idScanner) int64 {
-	var n int64
-	for {
-		frag, err := c.br.ReadSlice('\n')
-		n += int64(len(frag))
-		s.feed(frag)
-		if err == nil {
-			return n
+// startLong begins a line over max, whose first bytes are head.
+func (c *lineReader) startLong(head []byte, err error) {
+	l := &longLine{total: int64(len(head)), limit: c.max}
+	l.ids.feed(head)
+	if c.desk.wanted() {
+		f, ferr := c.desk.create()
+		if ferr == nil {
+			l.file, l.limit = f, c.desk.maxBytes
+		} else {
+			c.desk.failed(ferr)
 		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			c.err = err
-			return n
+	}
+	l.write(c.desk, head)
+	c.long = l
+	c.readLong(err)
+}
+
+// readLong reads on through the long line (err is the last read's) until
+// it ends, or until its too-large response is ready to go out first.
+func (c *lineReader) readLong(err error) {
+	l := c.long
+	for errors.Is(err, bufio.ErrBufferFull) {
+		var frag []byte
+		frag, err = c.br.ReadSlice('\n')
+		l.total += int64(len(frag))
+		l.ids.feed(frag)
+		l.write(c.desk, frag)
+		if l.file == nil && !l.answered && l.ids.isResponse && l.ids.id != nil {
+			l.answered = true
+			c.pending = c.tooLarge(l, true)
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return // the rest is skipped on the next fill
+			}
 		}
+	}
+	c.long = nil
+	if err != nil { // the server stopped mid-line: nothing of it is answered
+		l.drop()
+		c.err = err
+		return
+	}
+	switch {
+	case l.answered:
+	case !l.ids.isResponse || l.ids.id == nil:
+		l.drop()
+	case l.file == nil:
+		c.pending = c.tooLarge(l, false)
+	default:
+		name := l.file.Name()
+		if cerr := l.file.Close(); cerr != nil {
+			c.desk.failed(cerr)
+			l.drop()
+			c.pending = c.tooLarge(l, false)
+			return
+		}
+		c.pending = standIn(l.ids.id, c.desk.hand(&Staged{Path: name, Size: l.total}), l.total)
 	}
 }
 
-// replacement is the error response that stands in for an oversized
-// response; oversized notifications and requests are dropped (nobody waits
-// for them).
-func (c *cappedLineReader) replacement(s *idScanner, total int64) []byte {
-	if s.id == nil || !s.isResponse {
-		return nil
+// write stages b, or stops staging when the line passes the desk's
+// maxBytes or the disk fails.
+func (l *longLine) write(desk *stagingDesk, b []byte) {
+	if l.file == nil {
+		return
 	}
-	msg := fmt.Sprintf("the upstream's response is larger than the result cap of %d bytes (%d bytes or more)", c.max, total)
+	if l.total > desk.maxBytes {
+		l.drop()
+		return
+	}
+	if _, err := l.file.Write(b); err != nil {
+		desk.failed(err)
+		l.drop()
+	}
+}
+
+// drop deletes the staged part of the line.
+func (l *longLine) drop() {
+	if l.file != nil {
+		_ = l.file.Close()
+		_ = os.Remove(l.file.Name())
+		l.file = nil
+	}
+}
+
+// tooLarge is the error response that stands in for a refused answer
+// (early: sent before the line is over, whose size is then at least total).
+func (c *lineReader) tooLarge(l *longLine, early bool) []byte {
+	more := ""
+	if early {
+		more = " or more"
+	}
+	msg := fmt.Sprintf("the upstream's response is larger than the result cap of %d bytes (%d bytes%s)", l.limit, l.total, more)
 	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q,"data":{"limit":%d,"size":%d}}}`+"\n",
-		s.id, tooLargeRPCCode, msg, c.max, total))
+		l.ids.id, tooLargeRPCCode, msg, l.limit, l.total))
 }
 
 // idScanner walks JSON text incrementally and records the raw value of the
@@ -275,7 +357,26 @@ type idScanner struct {
 }
 
 func (s *idScanner) feed(b []byte) {
-	for _, ch := range b {
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if s.inStr && !s.esc && !s.capturing && !(s.depth == 1 && !s.inValue) {
+			// Inside a string nobody reads (most of a long line): jump to
+			// the next quote or backslash.
+			rest := b[i:]
+			next := bytes.IndexByte(rest, '"')
+			upTo := rest
+			if next >= 0 {
+				upTo = rest[:next]
+			}
+			if e := bytes.IndexByte(upTo, '\\'); e >= 0 {
+				next = e
+			}
+			if next < 0 {
+				return
+			}
+			i += next
+			ch = b[i]
+		}
 		if s.inStr {
 			if s.capturing {
 				s.val = append(s.val, ch)

@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-func TestCappedLineReaderReplacesOversizedResponses(t *testing.T) {
+func TestLineReaderReplacesOversizedResponses(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("x", 300_000)
 	input := `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}` + "\n" +
 		`{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":"sbx-7"}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"
-	r := newCappedLineReader(strings.NewReader(input), 100_000)
+	r := newLineReader(strings.NewReader(input), 100_000, nil)
 	out, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
@@ -62,17 +62,17 @@ func TestIDScanner(t *testing.T) {
 	}
 }
 
-// FuzzCappedLineReader: whatever the input, output lines under the cap are
+// FuzzLineReader: whatever the input, output lines under the cap are
 // passed through unchanged and nothing longer than the cap (plus the fixed
 // replacement) comes out.
-func FuzzCappedLineReader(f *testing.F) {
+func FuzzLineReader(f *testing.F) {
 	f.Add([]byte("{\"id\":1,\"result\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}\nshort\n"), 16)
 	f.Add([]byte("{\"result\":{\"a\":\"\\\"id\\\":\"},\"id\":\"q\"}\n"), 8)
 	f.Fuzz(func(t *testing.T, data []byte, max int) {
 		if max < 1 || max > 1<<16 {
 			return
 		}
-		out, err := io.ReadAll(newCappedLineReader(bytes.NewReader(data), int64(max)))
+		out, err := io.ReadAll(newLineReader(bytes.NewReader(data), int64(max), nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,9 +55,15 @@ type Status struct {
 type Options struct {
 	// StartupTimeout bounds connecting to the server and each re-listing.
 	StartupTimeout time.Duration
-	// MaxResultBytes caps one answer: a longer stdio line or HTTP body (or
-	// SSE event) is never held in memory.
+	// MaxResultBytes caps one answer held in memory: a longer stdio line or
+	// HTTP body (or SSE event) never is.
 	MaxResultBytes int64
+	// MaxStagedBytes is the longest tools/call answer written to a file in
+	// StageDir instead (staging.go), for a call that takes one
+	// (CallTool's stage); 0, or not over MaxResultBytes: none is. StageDir
+	// is called when the first answer is staged.
+	MaxStagedBytes int64
+	StageDir       func() (string, error)
 	// RestartBackoff doubles up to MaxRestartBackoff between attempts.
 	RestartBackoff, MaxRestartBackoff time.Duration
 	// HealthInterval is how often an idle connection is checked (0: never).

@@ -111,7 +111,7 @@ func (s *Supervisor) newTransport(c *Conn, legacyListen bool) (transport.Interfa
 	}
 	switch s.spec.Transport {
 	case Stdio:
-		p, err := startProcess(s.spec, max, &c.activity)
+		p, err := startProcess(s.spec, max, c.desk, &c.activity)
 		if err != nil {
 			return nil, err
 		}

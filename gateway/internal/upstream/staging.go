@@ -1,0 +1,149 @@
+package upstream
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Answers too long to hold in memory. mcp-go's stdio transport reads a
+// whole line and decodes it several times over, so an answer longer than
+// Options.MaxResultBytes must never reach it. The line reader (process.go)
+// writes such an answer to a file as it reads it, up to
+// Options.MaxStagedBytes, and hands mcp-go a small stand-in response
+// (stagedRPCCode, with a token) for the same request id; the connection
+// trades the token for the file (Conn.result), and CallTool returns the file
+// instead of the bytes. The file holds the JSON-RPC response line exactly as
+// the server wrote it: making sense of it is the gateway's.
+
+// Staged is an answer too long to hold in memory, in a file as the server
+// sent it: the whole JSON-RPC response.
+type Staged struct {
+	Path string
+	Size int64
+}
+
+// Remove deletes the file; whoever takes a Staged answer must call it.
+func (s *Staged) Remove() { _ = os.Remove(s.Path) }
+
+// stagedRPCCode marks the stand-in response of a staged answer.
+const stagedRPCCode = -32098
+
+// stagedOrphanAge is how long a staged answer waits for its request to take
+// it. A request whose caller went away never does (mcp-go drops the
+// stand-in), so older ones are removed whenever another is staged.
+const stagedOrphanAge = time.Minute
+
+// stagingDesk keeps one connection's staged answers until their requests
+// take them.
+type stagingDesk struct {
+	dir      func() (string, error)
+	maxBytes int64 // the longest answer staged
+	log      *slog.Logger
+	// waiting counts the requests in flight that take a staged answer: with
+	// none, a long line is skipped rather than written to disk for nobody.
+	waiting atomic.Int64
+
+	mu     sync.Mutex
+	staged map[string]stagedEntry
+	closed bool
+}
+
+type stagedEntry struct {
+	st *Staged
+	at time.Time
+}
+
+// newStagingDesk returns nil when the options stage nothing.
+func newStagingDesk(o Options, log *slog.Logger) *stagingDesk {
+	if o.StageDir == nil || o.MaxStagedBytes <= o.MaxResultBytes {
+		return nil
+	}
+	return &stagingDesk{dir: o.StageDir, maxBytes: o.MaxStagedBytes, log: log, staged: map[string]stagedEntry{}}
+}
+
+// expect says a request that takes a staged answer is in flight; call the
+// function it returns when it ends.
+func (k *stagingDesk) expect() (done func()) {
+	if k == nil {
+		return func() {}
+	}
+	k.waiting.Add(1)
+	return func() { k.waiting.Add(-1) }
+}
+
+// wanted reports whether a long line should be staged now.
+func (k *stagingDesk) wanted() bool { return k != nil && k.waiting.Load() > 0 }
+
+// create opens a new file for an answer.
+func (k *stagingDesk) create() (*os.File, error) {
+	dir, err := k.dir()
+	if err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, "answer-*.json")
+}
+
+// failed logs why an answer could not be staged (the request is answered
+// as too large).
+func (k *stagingDesk) failed(err error) {
+	k.log.Warn("an upstream answer too large for memory could not be written to disk; it is refused as too large", "error", err)
+}
+
+// hand keeps st until its request takes it, and returns its token.
+func (k *stagingDesk) hand(st *Staged) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		st.Remove()
+		return token // never taken
+	}
+	for t, e := range k.staged {
+		if time.Since(e.at) > stagedOrphanAge {
+			e.st.Remove()
+			delete(k.staged, t)
+		}
+	}
+	k.staged[token] = stagedEntry{st: st, at: time.Now()}
+	return token
+}
+
+// take returns the answer staged under token, once.
+func (k *stagingDesk) take(token string) (*Staged, bool) {
+	if k == nil {
+		return nil, false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e, ok := k.staged[token]
+	delete(k.staged, token)
+	return e.st, ok
+}
+
+// close removes every answer not taken.
+func (k *stagingDesk) close() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	for t, e := range k.staged {
+		e.st.Remove()
+		delete(k.staged, t)
+	}
+}
+
+// standIn is the response mcp-go reads in place of a staged answer.
+func standIn(id []byte, token string, size int64) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"the answer is staged in a file","data":{"token":%q,"size":%d}}}`+"\n",
+		id, stagedRPCCode, token, size)
+}

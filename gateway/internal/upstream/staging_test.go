@@ -1,0 +1,218 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testDesk stages answers over 100 KB, up to maxBytes, in a folder of the
+// test's, with one request waiting for a staged answer.
+func testDesk(t *testing.T, maxBytes int64) (*stagingDesk, string) {
+	t.Helper()
+	dir := t.TempDir()
+	desk := newStagingDesk(Options{MaxResultBytes: 100_000, MaxStagedBytes: maxBytes, StageDir: func() (string, error) { return dir, nil }}, slog.New(slog.DiscardHandler))
+	t.Cleanup(desk.expect())
+	return desk, dir
+}
+
+// lines reads what a line reader hands mcp-go, line by line.
+func readLines(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	out, err := io.ReadAll(r)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+}
+
+type response struct {
+	ID    json.RawMessage `json:"id"`
+	Error struct {
+		Code int `json:"code"`
+		Data struct {
+			Token string `json:"token"`
+			Size  int64  `json:"size"`
+			Limit int64  `json:"limit"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+func decodeResponse(t *testing.T, line string) response {
+	t.Helper()
+	var r response
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatalf("not a JSON-RPC response: %v: %.200s", err, line)
+	}
+	return r
+}
+
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("%d files left in the staging folder", len(entries))
+	}
+}
+
+// An answer over the memory cap is written to a file byte for byte (invalid
+// UTF-8 included), and mcp-go reads a stand-in for the same id instead.
+func TestLongAnswersAreStagedInFiles(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 1<<20)
+	big := `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("x\xff", 150_000) + `"}]},"jsonrpc":"2.0","id":"sbx-7"}` + "\n"
+	input := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + big + `{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"
+	lines := readLines(t, newLineReader(strings.NewReader(input), 100_000, desk))
+	if len(lines) != 3 || lines[0] != `{"jsonrpc":"2.0","id":1,"result":{}}` || lines[2] != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Fatalf("lines: %.300q", lines)
+	}
+	r := decodeResponse(t, lines[1])
+	if string(r.ID) != `"sbx-7"` || r.Error.Code != stagedRPCCode || r.Error.Data.Size != int64(len(big)) {
+		t.Fatalf("stand-in: %s", lines[1])
+	}
+	st, ok := desk.take(r.Error.Data.Token)
+	if !ok {
+		t.Fatal("the token does not take the staged answer")
+	}
+	if got, _ := os.ReadFile(st.Path); !bytes.Equal(got, []byte(big)) {
+		t.Fatalf("the file holds %d bytes, not the answer's %d", len(got), len(big))
+	}
+	if _, again := desk.take(r.Error.Data.Token); again {
+		t.Error("a staged answer was taken twice")
+	}
+	st.Remove()
+	assertEmpty(t, dir)
+}
+
+// Past the desk's maxBytes the staged part is deleted; the id came first,
+// so the too-large answer goes out before the line is over, and the rest
+// of the line is skipped.
+func TestAnswersPastTheStagingCapAreRefusedEarly(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 300_000)
+	input := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"` + strings.Repeat("y", 500_000) + `"}]}}` + "\n" + `{"jsonrpc":"2.0","id":10,"result":{}}` + "\n"
+	lines := readLines(t, newLineReader(strings.NewReader(input), 100_000, desk))
+	if len(lines) != 2 || lines[1] != `{"jsonrpc":"2.0","id":10,"result":{}}` {
+		t.Fatalf("lines: %.300q", lines)
+	}
+	r := decodeResponse(t, lines[0])
+	if string(r.ID) != "9" || r.Error.Code != tooLargeRPCCode || r.Error.Data.Limit != 300_000 {
+		t.Fatalf("refusal: %s", lines[0])
+	}
+	assertEmpty(t, dir)
+}
+
+// endless is a server writing one line that never ends.
+type endless struct{ head []byte }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if len(e.head) > 0 {
+		n := copy(p, e.head)
+		e.head = e.head[n:]
+		return n, nil
+	}
+	for i := range p {
+		p[i] = 'z'
+	}
+	return len(p), nil
+}
+
+// A line that never ends is refused once it passes the cap (its id came
+// first), and holds no more than the reader's buffer: the call does not
+// wait for its timeout, and neither memory nor disk grows.
+func TestALineThatNeverEndsIsRefusedAtTheCap(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 1<<20)
+	r := newLineReader(&endless{head: []byte(`{"jsonrpc":"2.0","id":"sbx-1","result":{"content":[{"type":"text","text":"`)}, 100_000, desk)
+	buf := make([]byte, 4096)
+	done := make(chan error, 1)
+	var n int
+	go func() {
+		var err error
+		n, err = r.Read(buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer for a line that never ends")
+	}
+	resp := decodeResponse(t, strings.TrimSpace(string(buf[:n])))
+	if string(resp.ID) != `"sbx-1"` || resp.Error.Code != tooLargeRPCCode || resp.Error.Data.Size <= 1<<20 {
+		t.Fatalf("refusal: %s", buf[:n])
+	}
+	assertEmpty(t, dir)
+}
+
+// A server that dies mid-line leaves no file, and its half answer is not
+// handed on.
+func TestAServerThatDiesMidLineLeavesNothing(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 1<<20)
+	input := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{"content":"` + strings.Repeat("w", 400_000)
+	out, err := io.ReadAll(newLineReader(strings.NewReader(input), 100_000, desk))
+	if err != nil || string(out) != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Fatalf("%v: %.200q", err, out)
+	}
+	assertEmpty(t, dir)
+}
+
+// With no request waiting for a staged answer, nothing is written to disk:
+// the long line is skipped and refused at the memory cap, as a long
+// notification is dropped.
+func TestNothingIsStagedForNobody(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	desk := newStagingDesk(Options{MaxResultBytes: 100_000, MaxStagedBytes: 1 << 20, StageDir: func() (string, error) { return dir, nil }}, slog.New(slog.DiscardHandler))
+	input := `{"jsonrpc":"2.0","id":4,"result":"` + strings.Repeat("v", 200_000) + `"}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("n", 200_000) + `"}}` + "\n"
+	lines := readLines(t, newLineReader(strings.NewReader(input), 100_000, desk))
+	if len(lines) != 1 {
+		t.Fatalf("lines: %.300q", lines)
+	}
+	if r := decodeResponse(t, lines[0]); string(r.ID) != "4" || r.Error.Code != tooLargeRPCCode || r.Error.Data.Limit != 100_000 {
+		t.Fatalf("refusal: %s", lines[0])
+	}
+	assertEmpty(t, dir)
+}
+
+// Staged answers their requests never took (the caller left) are removed
+// when the next is staged, and all of them when the connection closes.
+func TestUntakenAnswersAreRemoved(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 1<<20)
+	stage := func() *Staged {
+		f, err := desk.create()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return &Staged{Path: f.Name()}
+	}
+	old := stage()
+	desk.hand(old)
+	desk.mu.Lock()
+	for tok, e := range desk.staged {
+		e.at = e.at.Add(-2 * stagedOrphanAge)
+		desk.staged[tok] = e
+	}
+	desk.mu.Unlock()
+	desk.hand(stage())
+	if _, err := os.Stat(old.Path); !os.IsNotExist(err) {
+		t.Errorf("an orphan older than %s is still there: %v", stagedOrphanAge, err)
+	}
+	desk.close()
+	assertEmpty(t, dir)
+	late := stage()
+	desk.hand(late) // after close: removed at once
+	assertEmpty(t, dir)
+}
