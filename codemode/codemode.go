@@ -52,6 +52,12 @@ type Options struct {
 	// (a MemoryStore in DataDir); StoreLimits bound the default's.
 	Store       Store
 	StoreLimits StoreLimits
+	// Results, when set, keeps the tool results too large to hand to a run
+	// whole (sandbox.results) instead of the default (a FileResultStore in
+	// DataDir/results, or in a temporary folder without DataDir);
+	// ResultLimits bound the default's.
+	Results      ResultStore
+	ResultLimits ResultLimits
 	// Scripts, when set, keeps saved scripts instead of the default (a
 	// ScriptBook in DataDir).
 	Scripts ScriptStore
@@ -81,10 +87,11 @@ type Engine struct {
 	opts           Options
 	types          *typegen.Cache
 	log            *slog.Logger
-	shapes         *shapeBook  // result types learned from calls (shapes.go)
-	store          Store       // sandbox.store (store.go, services.go)
-	results        *resultBook // big tool results, read in parts (results.go)
-	scripts        ScriptStore // saved scripts (scripts.go)
+	shapes         *shapeBook   // result types learned from calls (shapes.go)
+	store          Store        // sandbox.store (store.go, services.go)
+	results        *resultBook  // big tool results, read in parts (results.go)
+	closeResults   func() error // removes the default result store's temporary folder
+	scripts        ScriptStore  // saved scripts (scripts.go)
 	watchMu        sync.Mutex
 	scriptWatchers []func(principal string) // hear whose scripts changed (OnScriptsChanged)
 
@@ -163,6 +170,20 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 		store = ms
 	}
+	results := opts.Results
+	closeResults := func() error { return nil }
+	if results == nil {
+		dir := ""
+		if opts.DataDir != "" {
+			dir = filepath.Join(opts.DataDir, "results")
+		}
+		fs, err := NewFileResultStore(dir, opts.ResultLimits, nil)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		results, closeResults = fs, fs.Close
+	}
 	scripts := opts.Scripts
 	if scripts == nil {
 		book, err := OpenScripts(opts.DataDir)
@@ -180,9 +201,10 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
-		shapes: shapes, store: store, results: newResultBook()}
+		shapes: shapes, store: store, results: &resultBook{store: results}, closeResults: closeResults}
 	if err := e.sync(ctx); err != nil {
 		cancel()
+		_ = closeResults()
 		return nil, err
 	}
 	go e.persist(ctx)
@@ -208,8 +230,12 @@ func (e *Engine) Close() error {
 		e.unsub()
 	}
 	e.stopSync()
-	return errors.Join(e.shapes.save(), e.saveStore())
+	return errors.Join(e.shapes.save(), e.saveStore(), e.closeResults())
 }
+
+// resultLimits are the limits of the default result store, which errors
+// quote (a store of its own keeps its own, and it is configured alike).
+func (e *Engine) resultLimits() ResultLimits { return e.opts.ResultLimits.WithDefaults() }
 
 // persist writes the learned result types and the default store's values
 // every saveInterval while they change, until the engine closes (Close

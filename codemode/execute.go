@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -156,13 +158,19 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		default:
 			return nil, fmt.Errorf("codemode: a call to %+v, of a kind the runtime does not make", t)
 		}
-		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID, PauseClock: call.PauseClock})
+		// Spill: a result too large for the gateway's memory comes in a
+		// file, and becomes a handle below like any result too large for
+		// the run.
+		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID, PauseClock: call.PauseClock, Spill: true})
 		if err != nil {
 			var ge *gateway.Error
 			if errors.As(err, &ge) {
 				return nil, &runtime.ToolError{Code: string(ge.Code), Message: ge.Message, Data: ge.Data}
 			}
 			return nil, err
+		}
+		if res.Spilled != nil {
+			return e.takeSpilled(ctx, call, id, res.Spilled, budget)
 		}
 		value, derr := runtime.DecodeResult(res.Content, res.StructuredContent)
 		if derr != nil {
@@ -171,12 +179,12 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		if i, ok := st.byID[id]; ok && len(st.tools[i].OutputSchema) == 0 && !res.IsError {
 			e.shapes.observe(toolShape(id), st.def(i), value)
 		}
-		if !budget.take(len(value)) {
+		if !budget.take(int64(len(value))) {
 			// Too large to hand over whole: the snippet gets a handle to
 			// read it in parts (results.go).
-			handle, err := e.results.hold(call.Caller, id, value)
+			handle, err := e.results.hold(ctx, call.Caller, id, int64(len(value)), bytes.NewReader(value))
 			if err != nil {
-				return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: err.Error()}
+				return nil, holdFailed(err)
 			}
 			return handle, nil
 		}
@@ -200,6 +208,39 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	endRunSpan(span, res, outcome)
 	e.auditRun(req.Caller, outcome, res.Duration, req.Code, len(res.Value))
 	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
+}
+
+// takeSpilled hands a run a result the gateway spilled to a file: whole
+// when it fits what is left of the run's budget (counted once, as the
+// gateway counted it), else as a handle. A spilled text holding JSON
+// becomes that JSON, as runtime.DecodeResult makes it. Its learned type
+// is not folded in: reading hundreds of megabytes for a type is not worth
+// it, and the next smaller result teaches it.
+func (e *Engine) takeSpilled(ctx context.Context, call runtime.ToolCall, id string, sp *gateway.SpilledResult, budget *runBudget) (json.RawMessage, error) {
+	defer sp.Remove()
+	f, err := sp.Open()
+	if err != nil {
+		return nil, holdFailed(err)
+	}
+	defer f.Close()
+	if !budget.take(sp.Bytes) {
+		handle, err := e.results.hold(ctx, call.Caller, id, sp.Bytes, f)
+		if err != nil {
+			return nil, holdFailed(err)
+		}
+		return handle, nil
+	}
+	value, err := io.ReadAll(f)
+	if err != nil {
+		return nil, holdFailed(err)
+	}
+	var text string
+	if len(value) > 0 && value[0] == '"' && json.Unmarshal(value, &text) == nil {
+		if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
+			return json.RawMessage(t), nil
+		}
+	}
+	return value, nil
 }
 
 // auditRun records one run: who ran it, how it ended, how long it took,

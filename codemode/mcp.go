@@ -55,8 +55,8 @@ Intl.NumberFormat, Intl.DateTimeFormat, Intl.PluralRules, Intl.ListFormat, Intl.
 Intl.Collator (as Node formats them in 14 locales, en-US, en-GB, en-IN, de, fr, es, it, pt-BR, ja,
 zh, ko, ru, hi and nl, others by language or en-US; also toLocaleString, localeCompare),
 sandbox.store (get, set, delete, keys: JSON values kept between runs, this session's by default, yours
-across sessions with {scope: "principal"}), sandbox.results (json, read: a tool result too large to
-hand over whole arrives as {handle, bytes, preview}; read parts of it). Not there: fetch (reach outside systems through the
+across sessions with {scope: "principal"}), sandbox.results (json, read, lines: a tool result too large to
+hand over whole arrives as {handle, bytes, preview, note}; read parts of it, by path, bytes or lines). Not there: fetch (reach outside systems through the
 tools), require, process. RegExp takes the v flag.
 Each server is a global namespace; call its tools exactly as search_tools declares them:
   const items = await server.toolName({ ...arguments });

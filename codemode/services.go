@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,12 +36,12 @@ func (e *Engine) servicesFor(code string) []string {
 // runBudget counts the bytes of tool results a run has received whole.
 type runBudget struct {
 	mu        sync.Mutex
-	left      int
-	delivered int
+	left      int64
+	delivered int64
 }
 
 // take reserves n bytes; false when they do not fit.
-func (b *runBudget) take(n int) bool {
+func (b *runBudget) take(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if n > b.left {
@@ -56,7 +57,7 @@ func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget 
 	method := call.Target.Method
 	switch call.Target.Service {
 	case "results":
-		return e.readResult(call, method, budget)
+		return e.readResult(ctx, call, method, budget)
 	case "store":
 	default:
 		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: fmt.Sprintf("%s is not a sandbox service", call.Target)}
@@ -164,60 +165,146 @@ func storeFailed(err error) error {
 	return &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "sandbox.store is unavailable: " + err.Error() + "; try again later"}
 }
 
-// readResult answers sandbox.results.read and sandbox.results.json.
-func (e *Engine) readResult(call runtime.ToolCall, method string, budget *runBudget) (json.RawMessage, error) {
-	usage := map[string]string{
-		"read": "sandbox.results.read(handle, { offset?, length? })",
-		"json": "sandbox.results.json(handle, path?)",
-	}[method]
+// resultsUsage is how each sandbox.results method is called, for the
+// errors of a bad call.
+var resultsUsage = map[string]string{
+	"json":  "sandbox.results.json(handle, path?)",
+	"read":  "sandbox.results.read(handle, { path?, offset?, length? })",
+	"lines": "sandbox.results.lines(handle, { path?, from?, count? })",
+}
+
+// readResult answers sandbox.results.json, read and lines.
+func (e *Engine) readResult(ctx context.Context, call runtime.ToolCall, method string, budget *runBudget) (json.RawMessage, error) {
 	bad := func(format string, a ...any) error {
-		return &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: fmt.Sprintf("sandbox.results.%s: %s; call it as %s", method, fmt.Sprintf(format, a...), usage)}
+		return &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: fmt.Sprintf("sandbox.results.%s: %s; call it as %s", method, fmt.Sprintf(format, a...), resultsUsage[method])}
 	}
 	var in struct {
 		Handle string `json:"handle"`
-		Offset *int   `json:"offset"`
-		Length *int   `json:"length"`
 		Path   string `json:"path"`
+		Offset *int64 `json:"offset"`
+		Length *int64 `json:"length"`
+		From   *int   `json:"from"`
+		Count  *int   `json:"count"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(call.Arguments)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		return nil, bad("%v", err)
 	}
-	r, ok := e.results.get(call.Caller, in.Handle)
-	if !ok {
-		return nil, bad("no result %q: a handle is the \"handle\" of the object a tool call gave instead of a result too large to hand over; results are kept for %v after their last read", in.Handle, resultTTL)
+	if _, ok := resultsUsage[method]; !ok {
+		return nil, bad("no such method")
 	}
+	held, ok, err := e.results.store.Get(ctx, call.Caller.Principal.Key(), in.Handle)
+	if err != nil {
+		return nil, resultsFailed(err)
+	}
+	if !ok {
+		return nil, bad("%v", errNotHeld(in.Handle, e.resultLimits()))
+	}
+	p, err := e.results.locate(ctx, held, in.Path, false)
+	if errors.Is(err, ErrResultNotHeld) {
+		return nil, bad("%v", errNotHeld(in.Handle, e.resultLimits()))
+	}
+	var ask *askError
+	if errors.As(err, &ask) {
+		return nil, bad("%v", err)
+	}
+	if err != nil {
+		return nil, resultsFailed(err)
+	}
+	var out json.RawMessage
 	switch method {
+	case "json":
+		if !budget.take(p.size()) {
+			// Still too large: a handle to the part.
+			h, err := e.results.holdPart(ctx, call.Caller, held, p)
+			if err != nil {
+				return nil, holdFailed(err)
+			}
+			return h, nil
+		}
+		part, err := e.results.readPart(ctx, held, p)
+		if err != nil {
+			return nil, resultsFailed(err)
+		}
+		part = bytes.ToValidUTF8(part, []byte("\uFFFD"))
+		if !json.Valid(part) && p.entered {
+			// Text that looked like JSON and is not: the text itself.
+			if p, err = e.results.locate(ctx, held, in.Path, true); err == nil {
+				if part, err = e.results.readPart(ctx, held, p); err == nil {
+					part = bytes.ToValidUTF8(part, []byte("\uFFFD"))
+				}
+			}
+			if err != nil {
+				return nil, resultsFailed(err)
+			}
+		}
+		if !json.Valid(part) {
+			return nil, bad("the value at %q is not valid JSON; read it as text with sandbox.results.read(handle, {path})", in.Path)
+		}
+		return part, nil
 	case "read":
-		offset, length := 0, resultReadMax
+		offset, length := int64(0), int64(resultReadMax)
 		if in.Offset != nil {
 			offset = *in.Offset
 		}
 		if in.Length != nil {
 			length = *in.Length
 		}
-		if offset < 0 || offset > len(r.data) || length <= 0 {
-			return nil, bad("offset must be between 0 and %d (the result's bytes) and length positive", len(r.data))
+		if offset < 0 || length <= 0 {
+			return nil, bad("offset must be 0 or more and length more than 0 (at most %d bytes are read at once)", resultReadMax)
 		}
-		length = min(length, resultReadMax, len(r.data)-offset)
-		text := r.data[offset : offset+length]
-		out, err := json.Marshal(strings.ToValidUTF8(string(text), "\uFFFD"))
+		text, err := e.results.readText(ctx, held, p, offset, length)
+		if err != nil {
+			return nil, resultsFailed(err)
+		}
+		out, err = json.Marshal(text)
 		if err != nil {
 			return nil, err
 		}
-		if !budget.take(len(out)) {
-			return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: fmt.Sprintf("sandbox.results.read: this run has received all the tool results it may (%d bytes); read less at a time, or continue in another run", budget.delivered)}
+	case "lines":
+		from, count := 0, 1000
+		if in.From != nil {
+			from = *in.From
 		}
-		return out, nil
-	default: // json
-		part, err := jsonAt(r.data, in.Path)
-		if err != nil {
+		if in.Count != nil {
+			count = *in.Count
+		}
+		if from < 0 || count <= 0 {
+			return nil, bad("from (the first line, 0 the first of all) must be 0 or more and count more than 0 (at most %d lines at once)", resultLinesMax)
+		}
+		lines, err := e.results.readLines(ctx, held, p, from, count)
+		if errors.As(err, &ask) && ask.tooLong {
+			return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: "sandbox.results.lines: " + ask.msg}
+		}
+		if errors.As(err, &ask) {
 			return nil, bad("%v", err)
 		}
-		if budget.take(len(part)) {
-			return part, nil
+		if err != nil {
+			return nil, resultsFailed(err)
 		}
-		return e.results.hold(call.Caller, r.tool, append([]byte(nil), part...))
+		out, err = json.Marshal(lines)
+		if err != nil {
+			return nil, err
+		}
 	}
+	if !budget.take(int64(len(out))) {
+		return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: fmt.Sprintf("sandbox.results.%s: this run has received all the tool results it may (%d bytes); read less at a time, or continue in another run", method, budget.delivered)}
+	}
+	return out, nil
+}
+
+// resultsFailed is a store that could not be read.
+func resultsFailed(err error) error {
+	return &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "sandbox.results could not read the result: " + err.Error() + "; try again later"}
+}
+
+// holdFailed is a result the store would not keep: a limit (what to do is
+// in its message), or the store failing.
+func holdFailed(err error) error {
+	var limit *ResultLimitError
+	if errors.As(err, &limit) {
+		return &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: limit.Message}
+	}
+	return &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "the sandbox could not keep a result too large to hand over whole: " + err.Error() + "; try again later"}
 }

@@ -18,7 +18,8 @@ import (
 //	  "k": 5, "indexDir": ".sandbox-index", "dataDir": ".sandbox-data", "workers": 4, "maxQueue": 16, "perSessionWorkers": 2,
 //	  "embedder": {"provider": "ollama", "model": "nomic-embed-text", "url": "http://localhost:11434/api"},
 //	  "limits": {"timeout": "30s", "memoryMB": 256, "toolCalls": 1000, "outputKB": 1024, "resultKB": 1024},
-//	  "maxLimits": {"timeout": "2m", "memoryMB": 512}
+//	  "maxLimits": {"timeout": "2m", "memoryMB": 512},
+//	  "results": {"perPrincipalMB": 512, "totalMB": 2048, "ttl": "30m"}
 //	}
 type CodeMode struct {
 	// Disabled leaves the code-mode tools out ("disabled": true).
@@ -45,7 +46,7 @@ const (
 	ExposeAll  = "all"
 )
 
-var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "dataDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits"}
+var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "dataDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits", "results"}
 
 func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
@@ -94,6 +95,8 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 			err = p.parseCodeModeLimits(v, "limits", &c.Engine.Limits)
 		case "maxLimits":
 			err = p.parseCodeModeLimits(v, "maxLimits", &c.Engine.MaxLimits)
+		case "results":
+			err = p.parseResultLimits(v, &c.Engine.ResultLimits)
 		default:
 			return p.errAt(k.offset, "unknown key %q in \"codeMode\"; known keys: %s", k.name, strings.Join(codeModeKeys, ", "))
 		}
@@ -172,6 +175,38 @@ func (p *parser) parseCodeModeLimits(n *jsonNode, block string, l *runtime.Limit
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// parseResultLimits reads "results": what the big results of runs
+// (sandbox.results) may take, per principal and in all, and how long one
+// is kept after its last use.
+func (p *parser) parseResultLimits(n *jsonNode, l *codemode.ResultLimits) error {
+	if n.kind != jsonObject {
+		return p.errAt(n.offset, "\"results\" must be an object such as {\"perPrincipalMB\": 512, \"totalMB\": 2048, \"ttl\": \"30m\"}, found %s", n.kind)
+	}
+	var err error
+	var v int
+	for _, k := range n.keys {
+		switch k.name {
+		case "perPrincipalMB":
+			v, err = p.positiveInt(k.value, "perPrincipalMB")
+			l.PerPrincipalBytes = int64(v) << 20
+		case "totalMB":
+			v, err = p.positiveInt(k.value, "totalMB")
+			l.TotalBytes = int64(v) << 20
+		case "ttl":
+			l.TTL, err = p.duration(k.value, "ttl")
+		default:
+			return p.errAt(k.offset, "unknown key %q in \"results\"; known keys: perPrincipalMB, totalMB, ttl", k.name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if l.PerPrincipalBytes > 0 && l.TotalBytes > 0 && l.PerPrincipalBytes > l.TotalBytes {
+		return p.errAt(n.offset, "\"perPrincipalMB\" (%d) is more than \"totalMB\" (%d): one caller can never hold more than all of them", l.PerPrincipalBytes>>20, l.TotalBytes>>20)
 	}
 	return nil
 }

@@ -16,14 +16,16 @@ func TestCodeModeBlock(t *testing.T) {
 	file, err := Parse("/etc/sandbox/gw.json", []byte(`{"mcpServers": {}, "codeMode": {
   "k": 7, "indexDir": "idx", "workers": 3, "maxQueue": 9, "perSessionWorkers": 2,
   "embedder": {"provider": "openai", "url": "http://127.0.0.1:9/v1", "model": "m", "apiKeyEnv": "KEY", "timeout": "5s"},
-  "limits": {"timeout": "10s", "memoryMB": 64, "toolCalls": 9, "outputKB": 2, "resultKB": 3}}}`))
+  "limits": {"timeout": "10s", "memoryMB": 64, "toolCalls": 9, "outputKB": 2, "resultKB": 3},
+  "results": {"perPrincipalMB": 300, "totalMB": 900, "ttl": "1h"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := file.CodeMode
 	want := codemode.Options{K: 7, IndexDir: "/etc/sandbox/idx",
-		Embedder: vectorindex.Embedder{Provider: "openai", URL: "http://127.0.0.1:9/v1", Model: "m", APIKeyEnv: "KEY", Timeout: 5 * time.Second},
-		Limits:   runtime.Limits{Timeout: 10 * time.Second, MemoryBytes: 64 << 20, ToolCalls: 9, OutputBytes: 2 << 10, ResultBytes: 3 << 10}}
+		Embedder:     vectorindex.Embedder{Provider: "openai", URL: "http://127.0.0.1:9/v1", Model: "m", APIKeyEnv: "KEY", Timeout: 5 * time.Second},
+		Limits:       runtime.Limits{Timeout: 10 * time.Second, MemoryBytes: 64 << 20, ToolCalls: 9, OutputBytes: 2 << 10, ResultBytes: 3 << 10},
+		ResultLimits: codemode.ResultLimits{PerPrincipalBytes: 300 << 20, TotalBytes: 900 << 20, TTL: time.Hour}}
 	if c.Disabled || c.Engine != want {
 		t.Fatalf("got  %+v\nwant %+v", c.Engine, want)
 	}
@@ -55,20 +57,23 @@ func TestCodeModeBlock(t *testing.T) {
 
 func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 	cases := map[string]string{
-		`{"mcpServers": {}, "codeMode": {"kk": 1}}`:                                        `gw.json:1:33: unknown key "kk" in "codeMode"`,
-		`{"mcpServers": {}, "codeMode": {"k": 99}}`:                                        `"k" is at most 50`,
-		`{"mcpServers": {}, "codeMode": {"expose": "tools"}}`:                              `"expose" is "code" or "all", got "tools"`,
-		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "word2vec"}}}`:           `"provider" must be "builtin", "ollama" or "openai"`,
-		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "ollama"}}}`:             `needs a "model"`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"timeout": 30}}}`:                      `timeout`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"memoryMB": 4}}}`:                      `at least 16`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"cpu": 1}}}`:                           `unknown key "cpu" in "limits"`,
-		`{"mcpServers": {}, "codeMode": []}`:                                               `"codeMode" must be an object`,
-		`{"mcpServers": {}, "codeMode": {"maxQueue": -1}}`:                                 `gw.json:1:45: "maxQueue" must be a whole number, 0 or more, got -1`,
-		`{"mcpServers": {}, "codeMode": {"maxQueue": "8"}}`:                                `"maxQueue" must be a whole number, 0 or more, found a string`,
-		`{"mcpServers": {}, "codeMode": {"perSessionWorkers": 0}}`:                         `gw.json:1:54: "perSessionWorkers" must be a positive whole number`,
-		`{"mcpServers": {}, "codeMode": {"perSessionWorkers": 3, "workers": 2}}`:           `gw.json:1:54: "perSessionWorkers" (3) is more than "workers" (2)`,
-		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "openai", "key": "s"}}}`: `unknown key "key" in "embedder"`,
+		`{"mcpServers": {}, "codeMode": {"kk": 1}}`:                                            `gw.json:1:33: unknown key "kk" in "codeMode"`,
+		`{"mcpServers": {}, "codeMode": {"k": 99}}`:                                            `"k" is at most 50`,
+		`{"mcpServers": {}, "codeMode": {"expose": "tools"}}`:                                  `"expose" is "code" or "all", got "tools"`,
+		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "word2vec"}}}`:               `"provider" must be "builtin", "ollama" or "openai"`,
+		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "ollama"}}}`:                 `needs a "model"`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"timeout": 30}}}`:                          `timeout`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"memoryMB": 4}}}`:                          `at least 16`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"cpu": 1}}}`:                               `unknown key "cpu" in "limits"`,
+		`{"mcpServers": {}, "codeMode": []}`:                                                   `"codeMode" must be an object`,
+		`{"mcpServers": {}, "codeMode": {"maxQueue": -1}}`:                                     `gw.json:1:45: "maxQueue" must be a whole number, 0 or more, got -1`,
+		`{"mcpServers": {}, "codeMode": {"maxQueue": "8"}}`:                                    `"maxQueue" must be a whole number, 0 or more, found a string`,
+		`{"mcpServers": {}, "codeMode": {"perSessionWorkers": 0}}`:                             `gw.json:1:54: "perSessionWorkers" must be a positive whole number`,
+		`{"mcpServers": {}, "codeMode": {"perSessionWorkers": 3, "workers": 2}}`:               `gw.json:1:54: "perSessionWorkers" (3) is more than "workers" (2)`,
+		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "openai", "key": "s"}}}`:     `unknown key "key" in "embedder"`,
+		`{"mcpServers": {}, "codeMode": {"results": {"perPrincipalMB": 900, "totalMB": 300}}}`: `"perPrincipalMB" (900) is more than "totalMB" (300)`,
+		`{"mcpServers": {}, "codeMode": {"results": {"ttl": 5}}}`:                              `ttl`,
+		`{"mcpServers": {}, "codeMode": {"results": {"mb": 5}}}`:                               `unknown key "mb" in "results"; known keys: perPrincipalMB, totalMB, ttl`,
 	}
 	for in, want := range cases {
 		_, err := Parse("gw.json", []byte(in))

@@ -161,7 +161,7 @@ interface SandboxStore {
 }
 /**
  * What a tool call resolves to instead of its result when the result is larger than what is left of
- * the run's budget of tool results (a quarter of its memory limit): read it in parts.
+ * the run's budget of tool results (a quarter of its memory limit, at most 32 MiB): read it in parts.
  */
 interface SandboxResultHandle {
 	handle: string;
@@ -169,14 +169,30 @@ interface SandboxResultHandle {
 	bytes: number;
 	/** Its first kilobyte. */
 	preview: string;
+	/** The tool that gave it, "server:tool". */
 	tool: string;
+	/** How to read it, with a path into its start. */
 	note: string;
 }
+/**
+ * Parts of a result too large to hand over whole. A path is "items.0.name" or "/items/0/name" ("" the
+ * whole); it goes into a string whose text is JSON (a file read as text) as into that JSON. Each answer
+ * counts against the run's budget of tool results.
+ */
 interface SandboxResults {
-	/** The value at a path of the result ("items.0.name" or "/items/0/name"; "" the whole), or a handle to it when that is still too large. */
+	/** The value at path, or a handle to it when that is still too large. */
 	json<T = SandboxJson>(handle: string, path?: string): Promise<T | SandboxResultHandle>;
-	/** Part of the result's JSON text: length bytes (at most 1 MiB) from offset. */
-	read(handle: string, options?: { offset?: number; length?: number }): Promise<string>;
+	/**
+	 * Text of the value at path (the whole by default): a string's own text, any other value's JSON
+	 * text; length bytes (at most 1 MiB) from offset; "" past its end.
+	 */
+	read(handle: string, options?: { path?: string; offset?: number; length?: number }): Promise<string>;
+	/**
+	 * Lines of that text without their line ends: count of them (1,000 by default, at most 10,000, fewer
+	 * when they would pass 1 MiB) from line from (0 the first); [] past the end. A line over 1 MiB rejects
+	 * with RESULT_TOO_LARGE saying where it starts, to read it by bytes.
+	 */
+	lines(handle: string, options?: { path?: string; from?: number; count?: number }): Promise<string[]>;
 }
 /** The sandbox's own services. */
 declare var sandbox: { readonly store: SandboxStore; readonly results: SandboxResults };

@@ -27,7 +27,7 @@ var reservedMembers = setOf(
 // reservedTypeNames are type names used inside a tool's namespace.
 var reservedTypeNames = setOf(
 	"Input", "Output", "Promise", "Array", "Record", "Error", "Object",
-	"JsonValue", "ContentBlock", "ToolResult", "MCPToolError",
+	"JsonValue", "ContentBlock", "ToolResult", "SandboxResultHandle", "MCPToolError",
 )
 
 // reservedGlobals are the global values (starting with a lower-case letter or

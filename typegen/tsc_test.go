@@ -56,6 +56,12 @@ var passingSnippets = map[string]string{
 		else if (r !== null && typeof r === "object") console.log(Object.keys(r));
 		const blocks = (await filesystem.readMediaFile({ path: "/a.png" })) as ContentBlock[];
 		for (const b of blocks) if (b.type === "image") console.log(b.mimeType);`,
+	"handle_result": `
+		const big = await github.listCommits({ owner: "o", repo: "r" });
+		if (big !== null && typeof big === "object" && !Array.isArray(big) && "handle" in big) {
+			const h: SandboxResultHandle = big as SandboxResultHandle;
+			console.log(h.handle, h.bytes, h.preview.length, h.note);
+		}`,
 	"catch_error": `
 		try { await github.getMe(); } catch (e) {
 			if (e instanceof MCPToolError) { const c: string = e.code; const t: string = e.tool; console.log(c, t, e.message, e.data); }
@@ -197,7 +203,9 @@ func TestGlobalsCompile(t *testing.T) {
 	const keys: string[] = await sandbox.store.keys("s");
 	const part = await sandbox.results.json<{ id: number }>("res_x", "items.0");
 	const chunk: string = await sandbox.results.read("res_x", { offset: 0, length: 100 });
-	return { seen: seen?.n, gone, keys, part, chunk, u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
+	const fileText: string = await sandbox.results.read("res_x", { path: "content", offset: 100 });
+	const lines: string[] = await sandbox.results.lines("res_x", { path: "content", from: 10, count: 5 });
+	return { seen: seen?.n, gone, keys, part, chunk, fileText, lines, u: u.href, q: q.toString(), text, hash, id, t0, copy, when, plural, list, evens, all, both, ok, b: btoa(atob("aGk=")) };
 }
 `
 	missing := map[string]string{

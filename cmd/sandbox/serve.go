@@ -266,14 +266,20 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if shared != nil {
 		defer shared.close()
 		// What replicas share (docs/deploy.md): rate-limit buckets, session
-		// tokens, OAuth grants, sandbox.store's values, saved scripts and
-		// the result types learned from calls.
+		// tokens, OAuth grants, sandbox.store's values, big results, saved
+		// scripts and the result types learned from calls.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.rateLimiter), gateway.WithTokenStore(shared.tokens),
 			gateway.WithOAuthStore(shared.oauth))
 		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
+		file.CodeMode.Engine.Results = shared.results(file.CodeMode.Engine.ResultLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts
 		file.CodeMode.Engine.Shapes = shared.shapes
 		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
+	}
+	if dir := file.CodeMode.Engine.DataDir; dir != "" {
+		// Answers too large for memory are written where code mode keeps
+		// its data: the operator sizes one volume for both.
+		gwOpts = append(gwOpts, gateway.WithSpillDir(dir))
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)
 	if err != nil {

@@ -29,7 +29,8 @@ type sharedState struct {
 	rateLimiter gateway.RateLimiter
 	tokens      gateway.TokenStore
 	oauth       gateway.OAuthStore
-	store       func(codemode.StoreLimits) codemode.Store // the values of sandbox.store
+	store       func(codemode.StoreLimits) codemode.Store        // the values of sandbox.store
+	results     func(codemode.ResultLimits) codemode.ResultStore // the results sandbox.results reads
 	scripts     codemode.ScriptStore
 	shapes      codemode.ShapeStore
 	sessions    frontend.SessionDirectory
@@ -97,6 +98,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		tokens:      c.TokenStore(),
 		oauth:       c.OAuthStore(),
 		store:       func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
+		results:     func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
 		scripts:     c.ScriptStore(),
 		shapes:      c.ShapeStore(),
 		sessions:    c.SessionDirectory(),

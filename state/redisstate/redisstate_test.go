@@ -57,6 +57,11 @@ func TestRedisState(t *testing.T) {
 	t.Run("tokens", func(t *testing.T) {
 		statetest.TestTokenStore(t, func(t *testing.T) gateway.TokenStore { return open(t).TokenStore() })
 	})
+	t.Run("big results", func(t *testing.T) {
+		statetest.TestResultStore(t, func(t *testing.T, limits codemode.ResultLimits, now func() time.Time) codemode.ResultStore {
+			return open(t).ResultStore(limits, now)
+		})
+	})
 	t.Run("scripts", func(t *testing.T) {
 		statetest.TestScriptStore(t, func(t *testing.T) codemode.ScriptStore { return open(t).ScriptStore() })
 	})

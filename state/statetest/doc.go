@@ -12,6 +12,7 @@
 //   - tokens.go: TestTokenStore (gateway.TokenStore)
 //   - ratelimit.go: TestRateLimiter (gateway.RateLimiter)
 //   - store.go: TestStore (codemode.Store, the values of sandbox.store)
+//   - results.go: TestResultStore (codemode.ResultStore, the results of sandbox.results)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a
 // clock it moves by hand; a backend takes it as an option for its tests

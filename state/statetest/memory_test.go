@@ -66,3 +66,13 @@ func TestScriptBook(t *testing.T) {
 		return b
 	})
 }
+
+func TestFileResultStore(t *testing.T) {
+	statetest.TestResultStore(t, func(t *testing.T, limits codemode.ResultLimits, now func() time.Time) codemode.ResultStore {
+		s, err := codemode.NewFileResultStore(t.TempDir(), limits, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -23,8 +23,9 @@ var services = map[string]service{
 	}},
 	// sandbox.results: parts of a tool result too large to hand over whole.
 	"results": {methods: map[string][]string{
-		"read": {"handle", "...options"},
-		"json": {"handle", "path"},
+		"json":  {"handle", "path"},
+		"read":  {"handle", "...options"},
+		"lines": {"handle", "...options"},
 	}},
 }
 
