@@ -62,8 +62,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 	for round := 0; ; round++ {
 		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header)
 		if staged != nil && !stage {
-			staged.Remove()
-			return nil, nil, ErrResultTooLarge
+			if raw, err = c.unstage(staged); err != nil {
+				return nil, nil, err
+			}
+			staged = nil
 		}
 		if err != nil || staged != nil {
 			return nil, staged, err

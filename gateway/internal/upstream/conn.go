@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -203,7 +204,31 @@ func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any
 func (c *Conn) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
 	raw, staged, err := c.roundTrip(ctx, method, params, header)
 	if staged != nil {
-		staged.Remove()
+		return c.unstage(staged)
+	}
+	return raw, err
+}
+
+// unstage is a staged answer for a request that does not take one: staged
+// because a request that does was waiting when it came (lineReader), it
+// is read back into memory when it is within MaxResultBytes, and too large
+// otherwise.
+func (c *Conn) unstage(st *Staged) (json.RawMessage, error) {
+	defer st.Remove()
+	if st.Size > c.s.opts.MaxResultBytes {
+		return nil, ErrResultTooLarge
+	}
+	b, err := os.ReadFile(st.Path)
+	if err != nil {
+		return nil, fmt.Errorf("reading a staged answer back: %w", err)
+	}
+	var resp transport.JSONRPCResponse
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return nil, &RPCError{Code: mcp.PARSE_ERROR, Message: "the server's answer is not JSON-RPC: " + err.Error()}
+	}
+	raw, again, err := c.result(&resp)
+	if again != nil { // the server wrote our stand-in's code and a token it cannot know
+		again.Remove()
 		return nil, ErrResultTooLarge
 	}
 	return raw, err

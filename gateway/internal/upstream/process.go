@@ -171,17 +171,20 @@ func (a activityReader) Read(p []byte) (int, error) {
 
 // lineReader passes newline-delimited JSON-RPC messages through unchanged
 // while they are at most max bytes. A longer line is never held in memory
-// (mcp-go's stdio transport reads whole lines with no limit): while a
-// request that takes staged answers is in flight (stagingDesk.wanted), it is
-// written to a file as it is read, up to the desk's maxBytes, and replaced
-// by a stand-in response that the connection trades for the file
-// (staging.go). Otherwise, or past maxBytes, it is skipped while its
-// top-level "id" is picked out, and replaced by a JSON-RPC error response
-// for that id, so the waiting call fails with RESULT_TOO_LARGE instead of
-// the gateway running out of memory. When the id comes before the line is
-// over, that response goes out at once: a line that never ends does not
-// hold its call until the call's timeout. Oversized notifications and
-// requests are dropped (nobody waits for them).
+// (mcp-go's stdio transport reads whole lines with no limit and decodes
+// them in several copies). While a request that takes staged answers is in
+// flight (stagingDesk.wanted), a line past stageAbove (or max, when less)
+// is written to a file
+// as it is read, up to the desk's maxBytes, and a response is replaced by a
+// stand-in that the connection trades for the file (staging.go); another
+// line that ends within max is handed on from the file. Otherwise, or past
+// maxBytes, a line over max is skipped while its top-level "id" is picked
+// out, and replaced by a JSON-RPC error response for that id, so the
+// waiting call fails with RESULT_TOO_LARGE instead of the gateway running
+// out of memory. When the id comes before the line is over, that response
+// goes out at once: a line that never ends does not hold its call until
+// the call's timeout. Oversized notifications and requests are dropped
+// (nobody waits for them).
 type lineReader struct {
 	br      *bufio.Reader
 	max     int64
@@ -191,11 +194,17 @@ type lineReader struct {
 	err     error
 }
 
-// longLine is a line over max while it is read.
+// stageAbove is how long a line grows in memory before it is staged, when
+// one may be: the answers code mode reads are staged from here on, so that
+// serve holds a megabyte of a long one, not MaxResultBytes of it.
+const stageAbove = 1 << 20
+
+// longLine is a line being staged, or skipped, while it is read.
 type longLine struct {
 	ids      idScanner
 	total    int64
 	file     *os.File // where it is staged; nil when it is not (or no longer)
+	staged   bool     // it was staged from its start (file may since have been dropped)
 	limit    int64    // what it is refused for passing: the memory cap, or the desk's maxBytes when it was staged
 	answered bool     // its too-large response went out before its end
 }
@@ -223,12 +232,23 @@ func (c *lineReader) fill() {
 		return
 	}
 	var line []byte
+	stage := true // until a file cannot be made for this line
 	for {
 		frag, err := c.br.ReadSlice('\n')
 		line = append(line, frag...)
+		n := int64(len(line))
+		if stage && n > min(stageAbove, c.max) && errors.Is(err, bufio.ErrBufferFull) && c.desk.wanted() {
+			if f, ferr := c.desk.create(); ferr == nil {
+				c.startLong(line, err, f)
+				return
+			} else {
+				c.desk.failed(ferr)
+				stage = false
+			}
+		}
 		switch {
-		case int64(len(line)) > c.max:
-			c.startLong(line, err)
+		case n > c.max:
+			c.startLong(line, err, nil)
 			return
 		case err == nil:
 			c.pending = line
@@ -244,17 +264,13 @@ func (c *lineReader) fill() {
 	}
 }
 
-// startLong begins a line over max, whose first bytes are head.
-func (c *lineReader) startLong(head []byte, err error) {
+// startLong begins a long line, whose first bytes are head: staged in f,
+// or (nil) skipped.
+func (c *lineReader) startLong(head []byte, err error, f *os.File) {
 	l := &longLine{total: int64(len(head)), limit: c.max}
 	l.ids.feed(head)
-	if c.desk.wanted() {
-		f, ferr := c.desk.create()
-		if ferr == nil {
-			l.file, l.limit = f, c.desk.maxBytes
-		} else {
-			c.desk.failed(ferr)
-		}
+	if f != nil {
+		l.file, l.staged, l.limit = f, true, c.desk.maxBytes
 	}
 	l.write(c.desk, head)
 	c.long = l
@@ -271,7 +287,7 @@ func (c *lineReader) readLong(err error) {
 		l.total += int64(len(frag))
 		l.ids.feed(frag)
 		l.write(c.desk, frag)
-		if l.file == nil && !l.answered && l.ids.isResponse && l.ids.id != nil {
+		if l.file == nil && l.total > c.max && !l.answered && l.ids.isResponse && l.ids.id != nil {
 			l.answered = true
 			c.pending = c.tooLarge(l, true)
 			if errors.Is(err, bufio.ErrBufferFull) {
@@ -287,11 +303,7 @@ func (c *lineReader) readLong(err error) {
 	}
 	switch {
 	case l.answered:
-	case !l.ids.isResponse || l.ids.id == nil:
-		l.drop()
-	case l.file == nil:
-		c.pending = c.tooLarge(l, false)
-	default:
+	case l.file != nil && l.ids.isResponse && l.ids.id != nil:
 		name := l.file.Name()
 		if cerr := l.file.Close(); cerr != nil {
 			c.desk.failed(cerr)
@@ -300,6 +312,14 @@ func (c *lineReader) readLong(err error) {
 			return
 		}
 		c.pending = standIn(l.ids.id, c.desk.hand(&Staged{Path: name, Size: l.total}), l.total)
+	case l.file != nil && l.total <= c.max:
+		// Staged in case it was an answer, and it was not: it is short
+		// enough to hand on whole.
+		c.pending = l.readBack(c.desk)
+	case !l.ids.isResponse || l.ids.id == nil:
+		l.drop()
+	default:
+		c.pending = c.tooLarge(l, false)
 	}
 }
 
@@ -317,6 +337,17 @@ func (l *longLine) write(desk *stagingDesk, b []byte) {
 		desk.failed(err)
 		l.drop()
 	}
+}
+
+// readBack is the staged line, from its file, which it removes.
+func (l *longLine) readBack(desk *stagingDesk) []byte {
+	defer l.drop()
+	b := make([]byte, l.total)
+	if _, err := l.file.ReadAt(b, 0); err != nil {
+		desk.failed(err)
+		return nil
+	}
+	return b
 }
 
 // drop deletes the staged part of the line.

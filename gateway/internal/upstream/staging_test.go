@@ -216,3 +216,50 @@ func TestUntakenAnswersAreRemoved(t *testing.T) {
 	desk.hand(late) // after close: removed at once
 	assertEmpty(t, dir)
 }
+
+// A line staged while a staged answer was awaited, that turns out not to
+// be an answer, is handed on whole when it is within the memory cap, and
+// dropped when it is not.
+func TestAStagedNotificationIsHandedOn(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 8<<20)
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("n", 1500_000) + `"}}`
+	out, err := io.ReadAll(newLineReader(strings.NewReader(note+"\n"), 2<<20, desk)) // staged past 1 MiB
+	if err != nil || string(out) != note+"\n" {
+		t.Fatalf("a staged notification within the cap: %d bytes, %v", len(out), err)
+	}
+	assertEmpty(t, dir)
+	out, err = io.ReadAll(newLineReader(strings.NewReader(note+"\n"), 1<<20, desk)) // over the cap
+	if err != nil || len(out) != 0 {
+		t.Fatalf("a notification over the cap was handed on: %d bytes, %v", len(out), err)
+	}
+	assertEmpty(t, dir)
+}
+
+// A staged answer for a request that takes none is read back when it is
+// within the memory cap, and too large otherwise.
+func TestUnstagedAnswersAreReadBack(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 1<<20)
+	c := &Conn{s: &Supervisor{opts: Options{MaxResultBytes: 100_000}}, desk: desk}
+	stage := func(body string) *Staged {
+		f, err := desk.create()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(body)
+		f.Close()
+		return &Staged{Path: f.Name(), Size: int64(len(body))}
+	}
+	raw, err := c.unstage(stage(`{"result":{"tools":[]},"jsonrpc":"2.0","id":"sbx-1"}` + "\n"))
+	if err != nil || string(raw) != `{"tools":[]}` {
+		t.Fatalf("read back: %s %v", raw, err)
+	}
+	if _, err := c.unstage(stage(`{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"nope"}}`)); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("an error answer: %v", err)
+	}
+	if _, err := c.unstage(stage(`{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("b", 200_000) + `"}`)); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("over the cap: %v", err)
+	}
+	assertEmpty(t, dir)
+}
