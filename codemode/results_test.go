@@ -280,3 +280,21 @@ func TestSpilledResultsArriveAsHandles(t *testing.T) {
 		t.Errorf("the store holds %d files, want the one result", len(left))
 	}
 }
+
+// BenchmarkWalkIntoText walks to the last item of a 32 MB array held as
+// text in a string, as a path into a file read through server-filesystem
+// does: the speed of sandbox.results.json on a big handle.
+func BenchmarkWalkIntoText(b *testing.B) {
+	inner := bigJSON(32 << 20)
+	doc, _ := json.Marshal(map[string]string{"content": inner})
+	var count struct{ Count int }
+	json.Unmarshal([]byte(inner), &count)
+	path := fmt.Sprintf("content.items.%d.id", count.Count-1)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		got, err := jsonAt(doc, path)
+		if err != nil || string(got) != fmt.Sprint(count.Count-1) {
+			b.Fatalf("%s %v", got, err)
+		}
+	}
+}

@@ -174,33 +174,40 @@ func (d *Reader) Skip() error {
 	return err
 }
 
-// skipString consumes a string, the reader being at its opening quote.
+// skipString consumes a string, the reader being at its opening quote. It
+// looks only for quotes, and tells an escaped one by the backslashes
+// before it: one search per quote, whatever the escapes (JSON held as text
+// has one every few bytes).
 func (d *Reader) skipString() error {
 	d.consume(1)
+	escaped := false // the next byte is escaped (the text so far ends in an odd run of backslashes)
 	for {
 		chunk := d.buf[d.r:d.w]
-		q := bytes.IndexByte(chunk, '"')
-		scan := chunk
-		if q >= 0 {
-			scan = chunk[:q]
+		from := 0
+		if escaped && len(chunk) > 0 {
+			from, escaped = 1, false
 		}
-		if e := bytes.IndexByte(scan, '\\'); e >= 0 {
-			// An escape before the quote: step over it and look again.
-			if e+1 < len(chunk) {
-				d.consume(e + 2)
-				continue
+		for from <= len(chunk) {
+			q := bytes.IndexByte(chunk[from:], '"')
+			if q < 0 {
+				break
 			}
-			d.consume(e)
-			if len(d.peekN(2)) < 2 {
-				return d.endError("a string")
+			q += from
+			k := q
+			for k > from && chunk[k-1] == '\\' {
+				k--
 			}
-			d.consume(2)
-			continue
+			if (q-k)%2 == 0 {
+				d.consume(q + 1)
+				return nil
+			}
+			from = q + 1
 		}
-		if q >= 0 {
-			d.consume(q + 1)
-			return nil
+		k := len(chunk)
+		for k > from && chunk[k-1] == '\\' {
+			k--
 		}
+		escaped = (len(chunk)-k)%2 == 1
 		d.consume(len(chunk))
 		if !d.fill() {
 			return d.endError("a string")
@@ -212,23 +219,31 @@ func (d *Reader) skipString() error {
 func (d *Reader) skipContainer() error {
 	depth := 0
 	for {
-		for d.r < d.w {
-			switch d.buf[d.r] {
+		// A loop over the buffer, consumed once per string and per fill:
+		// this is most of the time a walk takes.
+		buf := d.buf[d.r:d.w]
+		i := 0
+	scan:
+		for ; i < len(buf); i++ {
+			switch buf[i] {
 			case '"':
-				if err := d.skipString(); err != nil {
-					return err
-				}
-				continue
+				break scan
 			case '{', '[':
 				depth++
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					d.consume(1)
+					d.consume(i + 1)
 					return nil
 				}
 			}
-			d.consume(1)
+		}
+		d.consume(i)
+		if i < len(buf) { // at a string
+			if err := d.skipString(); err != nil {
+				return err
+			}
+			continue
 		}
 		if !d.fill() {
 			return d.endError("an object or array")
@@ -354,18 +369,52 @@ func (t *TextReader) Read(p []byte) (int, error) {
 			t.err = d.endError("a string")
 			break
 		}
-		chunk := d.buf[d.r:d.w]
-		stop := len(chunk)
-		if q := bytes.IndexByte(chunk, '"'); q >= 0 {
-			stop = q
+		// Plain bytes and the one-letter escapes (most of JSON held as
+		// text: \" every few bytes) are copied in one loop; the rest
+		// (\u, an escape cut by the buffer's end, the closing quote) below.
+		chunk, out := d.buf[d.r:d.w], p[n:]
+		in, o := 0, 0
+	copying:
+		for in < len(chunk) && o < len(out) {
+			c := chunk[in]
+			if c != '"' && c != '\\' {
+				out[o] = c
+				o++
+				in++
+				continue
+			}
+			switch c {
+			case '"':
+				break copying
+			case '\\':
+				if in+1 == len(chunk) {
+					break copying
+				}
+				switch chunk[in+1] {
+				case '"', '\\', '/':
+					c = chunk[in+1]
+				case 'n':
+					c = '\n'
+				case 't':
+					c = '\t'
+				case 'r':
+					c = '\r'
+				case 'b':
+					c = '\b'
+				case 'f':
+					c = '\f'
+				default:
+					break copying
+				}
+				in++
+			}
+			out[o] = c
+			o++
+			in++
 		}
-		if e := bytes.IndexByte(chunk[:stop], '\\'); e >= 0 {
-			stop = e
-		}
-		if stop > 0 {
-			c := copy(p[n:], chunk[:stop])
-			d.consume(c)
-			n += c
+		if in > 0 {
+			d.consume(in)
+			n += o
 			continue
 		}
 		if chunk[0] == '"' {
