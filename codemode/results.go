@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -68,8 +69,15 @@ func (b *resultBook) hold(ctx context.Context, c auth.Caller, tool string, size 
 	}
 	handle := "res_" + hex.EncodeToString(id[:])
 	head := &headWriter{max: resultPreviewBytes}
-	err := b.store.Put(ctx, HeldResult{ID: handle, Principal: c.Principal.Key(), Tool: tool, Bytes: size}, io.TeeReader(body, head))
-	if err != nil {
+	if f, ok := body.(*os.File); ok {
+		// Given whole, so that a store may take the file as it is.
+		head.b = make([]byte, resultPreviewBytes)
+		n, _ := f.ReadAt(head.b, 0)
+		head.b = head.b[:n]
+	} else {
+		body = io.TeeReader(body, head)
+	}
+	if err := b.store.Put(ctx, HeldResult{ID: handle, Principal: c.Principal.Key(), Tool: tool, Bytes: size}, body); err != nil {
 		return nil, err
 	}
 	preview := head.b

@@ -183,8 +183,18 @@ func (s *FileResultStore) Put(ctx context.Context, r HeldResult, body io.Reader)
 	return nil
 }
 
-// write copies exactly r.Bytes of body to r's file.
+// write copies exactly r.Bytes of body to r's file. A body that is a whole
+// file on the same file system (a result the gateway spilled: serve puts
+// both folders under codeMode.dataDir, or both in the temporary folder) is
+// linked instead: a result of hundreds of megabytes is not copied again.
 func (s *FileResultStore) write(r HeldResult, body io.Reader) error {
+	if f, ok := body.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() == r.Bytes {
+			if at, err := f.Seek(0, io.SeekCurrent); err == nil && at == 0 && os.Link(f.Name(), s.path(r.ID)) == nil {
+				return nil
+			}
+		}
+	}
 	f, err := os.CreateTemp(s.dir, ".writing-*")
 	if err != nil {
 		return err
