@@ -14,9 +14,11 @@ import (
 )
 
 // TestMain lets the test binary serve as a runtime worker, for commands run
-// in-process through newRootCmd.
+// in-process through newRootCmd, and as the big-result MCP server
+// (bigresults_test.go).
 func TestMain(m *testing.M) {
 	runtime.ServeWorkerIfChild()
+	serveBigResultsIfAsked()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
