@@ -339,7 +339,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if fn := c.req.Progress; fn != nil {
 		progress = func(p upstream.Progress) { fn(Progress(p)) }
 	}
-	spill := c.req.Spill && g.spillCeiling() > 0
+	spill := c.req.Spill && g.spillCeiling() > 0 && c.u.spills()
 	raw, staged, err := conn.CallTool(cctx, c.tool.UpstreamName, c.tool.Raw, c.args, progress, g.sessionLogLevel(c.req.Caller), spill)
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {

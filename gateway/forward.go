@@ -82,10 +82,13 @@ func tooLarge(id string, size, limit, handleLimit int64) *Error {
 }
 
 // resultTooLarge is tooLarge for a tool call: a call that takes a spilled
-// result could receive up to the spill ceiling, any other up to
-// MaxResultBytes.
+// result could receive up to the spill ceiling from a server whose answers
+// are spilled, any other up to MaxResultBytes.
 func (g *Gateway) resultTooLarge(c *call, size int64) *Error {
 	ceiling := g.spillCeiling()
+	if !c.u.spills() {
+		ceiling = 0
+	}
 	if c.req.Spill && ceiling > 0 {
 		return tooLarge(c.toolID, size, ceiling, 0)
 	}

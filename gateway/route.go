@@ -71,6 +71,15 @@ func (st ServerStatus) ForAgents() ServerStatus {
 // transportInProcess marks servers added with WithInProcessServer.
 const transportInProcess = Transport(upstream.InProcess)
 
+// spills reports whether the server's answers too large for memory can be
+// spilled (spill.go): a stdio server's are staged as they are read, an
+// in-process server's are whole in memory already. An HTTP server's are
+// not (mcp-go reads a body or an SSE event whole): MaxResultBytes is their
+// most.
+func (u *route) spills() bool {
+	return u.sc.Transport == TransportStdio || u.sc.Transport == transportInProcess
+}
+
 // route is one configured server as the call pipeline sees it: its
 // configuration, what a call to it passes (limits, each session's share,
 // path roots), and the supervisor of its connection, whose Host it is.

@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
 
 // spilledText reads a spilled result and removes it.
@@ -177,5 +182,22 @@ func TestRedactingWriterMatchesRaw(t *testing.T) {
 	}
 	if strings.Contains(want, "abcdefgh") || strings.Contains(want, `quote\"secret`) || strings.Contains(want, "999") || !json.Valid([]byte(want)) {
 		t.Fatalf("raw itself: %s", want)
+	}
+}
+
+// An HTTP server's answers are not staged: over maxResultBytes a call is
+// refused with that as the real maximum, even from code mode.
+func TestHTTPAnswersAreNotSpilled(t *testing.T) {
+	t.Parallel()
+	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
+	httpUpstream := httptest.NewServer(up)
+	t.Cleanup(httpUpstream.Close)
+	g, _ := startGateway(t, fmt.Sprintf(`{"mcpServers": {"h": {"url": %q}}, "gateway": {"maxResultBytes": 65536, "maxSpilledResultBytes": 1048576}}`, httpUpstream.URL+"/mcp"))
+	for _, spill := range []bool{true, false} {
+		_, err := g.Call(context.Background(), CallRequest{Tool: "h:big_twice", Arguments: json.RawMessage(`{"bytes": 100000}`), Spill: spill})
+		e := wantCode(t, err, CodeResultTooLarge)
+		if !strings.Contains(e.Message, "65536 bytes (64 KiB), the most the gateway hands over") || strings.Contains(e.Message, "execute_code") {
+			t.Errorf("spill %v: %s", spill, e.Message)
+		}
 	}
 }

@@ -263,3 +263,44 @@ func TestUnstagedAnswersAreReadBack(t *testing.T) {
 	}
 	assertEmpty(t, dir)
 }
+
+// FuzzStagingLineReader: whatever a server writes, with a staged answer
+// awaited, every stand-in's file holds exactly a line of the input, and
+// once they are taken nothing is left on disk.
+func FuzzStagingLineReader(f *testing.F) {
+	f.Add([]byte(`{"id":1,"result":"`+strings.Repeat("a", 300)+`"}`+"\n{\"id\":2,\"result\":{}}\n"), 64, 1000)
+	f.Add([]byte(`{"result":{"x":"\"id\":9"},"id":"q"}`), 8, 20)
+	f.Fuzz(func(t *testing.T, data []byte, max, staged int) {
+		if max < 1 || max > 1<<16 || staged <= max || staged > 1<<20 {
+			return
+		}
+		dir := t.TempDir()
+		desk := newStagingDesk(Options{MaxResultBytes: int64(max), MaxStagedBytes: int64(staged), StageDir: func() (string, error) { return dir, nil }}, slog.New(slog.DiscardHandler))
+		defer desk.expect()()
+		out, err := io.ReadAll(newLineReader(bytes.NewReader(data), int64(max), desk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		for _, line := range bytes.Split(out, []byte("\n")) {
+			var r response
+			if json.Unmarshal(line, &r) != nil || r.Error.Code != stagedRPCCode {
+				continue
+			}
+			st, ok := desk.take(r.Error.Data.Token)
+			if !ok {
+				t.Fatalf("a stand-in's token takes nothing: %s", line)
+			}
+			got, _ := os.ReadFile(st.Path)
+			st.Remove()
+			found := false
+			for _, l := range lines {
+				found = found || bytes.Equal(l, got)
+			}
+			if !found {
+				t.Fatalf("a staged file holds %q, no line of the input", got)
+			}
+		}
+		assertEmpty(t, dir)
+	})
+}
