@@ -389,3 +389,46 @@ func BenchmarkSpillServe(b *testing.B) {
 	b.ReportMetric(float64(statusKB(b, pid, "VmHWM"))/1024, "MiB-peak-rss")
 	b.ReportMetric(float64(serveRSSBudget>>20), "MiB-target")
 }
+
+// TestReplicasShareBigResults: with Redis, a handle one replica made of a
+// spilled result is read on another, and another principal's handle is
+// nobody's there either.
+func TestReplicasShareBigResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and two replicas")
+	}
+	srv := startSharedRedis(t)
+	cfg := fmt.Sprintf(`{"mcpServers": {"big": %s},
+  "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}", "keyPrefix": "big:"},
+    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "agent-b", "key": "agent-b-secret-0123456789abcdef"}]}}}`,
+		bigServerConfig(t), srv.URL())
+	a := keyClient(t, serveHTTP(t, cfg), agentKey)
+	otherReplica := serveHTTP(t, cfg)
+	b := keyClient(t, otherReplica, agentKey)
+	// 50,000 items: 5 MB counted once, over a 16 MiB run's budget of 4 MiB.
+	var made struct{ Handle string }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := a.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{
+		"code":   `const r: any = await big.exportItems({ items: 50000 }); return { handle: r.handle }`,
+		"limits": map[string]any{"memoryMB": 16}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct {
+		OK    bool
+		Value json.RawMessage
+	}
+	if json.Unmarshal([]byte(toolText(res)), &report); !report.OK || json.Unmarshal(report.Value, &made) != nil || !strings.HasPrefix(made.Handle, "res_") {
+		t.Fatalf("replica 1: %.500s", toolText(res))
+	}
+	var id int
+	if failed := runCode(t, b, fmt.Sprintf(`return await sandbox.results.json(%q, "content.items.49999.id")`, made.Handle), &id); failed != "" || id != 49999 {
+		t.Fatalf("replica 2: %d %.500s", id, failed)
+	}
+	other := keyClient(t, otherReplica, "agent-b-secret-0123456789abcdef")
+	var refused string
+	if failed := runCode(t, other, fmt.Sprintf(`try { await sandbox.results.read(%q); return "read" } catch (e: any) { return e.code }`, made.Handle), &refused); failed != "" || refused != "VALIDATION_FAILED" {
+		t.Fatalf("another principal: %q %.500s", refused, failed)
+	}
+}
