@@ -135,7 +135,10 @@ const (
 	DefaultTimeout        = 30 * time.Second
 	DefaultStartupTimeout = 30 * time.Second
 	DefaultMaxResultBytes = 32 << 20
-	DefaultMaxWait        = time.Second
+	// DefaultMaxSpilledResultBytes is the most a call that takes a spilled
+	// result receives (spill.go).
+	DefaultMaxSpilledResultBytes = 256 << 20
+	DefaultMaxWait               = time.Second
 )
 
 // DefaultSettings returns the settings used when the "gateway" block is absent.

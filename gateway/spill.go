@@ -43,9 +43,6 @@ func (s *SpilledResult) Open() (*os.File, error) { return os.Open(s.path) }
 // Remove deletes the file.
 func (s *SpilledResult) Remove() error { return os.Remove(s.path) }
 
-// DefaultMaxSpilledResultBytes is Settings.MaxSpilledResultBytes's default.
-const DefaultMaxSpilledResultBytes = 256 << 20
-
 // spillCeiling is the largest result a call that takes a spilled one
 // receives (Settings.MaxSpilledResultBytes; 0 its default), or 0 when
 // nothing is spilled.
