@@ -28,9 +28,12 @@ JSON
 printf '#!/bin/sh\nexec "%s/sandbox" serve -c "%s/mcp.json" --expose all --code-mode=false --log-level error\n' "$tmp" "$tmp" >"$tmp/serve.sh"
 chmod +x "$tmp/serve.sh"
 "$peers/.bin/mcp-inspector" --cli "$tmp/serve.sh" --method tools/list >"$tmp/list.json"
-node - "$tmp/list.json" "$root/testdata/toolcorpus/tools.json" >"$root/vectorindex/testdata/agentservers/tools.json" <<'JS'
+# the servers' instructions, as the gateway keeps them (code mode indexes them with each tool)
+"$tmp/sandbox" servers -c "$tmp/mcp.json" --json --log-level error >"$tmp/servers.json"
+node - "$tmp/list.json" "$root/testdata/toolcorpus/tools.json" "$tmp/servers.json" >"$root/vectorindex/testdata/agentservers/tools.json" <<'JS'
 const fs = require("fs");
-const [list, corpus] = process.argv.slice(2).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+const [list, corpus, servers] = process.argv.slice(2).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+const about = Object.fromEntries(servers.map((s) => [s.name, s.instructions]));
 const out = [];
 for (const t of list.tools) {
   const i = t.name.indexOf("__");
@@ -38,6 +41,7 @@ for (const t of list.tools) {
   if (server === "gateway") continue; // the hub tools of serve itself
   const e = { server, name: t.name.slice(i + 2) };
   for (const k of ["title", "description", "inputSchema", "outputSchema", "annotations"]) if (t[k] !== undefined) e[k] = t[k];
+  if (about[server]) e.serverInstructions = about[server];
   out.push(e);
 }
 for (const t of corpus) if (t.server === "sqlite") out.push({ ...t, server: "db" });
