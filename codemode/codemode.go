@@ -251,8 +251,9 @@ func (e *Engine) sync(ctx context.Context) error {
 	st := &catalogState{byID: make(map[string]int, len(gwTools)), denied: map[string]bool{}}
 	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
 	// A server's own description (its initialize instructions) is indexed
-	// with each of its tools: "remember a fact" finds the tools of a server
-	// that calls itself a knowledge-graph memory though no tool says so.
+	// with each of its tools (apart from the tool's text, at a low weight):
+	// "remember a fact" finds the tools of a server that calls itself a
+	// knowledge-graph memory though no tool says so.
 	about := map[string]string{}
 	for _, s := range e.gw.Servers() {
 		about[s.Name] = s.Instructions
@@ -272,9 +273,7 @@ func (e *Engine) sync(ctx context.Context) error {
 		}
 		st.tools = append(st.tools, typegenTool(t, a))
 		it := IndexTool(t)
-		if a := about[t.Server]; a != "" {
-			it.Description += "\n" + a
-		}
+		it.ServerInstructions = about[t.Server]
 		ixTools = append(ixTools, it)
 	}
 	st.defs = make([]atomic.Pointer[string], len(st.tools))
@@ -383,10 +382,12 @@ func decodeAnnotations(raw json.RawMessage) *typegen.Annotations {
 	return &a
 }
 
-// IndexTool is a catalog tool as the vector index reads it.
+// IndexTool is a catalog tool as the vector index reads it: what it
+// accepts and returns, and its annotations, are part of what is searched.
 func IndexTool(t gateway.Tool) vectorindex.Tool {
 	return vectorindex.Tool{ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title,
-		Description: t.Description, InputSchema: t.InputSchema}
+		Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		Annotations: t.Annotations}
 }
 
 // ToolCount is the number of tools in the catalog.
