@@ -28,7 +28,9 @@ type SearchResult struct {
 	// Weak, also that nothing matched the task's words.
 	Note string `json:"note"`
 	// Weak: no word of the task is in the best hit's name or description,
-	// so the hits are the index's nearest guesses, not matches.
+	// or only words its server repeats in most of its tools ("works" in
+	// "Only works within allowed directories": vectorindex.Hit.Weak), so the
+	// hits are the index's nearest guesses, not matches.
 	Weak bool `json:"weak,omitempty"`
 	// Servers is the roster of the servers the caller may use.
 	Servers []ServerEntry `json:"servers"`
@@ -60,8 +62,8 @@ type SearchRequest struct {
 	// Intent is the task in plain words.
 	Intent string
 	// Intents are more phrasings of the same task (the product's own words
-	// help: "inbox" for notifications); with Intent, at most MaxIntents, their
-	// rankings fused by reciprocal rank.
+	// help: "inbox" for notifications); with Intent, at most MaxIntents,
+	// searched together, each phrasing's best tool kept (searchFused).
 	Intents []string
 	// K is how many tools to show (<= 0: Options.K).
 	K int
@@ -102,6 +104,10 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 	}
 	res := &SearchResult{Total: visible, Servers: e.roster(req.Caller)}
 	words := taskWords(phrasings)
+	weak := map[string]bool{} // hits that matched only incidental words
+	for _, h := range hits {
+		weak[h.ID] = h.Weak
+	}
 	subset := make([]typegen.Tool, 0, len(hits))
 	var deprecated []FoundTool
 	for _, h := range hits {
@@ -143,7 +149,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 	}
 	res.Note = fmt.Sprintf("%d of %d tools shown, best first. Call them exactly as declared (e.g. `await %s({...})`) in execute_code; "+
 		"search again with other words to see different tools.", res.Shown, res.Total, firstCall(res.Tools))
-	if len(res.Tools) > 0 && strings.HasPrefix(res.Tools[0].Why, noMatch) {
+	if len(res.Tools) > 0 && (strings.HasPrefix(res.Tools[0].Why, noMatch) || weak[res.Tools[0].ID]) {
 		res.Weak = true
 		var names []string
 		for _, s := range res.Servers {
@@ -156,11 +162,14 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 	return res, nil
 }
 
-// searchFused ranks the visible tools for each phrasing and fuses the
-// rankings by reciprocal rank; one phrasing keeps the index's own scores.
+// searchFused ranks the visible tools for the phrasings: joined by " | "
+// into one intent, which the index splits and ranks clause by clause with
+// the whole as a prior (measured better than fusing separate searches by
+// rank: docs/vectorindex.md); phrasings too long to join are searched one
+// by one and their rankings fused.
 func (e *Engine) searchFused(ctx context.Context, st *catalogState, caller auth.Caller, phrasings []string, k int) ([]vectorindex.Hit, int, error) {
-	if len(phrasings) == 1 {
-		return e.searchVisible(ctx, st, caller, phrasings[0], k)
+	if joined := strings.Join(phrasings, " | "); len(joined) <= vectorindex.MaxIntentLen {
+		return e.searchVisible(ctx, st, caller, joined, k)
 	}
 	depth := min(max(4*k, 20), len(st.tools))
 	var rankings [][]vectorindex.Hit
@@ -188,11 +197,10 @@ func (e *Engine) roster(caller auth.Caller) []ServerEntry {
 	return out
 }
 
-// isDeprecated reports whether a tool's description says it is deprecated.
-func isDeprecated(description string) bool {
-	d := strings.ToLower(strings.TrimSpace(description))
-	return strings.HasPrefix(d, "deprecated") || strings.Contains(d, "(deprecated") || strings.Contains(d, "[deprecated")
-}
+// isDeprecated reports whether a tool's description says it is deprecated
+// (the index's rule, which also ranks a deprecated tool below its
+// replacement).
+func isDeprecated(description string) bool { return vectorindex.IsDeprecated(description) }
 
 // noMatch starts the Why of a tool that none of the task's words names.
 const noMatch = "no word of the task in its name or description"

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
@@ -95,6 +96,71 @@ func TestSearchFusesPhrasings(t *testing.T) {
 	}
 	if _, err := e.Search(context.Background(), SearchRequest{Intent: "a", Intents: []string{"b", "c", "d", "e", "f"}}); err == nil {
 		t.Fatal("six phrasings accepted")
+	}
+}
+
+// TestSearchOverTheExampleTracker: issue 26's measured misses, through the
+// engine as sandbox serve runs it (the tracker's instructions, annotations
+// and schemas indexed): "which tasks are blocked", the README's example,
+// and "list all projects" find their tool first; several phrasings in
+// intents keep each one's best tool.
+func TestSearchOverTheExampleTracker(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.InProcess)
+	for intent, want := range map[string]string{
+		"which tasks are blocked": "demo.searchTasks",
+		"list all projects":       "demo.listProjects",
+		"demo.getProject":         "demo.getProject",
+	} {
+		res, err := e.Search(context.Background(), SearchRequest{Intent: intent, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Tools[0].Call != want {
+			t.Errorf("%q: %+v, want %s first", intent, res.Tools, want)
+		}
+	}
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "list_projects", Intents: []string{"team workload", "delete a task"}, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, f := range res.Tools {
+		calls = append(calls, f.Call)
+	}
+	if got := strings.Join(calls, " "); !strings.Contains(got, "demo.listProjects") || !strings.Contains(got, "demo.teamWorkload") || !strings.Contains(got, "demo.deleteTask") {
+		t.Errorf("three phrasings, k 3: %v, want each one's best tool", calls)
+	}
+}
+
+// TestSearchWeakOnBoilerplate: a best hit that matches the task only in a
+// sentence its server repeats in every tool ("Only works within allowed
+// directories") is a guess, and the answer says so, though the word is in
+// its description.
+func TestSearchWeakOnBoilerplate(t *testing.T) {
+	t.Parallel()
+	const only = " Only works within allowed directories."
+	e := newEngine(t, map[string]*server.MCPServer{
+		"files": toolServer("files", "", map[string]string{
+			"read_text_file": "Read a file as text." + only,
+			"write_file":     "Create or overwrite a file." + only,
+			"list_directory": "List a directory." + only,
+			"move_file":      "Move or rename a file." + only,
+		}),
+	}, runtime.InProcess)
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "remember that Alice works at Acme", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Weak || !strings.HasPrefix(res.Tools[0].Why, "matches works") {
+		t.Fatalf("weak=%v %+v", res.Weak, res.Tools)
+	}
+	res, err = e.Search(context.Background(), SearchRequest{Intent: "move a file", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Weak {
+		t.Fatalf("a real match is weak: %+v", res.Tools)
 	}
 }
 
