@@ -10,8 +10,10 @@
 // One file per interface:
 //
 //   - tokens.go: TestTokenStore (gateway.TokenStore)
+//   - oauth.go: TestOAuthStore (gateway.OAuthStore, OAuth grants to upstreams)
 //   - ratelimit.go: TestRateLimiter (gateway.RateLimiter)
 //   - store.go: TestStore (codemode.Store, the values of sandbox.store)
+//   - scripts.go: TestScriptStore (codemode.ScriptStore, saved scripts)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a
 // clock it moves by hand; a backend takes it as an option for its tests
