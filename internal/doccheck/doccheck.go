@@ -295,3 +295,66 @@ func GoBlock(text string) (string, bool) {
 	}
 	return rest[:end], true
 }
+
+// repoPath matches a backticked span that names a file or folder of the
+// repository: it starts with one of its top-level folders (or is a file
+// at the top) and holds only path characters.
+var repoPath = regexp.MustCompile(`^(?:[a-z][a-z0-9_.-]*/)+[A-Za-z0-9_.-]*$|^[A-Za-z0-9_-]+\.(?:go|md|json|ts|mjs|sh|yaml|conf)$`)
+
+// goName matches a path followed by a Go name: `state/statetest.TestStore`.
+var goName = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_]*$`)
+
+// CheckPaths returns the backticked repository paths of text (a markdown
+// file's contents, at file relative to root) that do not exist. A path is
+// looked for from the repository's root, then from the doc's own folder and
+// the folder of the package the doc is named after (docs/vectorindex.md:
+// vectorindex/), then,
+// for a bare file name, in the folder of the nearest path named before it on
+// the same line ("`runtime/globals.go` and `setup.go`"), then anywhere in
+// the module; a span with a wildcard or braces is a pattern and is skipped,
+// and only spans whose first folder exists at the root count as paths (so
+// `server/tool` in prose is not one).
+func CheckPaths(root, file, text string, exists func(string) bool) []Problem {
+	var out []Problem
+	fenced := false
+	for i, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		lastDir := ""
+		for _, span := range backticked.FindAllStringSubmatch(line, -1) {
+			p := strings.TrimSuffix(span[1], "/...") // a Go package pattern names its folder
+			if strings.ContainsAny(p, "*{}<> ") || !repoPath.MatchString(p) || goName.MatchString(p) {
+				continue
+			}
+			if dir, _, ok := strings.Cut(p, "/"); ok && !exists(dir) {
+				continue // not a path of this repository
+			}
+			// docs/vectorindex.md may name vectorindex's files from its folder
+			subject := strings.TrimSuffix(filepath.Base(file), ".md")
+			clean := strings.TrimSuffix(p, "/")
+			found := exists(clean) || exists(filepath.Join(filepath.Dir(file), clean)) || exists(filepath.Join(subject, clean))
+			if !found && !strings.Contains(p, "/") && lastDir != "" {
+				found = exists(filepath.Join(lastDir, p))
+			}
+			if strings.Contains(p, "/") {
+				if strings.HasSuffix(p, "/") {
+					lastDir = p
+				} else {
+					lastDir = filepath.Dir(p)
+				}
+			}
+			if !found && !strings.Contains(p, "/") {
+				continue // a bare name with no folder to look in: not checked
+			}
+			if !found {
+				out = append(out, Problem{File: file, Line: i + 1, Name: p, Why: "no such file or folder in the repository"})
+			}
+		}
+	}
+	return out
+}

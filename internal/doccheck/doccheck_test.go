@@ -43,6 +43,30 @@ func TestDocNamesResolve(t *testing.T) {
 	}
 }
 
+// TestDocPathsExist fails for every backticked repository path in the docs
+// (`gateway/upstream.go`, `runtime/internal/bindings/`) that is not there:
+// files move, and the prose that sends a reader to them must move too.
+func TestDocPathsExist(t *testing.T) {
+	root := testpeers.RepoRoot(t)
+	files, err := Docs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool {
+		_, err := os.Stat(filepath.Join(root, p))
+		return err == nil
+	}
+	for _, f := range files {
+		text, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range CheckPaths(root, f, string(text), exists) {
+			t.Errorf("%s:%d: `%s`: %s", p.File, p.Line, p.Name, p.Why)
+		}
+	}
+}
+
 // TestCheckerCatchesStaleNames keeps the checker honest: a name that was
 // renamed away fails, a live one and names outside the module pass.
 func TestCheckerCatchesStaleNames(t *testing.T) {
@@ -88,5 +112,26 @@ func TestReadmeGoBlockIsTheEmbedExample(t *testing.T) {
 	}
 	if block != string(program) {
 		t.Fatalf("README.md's ```go block differs from examples/embed/main.go; copy the file into the block.\nREADME:\n%s\nexamples/embed/main.go:\n%s", block, program)
+	}
+}
+
+// TestPathCheckerCatchesMovedFiles keeps the path rule honest on a made-up
+// tree: a moved file fails, a live one, a pattern and prose that only looks
+// like a path pass.
+func TestPathCheckerCatchesMovedFiles(t *testing.T) {
+	tree := map[string]bool{"gateway": true, "gateway/call.go": true, "gateway/internal": true, "gateway/internal/upstream": true,
+		"vectorindex": true, "vectorindex/testdata/q.json": true}
+	exists := func(p string) bool { return tree[filepath.ToSlash(p)] }
+	doc := strings.Join([]string{
+		"`gateway/call.go` and `gateway/upstream.go`; `gateway/internal/upstream/` and `gateway/internal/...`.",
+		"`server/tool`, `intl*.go`, `gateway/{a,b}.go`, `state/statetest.TestStore` are not checked.",
+		"`testdata/q.json` is vectorindex's, named from its doc.",
+	}, "\n")
+	var got []string
+	for _, p := range CheckPaths("/repo", "docs/vectorindex.md", doc, exists) {
+		got = append(got, p.Name)
+	}
+	if strings.Join(got, ",") != "gateway/upstream.go" {
+		t.Fatalf("problems %v, want just gateway/upstream.go", got)
 	}
 }
