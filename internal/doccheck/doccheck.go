@@ -224,6 +224,9 @@ func (d *Decls) Check(file, text string) []Problem {
 			continue
 		}
 		for _, span := range backticked.FindAllStringSubmatch(line, -1) {
+			for _, m := range literal.FindAllStringSubmatch(span[1], -1) {
+				out = append(out, d.checkLiteral(file, i+1, m[1], m[2])...)
+			}
 			for _, m := range dotted.FindAllStringSubmatch(span[1], -1) {
 				if why := d.resolve(m[1], m[2], m[3]); why != "" {
 					name := m[1] + "." + m[2]
@@ -237,6 +240,33 @@ func (d *Decls) Check(file, text string) []Problem {
 	}
 	return out
 }
+
+// literal finds a composite literal that lists field names:
+// `CallRequest{Tool, Arguments, Caller}` (values and nested braces are not
+// read: only a plain list of names).
+var literal = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])([A-Z][A-Za-z0-9_]*)\{([A-Za-z0-9_]+(?:, *[A-Za-z0-9_]+)*)\}`)
+
+// checkLiteral reports the names of a `Type{A, B}` span that are no field
+// or method of an exported struct type of the module named Type.
+func (d *Decls) checkLiteral(file string, line int, typ, list string) []Problem {
+	members, ok := d.members[typ]
+	if !ok || len(members) == 0 {
+		return nil
+	}
+	var out []Problem
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" || !isUpper(f) {
+			continue
+		}
+		if !members[f] {
+			out = append(out, Problem{File: file, Line: line, Name: typ + "{" + f + "}", Why: "type " + typ + " has no field " + f})
+		}
+	}
+	return out
+}
+
+func isUpper(s string) bool { return s != "" && s[0] >= 'A' && s[0] <= 'Z' }
 
 // resolve says why first.second(.third) names nothing, or "" when it
 // resolves or is not a name of this module at all.

@@ -79,6 +79,7 @@ func TestCheckerCatchesStaleNames(t *testing.T) {
 		"`gateway.NoSuchThing` does not.",
 		"`Gateway.NoSuchMethod` does not either, nor `gateway.Gateway.Nope`.",
 		"`github.listCommits`, `json.RawMessage`, `server__tool` are not ours.",
+		"`CallRequest{Tool, Arguments, Session}` lists a field the type lacks.",
 		"```go",
 		"gateway.InsideAFence()",
 		"```",
@@ -87,7 +88,7 @@ func TestCheckerCatchesStaleNames(t *testing.T) {
 	for _, p := range decls.Check("doc.md", doc) {
 		got = append(got, p.Name)
 	}
-	want := []string{"gateway.NoSuchThing", "Gateway.NoSuchMethod", "gateway.Gateway.Nope"}
+	want := []string{"gateway.NoSuchThing", "Gateway.NoSuchMethod", "gateway.Gateway.Nope", "CallRequest{Session}"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("problems %v, want %v", got, want)
 	}
