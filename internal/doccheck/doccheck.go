@@ -388,3 +388,56 @@ func CheckPaths(root, file, text string, exists func(string) bool) []Problem {
 	}
 	return out
 }
+
+// TablePackages returns the folders the first column of ARCHITECTURE.md's
+// package table names, braces expanded (`runtime/internal/{web,intl}/`),
+// without trailing slashes; a folder written with "/..." stands for itself
+// and everything below it and keeps that suffix.
+func TablePackages(architecture string) []string {
+	var out []string
+	inTable := false
+	for _, line := range strings.Split(architecture, "\n") {
+		if strings.HasPrefix(line, "| package |") {
+			inTable = true
+			continue
+		}
+		if inTable && !strings.HasPrefix(line, "|") {
+			break
+		}
+		if !inTable || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		cell := strings.Split(line, "|")[1]
+		for _, span := range backticked.FindAllStringSubmatch(cell, -1) {
+			out = append(out, expandBraces(strings.TrimSuffix(span[1], "/"))...)
+		}
+	}
+	return out
+}
+
+func expandBraces(p string) []string {
+	open := strings.Index(p, "{")
+	end := strings.Index(p, "}")
+	if open < 0 || end < open {
+		return []string{p}
+	}
+	var out []string
+	for _, alt := range strings.Split(p[open+1:end], ",") {
+		out = append(out, expandBraces(p[:open]+strings.TrimSpace(alt)+p[end+1:])...)
+	}
+	return out
+}
+
+// Covers reports whether the table's folders name dir: exactly, or by a
+// folder written with "/..." above it.
+func Covers(table []string, dir string) bool {
+	for _, t := range table {
+		if t == dir {
+			return true
+		}
+		if base, ok := strings.CutSuffix(t, "/..."); ok && (dir == base || strings.HasPrefix(dir, base+"/")) {
+			return true
+		}
+	}
+	return false
+}

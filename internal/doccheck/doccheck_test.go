@@ -43,6 +43,58 @@ func TestDocNamesResolve(t *testing.T) {
 	}
 }
 
+// TestArchitectureTableListsEveryPackage keeps ARCHITECTURE.md's package
+// table the module's real list of packages (as go list ./... sees them):
+// every package is named in it, and every folder it names is a package.
+func TestArchitectureTableListsEveryPackage(t *testing.T) {
+	root := testpeers.RepoRoot(t)
+	text, err := os.ReadFile(filepath.Join(root, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := TablePackages(string(text))
+	if len(table) < 10 {
+		t.Fatalf("ARCHITECTURE.md's package table names %d folders; is the table still headed \"| package |\"?", len(table))
+	}
+	list := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dirs := map[string]bool{}
+	for _, d := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[filepath.ToSlash(rel)] = true
+		if !Covers(table, filepath.ToSlash(rel)) {
+			t.Errorf("package %s/ is not in ARCHITECTURE.md's package table: add a row (or name it in a row that covers it with /...)", rel)
+		}
+	}
+	for _, f := range table {
+		named := dirs[f]
+		for d := range dirs {
+			named = named || (strings.HasSuffix(f, "/...") && Covers([]string{f}, d))
+		}
+		if !named {
+			t.Errorf("ARCHITECTURE.md's package table names %s, which is no package of the module (go list ./...)", f)
+		}
+	}
+}
+
+func TestTablePackagesExpandsBraces(t *testing.T) {
+	arch := "x\n| package | owns |\n|---|---|\n| `a/` | |\n| `b/{c,d}/`, `e/...` | |\n\nafter\n| `f/` | |\n"
+	got := strings.Join(TablePackages(arch), ",")
+	if got != "a,b/c,b/d,e/..." {
+		t.Fatalf("got %s", got)
+	}
+	if !Covers([]string{"e/..."}, "e/x/y") || !Covers([]string{"e/..."}, "e") || Covers([]string{"e/..."}, "ex") {
+		t.Fatal("Covers does not treat /... as the folder and everything below it")
+	}
+}
+
 // TestDocPathsExist fails for every backticked repository path in the docs
 // (`gateway/upstream.go`, `runtime/internal/bindings/`) that is not there:
 // files move, and the prose that sends a reader to them must move too.
