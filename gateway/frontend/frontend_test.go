@@ -1075,7 +1075,7 @@ func TestDetachedStreamsAreKeptPerPrincipal(t *testing.T) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.streams[victim.id] != victim {
+	if h.streams[victim.ID()] != victim {
 		t.Fatal("another principal's abandoned calls evicted alice's stream")
 	}
 	n := 0
