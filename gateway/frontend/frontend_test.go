@@ -36,7 +36,7 @@ type frontendFixture struct {
 	url string
 }
 
-func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
+func newFrontend(t testing.TB, opts ...gateway.Option) *frontendFixture {
 	t.Helper()
 	opts = append([]gateway.Option{
 		gateway.WithInProcessServer("a", testserver.New(), nil),
@@ -51,7 +51,7 @@ func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
 }
 
 // startGateway makes a gateway of cfg and opts, started, closed when t ends.
-func startGateway(t *testing.T, cfg *gateway.Config, opts ...gateway.Option) *gateway.Gateway {
+func startGateway(t testing.TB, cfg *gateway.Config, opts ...gateway.Option) *gateway.Gateway {
 	t.Helper()
 	g, err := gateway.New(cfg, opts...)
 	if err != nil {

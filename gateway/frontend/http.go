@@ -267,6 +267,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A built-in tool's arguments go to its handler past mcp-go, which
+	// would decode them seven to eleven times (arguments.go).
+	if method == string(mcp.MethodToolsCall) && isRequest && h.s.isBuiltin(env.Params.Name) {
+		if rest, args, ok := splitArguments(body); ok {
+			body = rest
+			r = r.WithContext(context.WithValue(r.Context(), handedArgumentsKey{}, handedArguments{tool: env.Params.Name, args: args}))
+		}
+	}
 	if r.Header.Get(server.HeaderKeySessionID) == "" && method == string(mcp.MethodInitialize) && h.s.sessionsOf(auth.PrincipalFrom(r.Context())) >= h.maxSessions {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("Too Many Requests: you hold %d open sessions, the most one principal may; close some (DELETE /mcp with their Mcp-Session-Id) or let them expire", h.maxSessions), http.StatusTooManyRequests)

@@ -155,6 +155,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(traceToolCall),
 		server.WithToolHandlerMiddleware(primeStream),
+		server.WithToolHandlerMiddleware(handBackArguments),
 	}
 	s.mcp = server.NewMCPServer(s.name, s.version, append(serverOpts, s.extra...)...)
 	if s.hub {
