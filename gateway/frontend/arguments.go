@@ -66,6 +66,9 @@ func splitArguments(body []byte) (rest []byte, args json.RawMessage, ok bool) {
 	var top, params []member
 	p := -1
 	for dec.More() {
+		if len(top) == maxMembers {
+			return nil, nil, false
+		}
 		key, ok := keyToken(dec)
 		if !ok {
 			return nil, nil, false
@@ -110,6 +113,13 @@ func splitArguments(body []byte) (rest []byte, args json.RawMessage, ok bool) {
 	return writeObject(top), args, true
 }
 
+// maxMembers bounds the members splitArguments reads at each of the two
+// levels it reads (the message, its params): a tools/call has a handful,
+// and a body of thousands of tiny ones, which mcp-go would skip without
+// keeping anything, must not make the front end keep a member for each.
+// Such a body is left whole.
+const maxMembers = 32
+
 // member is one member of a JSON object, its value as it is written.
 type member struct {
 	key   string
@@ -121,6 +131,9 @@ type member struct {
 func members(dec *json.Decoder, raw []byte) ([]member, bool) {
 	var ms []member
 	for dec.More() {
+		if len(ms) == maxMembers {
+			return nil, false
+		}
 		key, ok := keyToken(dec)
 		if !ok {
 			return nil, false

@@ -77,6 +77,10 @@ var splitBodies = []struct {
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}`, false},
 	{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}]`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, false},
+	// Members by the thousand: left to mcp-go, which skips them.
+	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}` + strings.Repeat(`,"p":0`, maxMembers) + `}}`, false},
+	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}` + strings.Repeat(`,"p":0`, maxMembers) + `}`, false},
+	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}` + strings.Repeat(`,"p":0`, maxMembers-3) + `}}`, true},
 }
 
 func TestSplitArgumentsKeepsWhatMCPGoReads(t *testing.T) {
