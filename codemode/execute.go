@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -250,9 +251,9 @@ func (st *catalogState) namedIn(code string) []string {
 // CodeBusy is Execute's error code when the sandbox is running all the
 // snippets it may and as many wait as may wait: the run was refused without
 // starting, and the message says when to retry. It is code mode's own,
-// beside the gateway's codes (gateway.Code); the runtime's error is
+// beside the gateway's codes in errcode's table; the runtime's error is
 // runtime.ErrBusy.
-const CodeBusy gateway.Code = "BUSY"
+const CodeBusy = errcode.Busy
 
 // The operations of the engine as its spans and the Tool of its errors
 // name them. A run is "execute_code" wherever it comes from (the MCP tool

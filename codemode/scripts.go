@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/atomicfile"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -513,4 +514,4 @@ func scriptDefinition(s *Script) string {
 
 // CodeScriptFailed is the MCPToolError code of a saved script that threw
 // or hit a limit; data is the script's error (message, line, stack).
-const CodeScriptFailed = "SCRIPT_FAILED"
+const CodeScriptFailed = string(errcode.ScriptFailed)

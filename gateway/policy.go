@@ -46,9 +46,6 @@ const (
 // DefaultApprovalTimeout is how long an approval waits by default.
 const DefaultApprovalTimeout = 2 * time.Minute
 
-// CodeDenied: the policy refused the call, or a person did not approve it.
-const CodeDenied Code = "DENIED"
-
 // match reports whether the rule matches a tool.
 func (r PolicyRule) match(t *Tool) bool {
 	if ok, _ := path.Match(r.Tools, t.ID); !ok {
