@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
-	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -86,22 +86,39 @@ var executeSchema = json.RawMessage(`{
     "code": {"type": "string", "description": "The TypeScript snippet. Use top-level await; return the result."},
     "intent": {"type": "string", "description": "Optional: the task in plain words; the tools a search for it finds are bound too."},
     "tools": {"type": "array", "items": {"type": "string"}, "description": "Optional: more tools to bind, as \"server:tool\" ids or \"server.toolName\"."},
-    "limits": {
-      "type": "object",
-      "description": "Optional: tighter or looser limits for this run.",
-      "properties": {
-        "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 600000},
-        "memoryMB": {"type": "integer", "minimum": 16, "maximum": 8192},
-        "toolCalls": {"type": "integer", "minimum": 1, "maximum": 100000},
-        "outputKB": {"type": "integer", "minimum": 1, "maximum": 65536},
-        "resultKB": {"type": "integer", "minimum": 1, "maximum": 65536}
-      },
-      "additionalProperties": false
-    }
+    ` + limitsSchema() + `
   },
   "required": ["code"],
   "additionalProperties": false
 }`)
+
+// executeArgsType is the Go type execute_code's arguments decode into:
+// code, intent, tools, and limits with a field per RequestLimits row
+// (limitsArgType). Built rather than declared only because of limits; its
+// fields are the struct's they always were.
+var executeArgsType = reflect.StructOf([]reflect.StructField{
+	{Name: "Code", Type: reflect.TypeFor[string](), Tag: `json:"code"`},
+	{Name: "Intent", Type: reflect.TypeFor[string](), Tag: `json:"intent"`},
+	{Name: "Tools", Type: reflect.TypeFor[[]string](), Tag: `json:"tools"`},
+	{Name: "Limits", Type: limitsArgType, Tag: `json:"limits"`},
+})
+
+// executeArgs are execute_code's arguments, decoded.
+type executeArgs struct {
+	Code, Intent string
+	Tools        []string
+	Limits       runtime.Limits
+}
+
+func decodeExecuteArgs(raw json.RawMessage) (executeArgs, error) {
+	v := reflect.New(executeArgsType)
+	if err := strictDecode(raw, v.Interface()); err != nil {
+		return executeArgs{}, err
+	}
+	in := v.Elem()
+	return executeArgs{Code: in.Field(0).String(), Intent: in.Field(1).String(), Tools: in.Field(2).Interface().([]string),
+		Limits: requestLimits(in.Field(3))}, nil
+}
 
 // MCPTools are the code-mode tools every session gets: search_tools,
 // execute_code, save_script and delete_script. A caller's saved scripts
@@ -223,32 +240,14 @@ func searchText(res *SearchResult) string {
 }
 
 func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
-	var in struct {
-		Code   string   `json:"code"`
-		Intent string   `json:"intent"`
-		Tools  []string `json:"tools"`
-		Limits struct {
-			TimeoutMs int `json:"timeoutMs"`
-			MemoryMB  int `json:"memoryMB"`
-			ToolCalls int `json:"toolCalls"`
-			OutputKB  int `json:"outputKB"`
-			ResultKB  int `json:"resultKB"`
-		} `json:"limits"`
-	}
-	if err := strictDecode(req.Arguments, &in); err != nil {
+	in, err := decodeExecuteArgs(req.Arguments)
+	if err != nil {
 		return nil, badInput(ExecuteToolName, "execute_code takes {\"code\": \"...\", \"intent\"?: \"...\", \"tools\"?: [...], \"limits\"?: {...}}: %v", err)
 	}
 	if strings.TrimSpace(in.Code) == "" {
 		return nil, badInput(ExecuteToolName, "code is empty: send a TypeScript snippet that returns a value, e.g. {\"code\": \"return 1 + 1\"}")
 	}
-	l := in.Limits
-	limits := runtime.Limits{
-		Timeout:     time.Duration(l.TimeoutMs) * time.Millisecond,
-		MemoryBytes: int64(l.MemoryMB) << 20,
-		ToolCalls:   l.ToolCalls,
-		OutputBytes: l.OutputKB << 10,
-		ResultBytes: l.ResultKB << 10,
-	}
+	limits := in.Limits
 	if err := limits.Validate(); err != nil {
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
