@@ -3,6 +3,7 @@ package codemode
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type RequestLimit struct {
 	// MaxFlag and MaxHelp are `sandbox serve`'s flag, which sets the
 	// ceiling of every request over "codeMode.maxLimits".
 	MaxFlag, MaxHelp string
+	// RuntimeLimit is the limit's name in a runtime.Error of KindLimit
+	// (runtime.LimitTime); "" for output, which is cut with a note rather
+	// than ending the run.
+	RuntimeLimit string
 
 	get func(runtime.Limits) int64
 	set func(*runtime.Limits, int64)
@@ -62,15 +67,18 @@ const (
 // of runtime.Limits (stack depth, code size) are the operator's alone.
 var RequestLimits = []RequestLimit{
 	{Key: "timeoutMs", ConfigKey: "timeout", Kind: LimitDuration, Unit: int64(time.Millisecond), Min: 1, Max: 600000,
-		RunFlag: "timeout", RunHelp: "wall-clock limit of the whole run",
+		RuntimeLimit: runtime.LimitTime,
+		RunFlag:      "timeout", RunHelp: "wall-clock limit of the whole run",
 		MaxFlag: "max-timeout", MaxHelp: "the longest timeout an execute_code request may ask for (overrides codeMode.maxLimits)",
 		get: func(l runtime.Limits) int64 { return int64(l.Timeout) }, set: func(l *runtime.Limits, v int64) { l.Timeout = time.Duration(v) }},
 	{Key: "memoryMB", ConfigKey: "memoryMB", Kind: LimitSize, Unit: 1 << 20, Min: 16, Max: 8192, Shown: "%d MiB",
-		RunFlag: "memory", RunHelp: "memory limit of the worker's heap (e.g. 128MiB, 1GiB)",
+		RuntimeLimit: runtime.LimitMemory,
+		RunFlag:      "memory", RunHelp: "memory limit of the worker's heap (e.g. 128MiB, 1GiB)",
 		MaxFlag: "max-memory-mb", MaxHelp: "the most memory (MiB) an execute_code request may ask for",
 		get: func(l runtime.Limits) int64 { return l.MemoryBytes }, set: func(l *runtime.Limits, v int64) { l.MemoryBytes = v }},
 	{Key: "toolCalls", ConfigKey: "toolCalls", Kind: LimitCount, Unit: 1, Min: 1, Max: 100000, Shown: "%d tool calls",
-		RunFlag: "tool-calls", RunHelp: "most tool calls one run may make",
+		RuntimeLimit: runtime.LimitToolCalls,
+		RunFlag:      "tool-calls", RunHelp: "most tool calls one run may make",
 		MaxFlag: "max-tool-calls", MaxHelp: "the most tool calls an execute_code request may ask for",
 		get: func(l runtime.Limits) int64 { return int64(l.ToolCalls) }, set: func(l *runtime.Limits, v int64) { l.ToolCalls = int(v) }},
 	{Key: "outputKB", ConfigKey: "outputKB", Kind: LimitSize, Unit: 1 << 10, Min: 1, Max: 65536, Shown: "%d KiB of console output",
@@ -78,7 +86,8 @@ var RequestLimits = []RequestLimit{
 		MaxFlag: "max-output-kb", MaxHelp: "the most console output (KiB) an execute_code request may ask for",
 		get: func(l runtime.Limits) int64 { return int64(l.OutputBytes) }, set: func(l *runtime.Limits, v int64) { l.OutputBytes = int(v) }},
 	{Key: "resultKB", ConfigKey: "resultKB", Kind: LimitSize, Unit: 1 << 10, Min: 1, Max: 65536, Shown: "%d KiB of result",
-		RunFlag: "result-limit", RunHelp: "largest JSON result",
+		RuntimeLimit: runtime.LimitResultSize,
+		RunFlag:      "result-limit", RunHelp: "largest JSON result",
 		MaxFlag: "max-result-kb", MaxHelp: "the largest result (KiB) an execute_code request may ask for",
 		get: func(l runtime.Limits) int64 { return int64(l.ResultBytes) }, set: func(l *runtime.Limits, v int64) { l.ResultBytes = int(v) }},
 }
@@ -213,4 +222,41 @@ func requestLimits(v reflect.Value) runtime.Limits {
 		r.Set(&l, v.Field(i).Int()*r.Unit)
 	}
 	return l
+}
+
+// explainLimit rewrites the advice of a run's limit error for an agent
+// over MCP, who can change a limit only with execute_code's "limits", and
+// only up to the operator's ceiling. The runtime ends the advice with
+// "or raise the limit" (runtime.RaiseLimitAdvice), which is wrong at the
+// ceiling: there it says so and gives the real maximum (and, when the
+// request asked for more and was cut to it, that it was), and below it it
+// names the argument and how far it goes. A limit no request sets (the
+// code size) loses the advice.
+func (e *Engine) explainLimit(rerr *runtime.Error, asked runtime.Limits) {
+	if rerr == nil || rerr.Kind != runtime.KindLimit {
+		return
+	}
+	i := slices.IndexFunc(RequestLimits, func(r RequestLimit) bool { return r.RuntimeLimit == rerr.Limit })
+	if i < 0 {
+		rerr.Message = strings.Replace(rerr.Message, runtime.RaiseLimitAdvice, "", 1)
+		return
+	}
+	r := RequestLimits[i]
+	applied, clamped := e.applyLimits(asked)
+	ceil := e.ceiling()
+	if r.Get(applied) < r.Get(ceil) {
+		raise := fmt.Sprintf(" or raise it with execute_code's limits.%s (at most %d here)", r.Key, r.InUnit(ceil))
+		if strings.Contains(rerr.Message, runtime.RaiseLimitAdvice) {
+			rerr.Message = strings.Replace(rerr.Message, runtime.RaiseLimitAdvice, raise, 1)
+		} else {
+			rerr.Message += ";" + raise
+		}
+		return
+	}
+	rerr.Message = strings.Replace(rerr.Message, runtime.RaiseLimitAdvice, "", 1)
+	if slices.Contains(clamped, r.Key) {
+		rerr.Message += fmt.Sprintf("; you asked for %s (limits.%s), and the run got %s, the most this server allows, so asking for more will not help", r.show(asked), r.Key, r.show(ceil))
+	} else {
+		rerr.Message += fmt.Sprintf("; %s is the most this server allows, so a larger limits.%s will not help", r.show(ceil), r.Key)
+	}
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -139,5 +142,79 @@ func TestLimitsText(t *testing.T) {
 	max.Timeout = 2 * time.Minute
 	if got := limitsText(def, max); !strings.Contains(got, "At most: 2m0s, 256 MiB,") || !strings.HasPrefix(got, "Default limits: 30s,") {
 		t.Errorf("limitsText with a ceiling = %q", got)
+	}
+}
+
+// TestLimitErrorsSayWhatCanBeRaised: over MCP, a run stopped by a limit
+// says what the agent can do about it: a limit the ceiling cut says so and
+// gives the real maximum (not "raise the limit"), a limit at the ceiling
+// says it cannot go higher, and one below it names the argument and how far
+// it goes.
+func TestLimitErrorsSayWhatCanBeRaised(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.InProcess)
+	e.opts.Limits = runtime.Limits{Timeout: 100 * time.Millisecond}
+	e.opts.MaxLimits = runtime.Limits{Timeout: 300 * time.Millisecond, ResultBytes: 4 << 10}
+	e.opts.Limits.ResultBytes = 1 << 10
+	c := mcpClient(t, e)
+	message := func(args map[string]any) string {
+		t.Helper()
+		res, text := callTool(t, c, ExecuteToolName, args)
+		var rep report
+		if err := json.Unmarshal([]byte(text), &rep); err != nil || !res.IsError || rep.Error == nil || rep.Error.Kind != runtime.KindLimit {
+			t.Fatalf("%v: %.400s", err, text)
+		}
+		return rep.Error.Message
+	}
+	for _, c := range []struct {
+		name   string
+		args   map[string]any
+		want   []string
+		unwant []string
+	}{
+		{"asked over the ceiling", map[string]any{"code": "while (true) {}", "limits": map[string]any{"timeoutMs": 180000}},
+			[]string{"300ms time limit", "you asked for 3m0s (limits.timeoutMs), and the run got 300ms, the most this server allows, so asking for more will not help"},
+			[]string{"raise"}},
+		{"at the ceiling", map[string]any{"code": "while (true) {}", "limits": map[string]any{"timeoutMs": 300}},
+			[]string{"300ms is the most this server allows, so a larger limits.timeoutMs will not help"},
+			[]string{"raise", "you asked"}},
+		{"below the ceiling", map[string]any{"code": "while (true) {}"},
+			[]string{"100ms time limit", "no busy loops) or raise it with execute_code's limits.timeoutMs (at most 300 here)"},
+			[]string{"raise the limit", "most this server allows"}},
+		{"a result below the ceiling", map[string]any{"code": `return "x".repeat(2000)`},
+			[]string{"1KiB result limit", "or summarize) or raise it with execute_code's limits.resultKB (at most 4 here)"},
+			[]string{"raise the limit"}},
+	} {
+		msg := message(c.args)
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %q lacks %q", c.name, msg, w)
+			}
+		}
+		for _, w := range c.unwant {
+			if strings.Contains(msg, w) {
+				t.Errorf("%s: %q says %q", c.name, msg, w)
+			}
+		}
+	}
+}
+
+// TestExplainLimitCoversEveryLimitError: each limit a request sets, and
+// one no request sets, gets advice that fits it.
+func TestExplainLimitCoversEveryLimitError(t *testing.T) {
+	e := &Engine{opts: Options{MaxLimits: runtime.Limits{Timeout: time.Minute, MemoryBytes: 512 << 20, ToolCalls: 2000, ResultBytes: 2 << 20}}}
+	for _, r := range RequestLimits {
+		if r.RuntimeLimit == "" {
+			continue
+		}
+		rerr := &runtime.Error{Kind: runtime.KindLimit, Limit: r.RuntimeLimit, Message: "stopped; do less" + runtime.RaiseLimitAdvice}
+		e.explainLimit(rerr, runtime.Limits{})
+		if want := "stopped; do less or raise it with execute_code's limits." + r.Key + " (at most "; !strings.HasPrefix(rerr.Message, want) {
+			t.Errorf("%s: %q, want it to start %q", r.Key, rerr.Message, want)
+		}
+	}
+	rerr := &runtime.Error{Kind: runtime.KindLimit, Limit: runtime.LimitCodeSize, Message: "too big; split it" + runtime.RaiseLimitAdvice}
+	if e.explainLimit(rerr, runtime.Limits{}); rerr.Message != "too big; split it" {
+		t.Errorf("code size: %q", rerr.Message)
 	}
 }

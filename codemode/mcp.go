@@ -265,6 +265,7 @@ func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gate
 		}
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
+	e.explainLimit(res.Error, limits)
 	body, err := reportJSON(res)
 	if err != nil {
 		return nil, err
