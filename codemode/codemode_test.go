@@ -252,7 +252,7 @@ return "no error"`
 		HasData   bool
 	}
 	_ = json.Unmarshal(res.Value, &got)
-	if got.Code != "UPSTREAM_ERROR" || got.Msg == "" || !got.HasData {
+	if got.Code != "TOOL_ERROR" || got.Msg == "" || !got.HasData {
 		t.Fatalf("got %s", res.Value)
 	}
 }

@@ -31,6 +31,7 @@ const (
 	Timeout             Code = "TIMEOUT"
 	Cancelled           Code = "CANCELLED"
 	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
+	ToolError           Code = "TOOL_ERROR"
 	UpstreamError       Code = "UPSTREAM_ERROR"
 	ProtocolError       Code = "PROTOCOL_ERROR"
 	ResultTooLarge      Code = "RESULT_TOO_LARGE"
@@ -144,7 +145,8 @@ var table = []Info{
 	{Timeout, Gateway | Runtime, true, DoLess, "The call's deadline (per tool, per server or the caller's) passed; the upstream was told to stop."},
 	{Cancelled, Gateway | Runtime, true, Stopped, "The caller cancelled the call, or the run ended while it was in flight; the upstream was told to stop."},
 	{UpstreamUnavailable, Gateway | CodeMode, true, RetryLater, "The server is not connected (starting, crashed, restarting, disabled) or its connection broke during the call; the message gives its state."},
-	{UpstreamError, Gateway, true, ToolFailed, "The tool ran and reported failure (`isError`); the message is the tool's own text, data its content blocks."},
+	{ToolError, Gateway, true, ToolFailed, "The tool ran and refused or failed (its result has `isError`): the message is the tool's own text, data its content blocks (`{content, structuredContent}`). It is the tool's answer, not sandbox's: read it. It used to be `UPSTREAM_ERROR`."},
+	{UpstreamError, Gateway, true, Fault, "The request broke on its way to or from a server that is still connected (a transport failure that is neither a lost connection, `UPSTREAM_UNAVAILABLE`, nor a JSON-RPC error, `PROTOCOL_ERROR`); the tool may or may not have run."},
 	{ProtocolError, Gateway | CodeMode, true, Fault, "The server answered with a JSON-RPC error, or with something that is not a valid MCP result; data keeps the JSON-RPC code, message and data."},
 	{ResultTooLarge, Gateway | Runtime | CodeMode, true, DoLess, "The result is larger than a cap (the gateway's, or what one run may receive); ask for less."},
 	{Internal, Gateway | CodeMode, true, Fault, "A fault in sandbox (a bug, or a store it cannot reach); the message says what happened."},

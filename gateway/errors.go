@@ -28,7 +28,8 @@ const (
 	CodeTimeout             = errcode.Timeout
 	CodeCancelled           = errcode.Cancelled
 	CodeUpstreamUnavailable = errcode.UpstreamUnavailable
-	CodeUpstreamError       = errcode.UpstreamError // Message is the tool's own text, Data its content blocks
+	CodeToolError           = errcode.ToolError // isError: Message is the tool's own text, Data its content blocks
+	CodeUpstreamError       = errcode.UpstreamError
 	CodeProtocolError       = errcode.ProtocolError // Data keeps the JSON-RPC code, message and data
 	CodeResultTooLarge      = errcode.ResultTooLarge
 	CodeInternal            = errcode.Internal

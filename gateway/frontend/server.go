@@ -412,7 +412,7 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 		}
 		res, err := s.g.Call(ctx, req)
 		if res != nil {
-			// isError results (err is UPSTREAM_ERROR) pass through unchanged.
+			// isError results (err is TOOL_ERROR) pass through unchanged.
 			return toMCPResult(res), nil
 		}
 		return errorResult(err), nil
