@@ -160,6 +160,9 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID, PauseClock: call.PauseClock})
 		if err != nil {
 			var ge *gateway.Error
+			if errors.As(err, &ge) && ge.Code == gateway.CodeResultTooLarge {
+				return nil, resultTooLarge(id, 0, maxToolResult(gatewayCap(ge)))
+			}
 			if errors.As(err, &ge) {
 				return nil, &runtime.ToolError{Code: string(ge.Code), Message: ge.Message, Data: ge.Data}
 			}
@@ -174,7 +177,10 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 		if !budget.take(len(value)) {
 			// Too large to hand over whole: the snippet gets a handle to
-			// read it in parts (results.go).
+			// read it in parts (results.go), up to the most a call may return.
+			if max := maxToolResult(0); int64(len(value)) > max {
+				return nil, resultTooLarge(id, int64(len(value)), max)
+			}
 			handle, err := e.results.hold(call.Caller, id, value)
 			if err != nil {
 				return nil, &runtime.ToolError{Code: string(gateway.CodeResultTooLarge), Message: err.Error()}
