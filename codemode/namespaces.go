@@ -98,12 +98,14 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runt
 				if s.Reason != "" {
 					msg += " (" + s.Reason + ")"
 				}
-				if s.NextRetry != nil {
-					msg += fmt.Sprintf("; the gateway tries it again in %s", time.Until(*s.NextRetry).Round(100*time.Millisecond).String())
-				} else {
-					msg += "; the gateway reconnects on its own with backoff"
+				switch {
+				case s.NeedsOperator():
+					msg += ": use other tools, or tell the user that the operator must fix this server"
+				case s.NextRetry != nil:
+					msg += fmt.Sprintf("; the gateway tries it again in %s: call again in a little while, or check gateway__list_servers", time.Until(*s.NextRetry).Round(100*time.Millisecond).String())
+				default:
+					msg += "; the gateway reconnects on its own with backoff: call again in a little while, or check gateway__list_servers"
 				}
-				msg += ": call again in a little while, or check gateway__list_servers"
 				data, _ := json.Marshal(map[string]any{"server": server, "state": s.State, "restarts": s.Restarts, "failures": s.Failures, "nextRetry": s.NextRetry})
 				return "", &runtime.ToolError{Code: string(gateway.CodeUpstreamUnavailable), Message: msg, Data: data}
 			}

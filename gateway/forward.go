@@ -135,10 +135,12 @@ func (g *Gateway) unavailable(u *route, id string, cause error) *Error {
 		reason = lost.Reason
 	}
 	hint := "it is being reconnected; call again in a few seconds"
-	switch st.State {
-	case StateDisabled:
+	switch {
+	case st.NeedsOperator():
+		hint = "use other tools, or tell the user that the operator must fix this server"
+	case st.State == StateDisabled:
 		hint = "it is disabled in the gateway config"
-	case StateStopped:
+	case st.State == StateStopped:
 		hint = "the gateway is shutting down"
 	}
 	msg := fmt.Sprintf("server %q is not available (%s", u.name, st.State)

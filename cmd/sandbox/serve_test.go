@@ -249,7 +249,7 @@ func TestServersCommand(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d with a failed server; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !regexp.MustCompile(`everything\s+ready\s+stdio\s+\d+`).MatchString(r.stdout) || !regexp.MustCompile(`broken\s+failed\s+stdio\s+0 .*no such file`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`everything\s+ready\s+stdio\s+\d+`).MatchString(r.stdout) || !regexp.MustCompile(`broken\s+failed\s+stdio\s+0 .*its command was not found: starting "/nonexistent/server"`).MatchString(r.stdout) {
 		t.Fatalf("table:\n%s", r.stdout)
 	}
 	r = runCLI(t, "", "servers", "-c", path, "--json", "--log-level", "error")
