@@ -48,16 +48,17 @@ func Fuse(rankings [][]Hit, k int) []Hit {
 	for i := range out[:len(first)] {
 		out[i].Score = max(out[i].Score, restBest)
 	}
-	weak := map[string]bool{}
+	weak, named := map[string]bool{}, map[string]bool{}
 	for _, ranking := range rankings {
 		for _, h := range ranking {
 			if w, seen := weak[h.ID]; !seen || w {
 				weak[h.ID] = h.Weak
 			}
+			named[h.ID] = named[h.ID] || h.Named
 		}
 	}
 	for i := range out {
-		out[i].Weak = weak[out[i].ID]
+		out[i].Weak, out[i].Named = weak[out[i].ID], named[out[i].ID]
 	}
 	return out[:min(k, len(out))]
 }

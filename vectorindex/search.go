@@ -23,6 +23,11 @@ type Hit struct {
 	// allowed directories"): a guess, not a match. A tool the intent names
 	// is never weak.
 	Weak bool `json:"weak,omitempty"`
+	// Named: the intent names this tool, in any spelling (or it replaces a
+	// deprecated tool the intent names exactly); such hits come first, and
+	// a caller that reorders hits (code mode's learning from use) keeps
+	// them first.
+	Named bool `json:"named,omitempty"`
 }
 
 // Search bounds.
@@ -311,7 +316,7 @@ func (ix *Index) order(st *state, scores map[int32]float64, named []named, tops 
 		}
 		s = min(s, prev)
 		prev = s
-		hits[i] = Hit{ID: st.entries[d].tool.ID, Score: s, Weak: !isNamed[d] && !st.matchesStrongly(d, strong)}
+		hits[i] = Hit{ID: st.entries[d].tool.ID, Score: s, Weak: !isNamed[d] && !st.matchesStrongly(d, strong), Named: isNamed[d]}
 	}
 	return hits
 }

@@ -65,6 +65,20 @@ func TestNamedToolComesFirst(t *testing.T) {
 			t.Errorf("%q: got %v, want %s first", c.intent, got, c.want)
 		}
 	}
+	// the hit says it was named (code mode keeps such hits first when it
+	// reorders); the others do not
+	hits, err := ix.Search(context.Background(), "tracker.listProjects and the tasks that are blocked", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hits {
+		if h.Named != (i == 0) {
+			t.Errorf("hit %d %s: Named %v", i, h.ID, h.Named)
+		}
+	}
+	if fused := Fuse([][]Hit{hits[1:], hits[:1]}, 5); !fused[0].Named && !fused[1].Named {
+		t.Errorf("Fuse lost Named: %+v", fused)
+	}
 }
 
 // TestNearNamesAreCandidates: a name one edit away, singular for plural, or
