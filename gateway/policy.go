@@ -104,6 +104,17 @@ func (g *Gateway) Denied(t *Tool) bool {
 	return action == PolicyDeny
 }
 
+// NeedsApproval reports whether every call of the tool waits for a
+// person's approval (a policy rule "approve" decides it), so that code
+// mode can say so in the tool's declaration before an agent calls it.
+func (g *Gateway) NeedsApproval(t *Tool) bool {
+	if g.Denied(t) {
+		return false
+	}
+	action, _ := g.cfg.Settings.Policy.Decide(t)
+	return action == PolicyApprove
+}
+
 // policyStep applies the server's read-only flag and the policy: it denies,
 // or waits for a person's approval.
 func (g *Gateway) policyStep(ctx context.Context, c *call) *Error {

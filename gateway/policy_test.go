@@ -144,6 +144,9 @@ func TestPolicyDeniesApprovesAndAudits(t *testing.T) {
 	if !g.Denied(g.mustTool(t, "a:delete_thing")) || g.Denied(g.mustTool(t, "a:update_thing")) {
 		t.Error("Denied: only tools the policy always denies")
 	}
+	if !g.NeedsApproval(g.mustTool(t, "a:update_thing")) || g.NeedsApproval(g.mustTool(t, "a:delete_thing")) || g.NeedsApproval(g.mustTool(t, "a:read_thing")) {
+		t.Error("NeedsApproval: only tools a rule sends to a person, not denied ones")
+	}
 
 	// The audit log has a line per call and approval, with no argument values.
 	g.Audit(AuditRecord{Kind: AuditKindRun, Principal: caller.Principal.Key(), Tool: "execute_code", Outcome: "OK", ArgBytes: 8, ArgsSHA256: sha256Hex([]byte("return 1"))})
