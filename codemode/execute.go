@@ -88,13 +88,18 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
 	}
 	st := e.state.Load()
+	// A tool the policy always denies is never bound: a call of it is
+	// resolved as a namespace member and refused by the gateway (DENIED,
+	// saying why), as everywhere else in code mode.
 	ids := map[string]bool{}
 	for _, name := range req.Tools {
 		id, ok := st.resolve(name)
 		if !ok || !req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) {
 			return nil, e.unknownToolError(st, req.Caller, name)
 		}
-		ids[id] = true
+		if !st.denied[id] {
+			ids[id] = true
+		}
 	}
 	if strings.TrimSpace(req.Intent) != "" {
 		hits, _, err := e.searchVisible(ctx, st, req.Caller, req.Intent, e.opts.K)
@@ -106,7 +111,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 	}
 	for _, id := range st.namedIn(req.Code) {
-		if req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) {
+		if req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) && !st.denied[id] {
 			ids[id] = true
 		}
 	}

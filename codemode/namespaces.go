@@ -129,7 +129,7 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runt
 }
 
 // closestMembers are up to 3 "namespace.function" names of tools the caller
-// may use nearest to ns.fn: within ns when it is a namespace of the
+// may use (not ones the policy always denies) nearest to ns.fn: within ns when it is a namespace of the
 // caller's; otherwise (a misspelt namespace) within the namespaces nearest
 // to ns, or every namespace when none is near. It looks at one namespace's
 // tools at a time, so a miss costs what a namespace holds, not the catalog.
@@ -154,7 +154,7 @@ func (e *Engine) closestMembers(st *catalogState, caller auth.Caller, ns, fn str
 	var keys, values []string
 	for _, n := range namespaces {
 		for _, b := range st.members[n] {
-			if caller.Principal.MaySee(b.Server) {
+			if caller.Principal.MaySee(b.Server) && !st.denied[b.ID] {
 				keys = append(keys, strings.ToLower(b.Function))
 				values = append(values, b.Namespace+"."+b.Function)
 			}
