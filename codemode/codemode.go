@@ -88,13 +88,14 @@ type Engine struct {
 	watchMu        sync.Mutex
 	scriptWatchers []func(principal string) // hear whose scripts changed (OnScriptsChanged)
 
-	state    atomic.Pointer[catalogState]
-	hits     hitCache
-	syncMu   sync.Mutex // one catalog sync at a time
-	pending  atomic.Bool
-	unsub    func()
-	closeCtx context.Context
-	stopSync context.CancelFunc // ends closeCtx: no re-sync starts after Close
+	state        atomic.Pointer[catalogState]
+	hits         hitCache
+	instructions instructionsOnce // which servers' instructions each session was shown (search.go)
+	syncMu       sync.Mutex       // one catalog sync at a time
+	pending      atomic.Bool
+	unsub        func()
+	closeCtx     context.Context
+	stopSync     context.CancelFunc // ends closeCtx: no re-sync starts after Close
 }
 
 // catalogState is an immutable view of the catalog in the forms code mode
@@ -113,8 +114,12 @@ type catalogState struct {
 	// which keys its learned result shape.
 	defs []atomic.Pointer[string]
 	// denied are the tools the gateway's policy never lets run: search
-	// does not show them.
+	// does not show them, nor count or suggest them, and a run does not
+	// bind them (a call is refused with DENIED).
 	denied map[string]bool
+	// approval are the tools whose every call waits for a person's
+	// approval: their declarations say so (approvalNote).
+	approval map[string]bool
 }
 
 // OpenIndex opens the tool index of opts (IndexDir, Embedder), for
@@ -248,7 +253,7 @@ func (e *Engine) sync(ctx context.Context) error {
 	defer e.syncMu.Unlock()
 	gwTools := e.gw.Tools()
 	sort.Slice(gwTools, func(i, j int) bool { return gwTools[i].ID < gwTools[j].ID })
-	st := &catalogState{byID: make(map[string]int, len(gwTools)), denied: map[string]bool{}}
+	st := &catalogState{byID: make(map[string]int, len(gwTools)), denied: map[string]bool{}, approval: map[string]bool{}}
 	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
 	// A server's own description (its initialize instructions) is indexed
 	// with each of its tools (apart from the tool's text, at a low weight):
@@ -265,6 +270,8 @@ func (e *Engine) sync(ctx context.Context) error {
 		st.byID[t.ID] = len(st.tools)
 		if e.gw.Denied(&t) {
 			st.denied[t.ID] = true
+		} else if e.gw.NeedsApproval(&t) {
+			st.approval[t.ID] = true
 		}
 		a, ok := annotations[string(t.Annotations)]
 		if !ok {

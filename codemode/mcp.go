@@ -37,13 +37,16 @@ const ScriptWirePrefix = ScriptNamespace + "__"
 const searchDescription = `Find the tools for a task and get their TypeScript declarations.
 
 Describe the task in plain words (intent), and give two or three other phrasings of it in intents, in
-the words the product's own API would use ("notifications" for an inbox, "issues" for bugs): the
-rankings are fused, which finds far more than one phrasing. You get the servers (with their state), the
-k most relevant tools (default 5) best first, each with why it was picked, and their .d.ts: one
-namespace per server, one async function per tool, with exact input types and docs (the shared types,
-ToolResult and MCPToolError, are in execute_code's description). Then write a TypeScript snippet that
-calls them and run it with execute_code. When the note says nothing matched well, search again with
-other words or within a server's name.`
+the words the product's own API would use ("notifications" for an inbox, "issues" for bugs): they are
+searched together as one task, each phrasing's best tool kept among those shown, which finds far more
+than one phrasing. A tool you name (list_projects, demo.listProjects) comes first. You get the servers
+(with their state, and what each says of itself the first time), the k most relevant tools (default 5)
+best first, each with why it was picked, the names of their servers' other tools, and their .d.ts in the
+same order: one namespace per server, one async function per tool, with exact input types and docs (the
+shared types, ToolResult and MCPToolError, are in execute_code's description; a tool tagged @approval
+waits for a person on each call). Then write a TypeScript snippet that calls them and run it with
+execute_code. When the note says nothing matched well, search again with other words or within a
+server's name.`
 
 const executeDescription = `Run a TypeScript snippet that calls tools; only what it returns comes back to you.
 
@@ -73,7 +76,7 @@ var searchSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "intent": {"type": "string", "description": "The task, in plain words, e.g. \"find the open items and who owns them\"."},
-    "intents": {"type": "array", "items": {"type": "string"}, "maxItems": 4, "description": "Two or three other phrasings of the same task, in the product's own API words (\"list tasks by status\", \"search issues assigned to a user\"); their rankings are fused with intent's."},
+    "intents": {"type": "array", "items": {"type": "string"}, "maxItems": 4, "description": "Two or three other phrasings of the same task, in the product's own API words (\"list tasks by status\", \"search issues assigned to a user\"); searched together with intent, each one's best tool kept."},
     "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many tools to show (default 5)."}
   },
   "required": ["intent"],
@@ -214,29 +217,7 @@ func (e *Engine) handleSearch(ctx context.Context, req toolspec.Request) (*gatew
 		Servers []ServerEntry `json:"servers"`
 		Note    string        `json:"note"`
 	}{res.Tools, res.Shown, res.Total, res.Weak, res.Servers, res.Note})
-	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(searchText(res))}, StructuredContent: structured}, nil
-}
-
-// searchText is the search answer a model reads: the note, the servers, the
-// tools best first with why, then their declarations without the shared
-// preamble (it is in execute_code's description, read once).
-func searchText(res *SearchResult) string {
-	var b strings.Builder
-	b.WriteString(res.Note)
-	b.WriteString("\n\nServers:")
-	for _, s := range res.Servers {
-		fmt.Fprintf(&b, "\n- %s (%s, %d tools)", s.Namespace, s.State, s.Tools)
-		if s.Instructions != "" {
-			b.WriteString(": " + strings.Join(strings.Fields(s.Instructions), " "))
-		}
-	}
-	b.WriteString("\n\nBest first:")
-	for i, t := range res.Tools {
-		fmt.Fprintf(&b, "\n%d. %s: %s", i+1, t.Call, t.Why)
-	}
-	b.WriteString("\n\n")
-	b.WriteString(strings.TrimPrefix(res.Declarations, typegen.Preamble))
-	return b.String()
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(res.Text())}, StructuredContent: structured}, nil
 }
 
 func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {

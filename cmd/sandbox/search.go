@@ -45,8 +45,10 @@ tool definitions, each with a "server" field, or a tools/list response with
 --server NAME. Use - for stdin. --config instead connects to the MCP servers of
 a gateway config and searches their live tools.
 
---dts prints what an agent is shown: the TypeScript declarations of the tools
-found (the search_tools answer of "sandbox serve").
+--dts prints what an agent is shown: with --config, the search_tools answer of
+"sandbox serve" (the servers, the tools best first with why, their servers'
+other tools, and the tools' TypeScript declarations in that order); with
+--from, the declarations of the tools found.
 
 By default the index lives in memory and uses the built-in offline embedder.
 --index-dir keeps it on disk, so that the next run re-embeds only tools that
@@ -141,7 +143,7 @@ func searchLive(cmd *cobra.Command, f searchFlags, phrasings []string) error {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}
 	if f.dts {
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "// %s\n%s", res.Note, res.Declarations)
+		_, err := io.WriteString(cmd.OutOrStdout(), res.Text())
 		return err
 	}
 	var tools []vectorindex.Tool
