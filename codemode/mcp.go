@@ -259,7 +259,9 @@ const saveScriptDescription = `Save a TypeScript snippet as a script that later 
 The script is yours (other callers do not see it) and is kept across sessions. It runs as a fresh run
 with your tools, the input as the global ` + "`input`" + `, and returns what it returns; it is checked
 against inputSchema when called. search_tools finds it by its description. Saving under an existing name
-replaces the script. The code must compile: a syntax error refuses the save with its line.`
+replaces the script. The code must compile: a syntax error refuses the save with its line. With
+"check": true nothing is saved: the answer says whether it would be, and shows the declaration later
+snippets and search_tools would see.`
 
 var saveScriptSchema = json.RawMessage(`{
   "type": "object",
@@ -267,7 +269,8 @@ var saveScriptSchema = json.RawMessage(`{
     "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,62}$", "description": "snake_case; called as scripts.camelCase(...), e.g. weekly_report -> scripts.weeklyReport"},
     "description": {"type": "string", "description": "What it does and returns, as a tool's description."},
     "code": {"type": "string", "description": "The TypeScript snippet; it reads its arguments from the global input and returns its result."},
-    "inputSchema": {"type": "object", "description": "Optional: a JSON Schema of input (an object)."}
+    "inputSchema": {"type": "object", "description": "Optional: a JSON Schema of input (an object)."},
+    "check": {"type": "boolean", "description": "Optional: only check (compile the code, show the declaration); nothing is saved."}
   },
   "required": ["name", "description", "code"],
   "additionalProperties": false
@@ -288,11 +291,16 @@ func (e *Engine) handleSaveScript(ctx context.Context, req toolspec.Request) (*g
 		Description string          `json:"description"`
 		Code        string          `json:"code"`
 		InputSchema json.RawMessage `json:"inputSchema"`
+		Check       bool            `json:"check"`
 	}
 	if err := strictDecode(req.Arguments, &in); err != nil {
-		return nil, badInput(SaveScriptToolName, "save_script takes {\"name\", \"description\", \"code\", \"inputSchema\"?}: %v", err)
+		return nil, badInput(SaveScriptToolName, "save_script takes {\"name\", \"description\", \"code\", \"inputSchema\"?, \"check\"?}: %v", err)
 	}
-	err := e.SaveScript(ctx, req.Caller, Script{Name: in.Name, Description: in.Description, Code: in.Code, InputSchema: in.InputSchema})
+	script := Script{Name: in.Name, Description: in.Description, Code: in.Code, InputSchema: in.InputSchema}
+	if in.Check {
+		return e.checkScriptAnswer(ctx, req.Caller, script)
+	}
+	err := e.SaveScript(ctx, req.Caller, script)
 	if err != nil {
 		if ge, ok := err.(*gateway.Error); ok { // BUSY while checking the code
 			return nil, ge
@@ -303,6 +311,28 @@ func (e *Engine) handleSaveScript(ctx context.Context, req toolspec.Request) (*g
 	call := ScriptNamespace + "." + names.Bindings()[0].Function
 	text := fmt.Sprintf("Saved. Call it in execute_code as `await %s({...})`.", call)
 	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON([]byte(text))}}, nil
+}
+
+// checkScriptAnswer is save_script's answer to "check": true: what saving
+// would do, and the declaration, with nothing saved.
+func (e *Engine) checkScriptAnswer(ctx context.Context, caller auth.Caller, s Script) (*gateway.CallResult, error) {
+	check, err := e.CheckScript(ctx, caller, s)
+	if err != nil {
+		if ge, ok := err.(*gateway.Error); ok { // BUSY while checking the code
+			return nil, ge
+		}
+		return nil, badInput(SaveScriptToolName, "%v", err)
+	}
+	var b strings.Builder
+	b.WriteString("Checked; nothing was saved. The code compiles and the input schema is usable. ")
+	switch {
+	case check.Refused != "":
+		fmt.Fprintf(&b, "Saving it now would be refused: %s. ", check.Refused)
+	case check.Replaces != nil:
+		fmt.Fprintf(&b, "Saving it would replace your script %s (saved %s). ", check.Replaces.Name, check.Replaces.Saved.Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "Saved, it is called in execute_code as `await %s({...})`, declared as:\n\n%s", check.Call, check.Declaration)
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(b.String())}}, nil
 }
 
 func (e *Engine) handleDeleteScript(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
