@@ -14,6 +14,7 @@
 //   - ratelimit.go: TestRateLimiter (gateway.RateLimiter)
 //   - store.go: TestStore (codemode.Store, the values of sandbox.store)
 //   - scripts.go: TestScriptStore (codemode.ScriptStore, saved scripts)
+//   - usage.go: TestUsageStore (codemode.UsageStore, what search learns from use)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a
 // clock it moves by hand; a backend takes it as an option for its tests
