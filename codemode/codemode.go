@@ -58,6 +58,10 @@ type Options struct {
 	// Shapes, when set, pools the result types learned from calls with
 	// other replicas (shapes.go) instead of keeping them in IndexDir.
 	Shapes ShapeStore
+	// Usage, when set, keeps what code mode learns from use (which tools
+	// callers went on to call after a search: learning.go) instead of the
+	// default, a MemoryUsage in DataDir (usage.json).
+	Usage UsageStore
 	// Index, when set, is the tool index, already opened with OpenIndex
 	// (say, while the gateway was starting: reading a large persisted index
 	// takes as long as listing the servers); else New opens it.
@@ -85,6 +89,7 @@ type Engine struct {
 	store          Store       // sandbox.store (store.go, services.go)
 	results        *resultBook // big tool results, read in parts (results.go)
 	scripts        ScriptStore // saved scripts (scripts.go)
+	learn          *learning   // what searches led to (learning.go)
 	watchMu        sync.Mutex
 	scriptWatchers []func(principal string) // hear whose scripts changed (OnScriptsChanged)
 
@@ -177,6 +182,19 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 		scripts = book
 	}
+	usage := opts.Usage
+	if usage == nil {
+		path := ""
+		if opts.DataDir != "" {
+			path = filepath.Join(opts.DataDir, usageFileName)
+		}
+		mu, err := NewMemoryUsage(path, nil)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		usage = mu
+	}
 	shapes := newShapeBook(opts.IndexDir)
 	if opts.Shapes != nil {
 		var err error
@@ -185,9 +203,10 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
-		shapes: shapes, store: store, results: newResultBook()}
+		shapes: shapes, store: store, results: newResultBook(), learn: newLearning(usage, opts.Logger)}
 	if err := e.sync(ctx); err != nil {
 		cancel()
+		e.learn.close()
 		return nil, err
 	}
 	go e.persist(ctx)
@@ -213,11 +232,12 @@ func (e *Engine) Close() error {
 		e.unsub()
 	}
 	e.stopSync()
-	return errors.Join(e.shapes.save(), e.saveStore())
+	e.learn.close()
+	return errors.Join(e.shapes.save(), e.saveStore(), e.saveUsage())
 }
 
-// persist writes the learned result types and the default store's values
-// every saveInterval while they change, until the engine closes (Close
+// persist writes the learned result types, the default store's values and
+// what was learnt from use every saveInterval while they change, until the engine closes (Close
 // writes the last ones).
 func (e *Engine) persist(ctx context.Context) {
 	t := time.NewTicker(saveInterval)
@@ -233,6 +253,9 @@ func (e *Engine) persist(ctx context.Context) {
 			if err := e.saveStore(); err != nil {
 				e.log.Warn("code mode: saving sandbox.store failed", "err", err)
 			}
+			if err := e.saveUsage(); err != nil {
+				e.log.Warn("code mode: saving what was learnt from use failed", "err", err)
+			}
 		}
 	}
 }
@@ -243,6 +266,17 @@ func (e *Engine) saveStore() error {
 	}
 	return nil
 }
+
+// saveUsage writes the default UsageStore's file (and drops what expired).
+func (e *Engine) saveUsage() error {
+	if mu, ok := e.learn.store.(*MemoryUsage); ok {
+		return mu.Save()
+	}
+	return nil
+}
+
+// usageFileName is the default UsageStore's file in Options.DataDir.
+const usageFileName = "usage.json"
 
 const saveInterval = 10 * time.Second
 

@@ -101,8 +101,10 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 			ids[id] = true
 		}
 	}
+	var intentMemo *searchMemo // the calls of the run are evidence for its intent's words
 	if strings.TrimSpace(req.Intent) != "" {
-		hits, _, err := e.searchVisible(ctx, st, req.Caller, req.Intent, e.opts.K)
+		intentMemo = e.learn.runMemo(req.Intent)
+		hits, _, _, err := e.searchVisible(ctx, st, req.Caller, req.Intent, e.opts.K)
 		if err != nil && !errors.Is(err, vectorindex.ErrEmptyIntent) {
 			return nil, err
 		}
@@ -172,6 +174,9 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 				return nil, &runtime.ToolError{Code: string(ge.Code), Message: ge.Message, Data: ge.Data}
 			}
 			return nil, err
+		}
+		if !res.IsError && !nested { // a saved script's calls are its code's, not a choice after a search
+			e.learn.called(call.Caller, intentMemo, id)
 		}
 		value, derr := runtime.DecodeResult(res.Content, res.StructuredContent)
 		if derr != nil {

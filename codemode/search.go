@@ -119,15 +119,16 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 		k = e.opts.K
 	}
 	st := e.state.Load()
-	hits, visible, err := e.searchFused(ctx, st, req.Caller, phrasings, k)
+	hits, visible, boosts, err := e.searchFused(ctx, st, req.Caller, phrasings, k)
 	if errors.Is(err, vectorindex.ErrEmptyIntent) {
 		return nil, ErrNoIntent
 	}
 	if err != nil {
 		return nil, err
 	}
-	words := taskWords(phrasings)
-	return e.answer(st, req.Caller, words, hits, visible, k), nil
+	// the session's next calls are evidence for these words (learning.go)
+	e.learn.searched(req.Caller, learnWords(strings.Join(phrasings, " | ")))
+	return e.answer(st, req.Caller, taskWords(phrasings), hits, boosts, visible, k), nil
 }
 
 // answer is the search's answer for caller: the hits as found tools (the
@@ -135,7 +136,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 // others), their declarations in that order, the roster with each drawn-on
 // server's other tools, and the note, which says so when the best hit is
 // only a guess.
-func (e *Engine) answer(st *catalogState, caller auth.Caller, words []string, hits []vectorindex.Hit, visible, k int) *SearchResult {
+func (e *Engine) answer(st *catalogState, caller auth.Caller, words []string, hits []vectorindex.Hit, boosts map[string]learnedBoost, visible, k int) *SearchResult {
 	res := &SearchResult{Total: visible}
 	type found struct {
 		tool typegen.Tool
@@ -160,6 +161,9 @@ func (e *Engine) answer(st *catalogState, caller auth.Caller, words []string, hi
 			t.Notes = []string{approvalNote}
 		}
 		f := found{t, FoundTool{ID: h.ID, Call: b.Namespace + "." + b.Function, Score: h.Score, Deprecated: isDeprecated(t.Description), Why: why(words, t, h.Weak)}, h.Weak}
+		if n := boosts[h.ID].principals; n > 0 {
+			f.ft.Why += fmt.Sprintf("; called after searches with these words (%s)", plural(n, "caller"))
+		}
 		if f.ft.Deprecated {
 			deprecated = append(deprecated, f) // below every tool that is not
 			continue
@@ -258,6 +262,13 @@ func (r *SearchResult) Text() string {
 	return b.String()
 }
 
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // approvalNote is the JSDoc tag of a tool whose every call the gateway's
 // policy sends to a person (gateway.Gateway.NeedsApproval).
 const approvalNote = "@approval each call waits for a person to approve it (the gateway's policy); declined, unanswered, or from a client that cannot ask (no MCP elicitation), it rejects with DENIED"
@@ -266,23 +277,30 @@ const approvalNote = "@approval each call waits for a person to approve it (the 
 // into one intent, which the index splits and ranks clause by clause with
 // the whole as a prior (measured better than fusing separate searches by
 // rank: docs/vectorindex.md); phrasings too long to join are searched one
-// by one and their rankings fused.
-func (e *Engine) searchFused(ctx context.Context, st *catalogState, caller auth.Caller, phrasings []string, k int) ([]vectorindex.Hit, int, error) {
+// by one and their rankings fused. It also returns what learning from use
+// added to the hits.
+func (e *Engine) searchFused(ctx context.Context, st *catalogState, caller auth.Caller, phrasings []string, k int) ([]vectorindex.Hit, int, map[string]learnedBoost, error) {
 	if joined := strings.Join(phrasings, " | "); len(joined) <= vectorindex.MaxIntentLen {
 		return e.searchVisible(ctx, st, caller, joined, k)
 	}
 	depth := min(max(4*k, 20), len(st.tools))
 	var rankings [][]vectorindex.Hit
 	visible := 0
+	all := map[string]learnedBoost{}
 	for _, p := range phrasings {
-		hits, v, err := e.searchVisible(ctx, st, caller, p, depth)
+		hits, v, boosts, err := e.searchVisible(ctx, st, caller, p, depth)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		visible = v
 		rankings = append(rankings, hits)
+		for id, b := range boosts {
+			if b.boost > all[id].boost {
+				all[id] = b
+			}
+		}
 	}
-	return vectorindex.Fuse(rankings, k), visible, nil
+	return vectorindex.Fuse(rankings, k), visible, all, nil
 }
 
 // roster lists the servers the caller may use: each with the tools of it
@@ -468,11 +486,14 @@ func firstCall(tools []FoundTool) string {
 	return tools[0].Call
 }
 
-// searchVisible is the top k hits among the tools the caller may see, and
-// how many tools it may see. A caller who sees every server gets the index's
-// own top k; one who sees fewer gets the whole ranking filtered (the index
-// ranks a few hundred tools in about a millisecond).
-func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller auth.Caller, intent string, k int) ([]vectorindex.Hit, int, error) {
+// searchVisible is the top k hits among the tools the caller may see, how
+// many tools it may see, and what learning from use added to them. A
+// caller who sees every server gets the index's own top k; one who sees
+// fewer gets the whole ranking filtered (the index ranks a few hundred
+// tools in about a millisecond). When learning knows tools for the
+// intent's words, the hits are the index's best MaxK reordered with it
+// (rerank).
+func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller auth.Caller, intent string, k int) ([]vectorindex.Hit, int, map[string]learnedBoost, error) {
 	sees := map[string]bool{}
 	visible := 0
 	for _, t := range st.tools {
@@ -485,21 +506,37 @@ func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller aut
 			visible++
 		}
 	}
+	mayCall := func(id string) bool {
+		i, ok := st.byID[id]
+		return ok && sees[st.tools[i].Server] && !st.denied[id]
+	}
+	boosts := e.learn.boosts(ctx, learnWords(intent))
+	depth := k
+	if len(boosts) > 0 {
+		depth = vectorindex.MaxK
+	}
+	var hits []vectorindex.Hit
 	if visible == len(st.tools) {
-		hits, err := e.search(ctx, st, intent, k)
-		return hits, visible, err
-	}
-	all, err := e.search(ctx, st, intent, len(st.tools))
-	if err != nil {
-		return nil, visible, err
-	}
-	hits := make([]vectorindex.Hit, 0, k)
-	for _, h := range all {
-		if i, ok := st.byID[h.ID]; ok && sees[st.tools[i].Server] && !st.denied[h.ID] && len(hits) < k {
-			hits = append(hits, h)
+		var err error
+		if hits, err = e.search(ctx, st, intent, depth); err != nil {
+			return nil, visible, nil, err
+		}
+	} else {
+		all, err := e.search(ctx, st, intent, len(st.tools))
+		if err != nil {
+			return nil, visible, nil, err
+		}
+		hits = make([]vectorindex.Hit, 0, depth)
+		for _, h := range all {
+			if mayCall(h.ID) && len(hits) < depth {
+				hits = append(hits, h)
+			}
 		}
 	}
-	return hits, visible, nil
+	if len(boosts) > 0 {
+		hits = rerank(hits, boosts, mayCall, k)
+	}
+	return hits[:min(k, len(hits))], visible, boosts, nil
 }
 
 // searchScripts finds the caller's saved scripts that share a word with the
