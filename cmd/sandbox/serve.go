@@ -255,6 +255,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts
 		file.CodeMode.Engine.Shapes = shared.shapes
+		file.CodeMode.Engine.Usage = shared.usage
 		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)

@@ -32,6 +32,7 @@ type sharedState struct {
 	store       func(codemode.StoreLimits) codemode.Store // the values of sandbox.store
 	scripts     codemode.ScriptStore
 	shapes      codemode.ShapeStore
+	usage       codemode.UsageStore // what code mode learns from use
 	sessions    frontend.SessionDirectory
 	callStreams frontend.CallStreamStore
 
@@ -99,6 +100,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		store:       func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
 		scripts:     c.ScriptStore(),
 		shapes:      c.ShapeStore(),
+		usage:       c.Usage(nil),
 		sessions:    c.SessionDirectory(),
 		callStreams: c.CallStreams(),
 		ping:        c.Ping,
