@@ -65,9 +65,11 @@ loadtest: peers
 	$(GO) test -count=1 -run 'TestServeMixedLoad$$' -v ./cmd/sandbox/
 
 # eval prints retrieval quality (recall@1, recall@5, MRR) on the tool corpus,
-# beside a plain BM25 computed in the same run.
+# beside a plain BM25 computed in the same run; then what code mode's answer
+# names and what learning from use buys, replaying recorded sessions.
 eval:
 	$(GO) test ./vectorindex -run TestEval -v -count=1
+	$(GO) test ./codemode -run 'TestSearchAnswerFigures|TestLearningReplay' -v -count=1
 
 # conformance runs the official MCP conformance suite against sandbox serve.
 conformance: peers

@@ -38,14 +38,13 @@ const searchDescription = `Find the tools for a task and get their TypeScript de
 
 Describe the task in plain words (intent), and give two or three other phrasings of it in intents, in
 the words the product's own API would use ("notifications" for an inbox, "issues" for bugs): they are
-searched together as one task, each phrasing's best tool kept among those shown, which finds far more
-than one phrasing. A tool you name (list_projects, demo.listProjects) comes first. You get the servers
-(with their state, and what each says of itself the first time), the k most relevant tools (default 5)
-best first, each with why it was picked, the names of their servers' other tools, and their .d.ts in the
-same order: one namespace per server, one async function per tool, with exact input types and docs (the
-shared types, ToolResult and MCPToolError, are in execute_code's description; a tool tagged @approval
-waits for a person on each call). Then write a TypeScript snippet that calls them and run it with
-execute_code. When the note says nothing matched well, search again with other words or within a
+searched together, each phrasing's best tool kept, which finds far more than one phrasing; a tool you
+name (list_projects, demo.listProjects) comes first. You get the servers (their instructions once), the
+k most relevant tools (default 5) best first with why, the names of their servers' other tools, and
+their .d.ts in the same order: one namespace per server, one async function per tool, with exact input
+types and docs (the shared types, ToolResult and MCPToolError, are in execute_code's description;
+@approval: each call waits for a person). Then write a TypeScript snippet that calls them and run it
+with execute_code. When the note says nothing matched well, search again with other words or within a
 server's name.`
 
 const executeDescription = `Run a TypeScript snippet that calls tools; only what it returns comes back to you.
