@@ -317,15 +317,22 @@ func (e *Engine) roster(st *catalogState, caller auth.Caller, found []FoundTool)
 			drawnOn[st.tools[i].Server] = true
 		}
 	}
+	namespaceOf := make(map[string]string, len(st.namespaces)) // as the catalog's names have it (two servers may want one)
+	for ns, server := range st.namespaces {
+		namespaceOf[server] = ns
+	}
 	out := []ServerEntry{}
 	listed := 0
 	for _, s := range e.gw.Servers() {
 		if s.State == gateway.StateDisabled || !e.gw.Sees(caller, s.Name) {
 			continue
 		}
-		ns := typegen.NamespaceOf(s.Name)
+		ns, ok := namespaceOf[s.Name]
+		if !ok {
+			ns = typegen.NamespaceOf(s.Name) // no tools in the catalog
+		}
 		entry := ServerEntry{Name: s.Name, Namespace: ns, State: string(s.State), Tools: s.Tools}
-		if members, ok := st.members[ns]; ok && len(members) > 0 && members[0].Server == s.Name {
+		if members := st.members[ns]; len(members) > 0 {
 			var others []string
 			entry.Tools = 0
 			for _, b := range members {

@@ -495,3 +495,25 @@ func TestSearchAnswerFigures(t *testing.T) {
 		t.Errorf("named %d, shown %d of %d", named, shown, len(intents))
 	}
 }
+
+// TestSearchRosterNamesNamespacesAsTheCatalogDoes: two servers whose names
+// make one namespace are listed under the names their tools are called by
+// (googleMaps, googleMaps_2), each with its own other tools.
+func TestSearchRosterNamesNamespacesAsTheCatalogDoes(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, map[string]*server.MCPServer{
+		"google-maps": toolServer("google-maps", "", map[string]string{"geocode": "Geocode an address.", "directions": "Directions between places."}),
+		"google_maps": toolServer("google_maps", "", map[string]string{"geocode": "Geocode an address.", "elevation": "Elevation of a place."}),
+	}, runtime.InProcess)
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "geocode an address", K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range res.Servers {
+		got[s.Name] = s.Namespace + ": " + strings.Join(s.Others, ", ")
+	}
+	if got["google-maps"] != "googleMaps: directions" || got["google_maps"] != "googleMaps_2: elevation" {
+		t.Errorf("roster: %v (tools %+v)", got, res.Tools)
+	}
+}
