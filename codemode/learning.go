@@ -45,9 +45,9 @@ import (
 // bottom of the index's candidates to the top); learnPrior is how many
 // principals' agreement it takes to reach half of that (6: so a lone
 // principal adds at most 1/7 of the best hit's score, 0.14, to anyone's
-// ranking). Measured by replaying recorded sessions (TestLearningReplay,
-// docs/codemode.md); variables so that the test can weigh other choices.
-var (
+// ranking). Measured by replaying recorded sessions (TestLearningReplay
+// weighs other choices too; docs/codemode.md).
+const (
 	learnWeight = 1.0
 	learnPrior  = 6.0
 )
@@ -79,6 +79,8 @@ type learning struct {
 	log   *slog.Logger
 	now   func() time.Time
 
+	weight, prior float64 // learnWeight and learnPrior (a test weighs others)
+
 	mu        sync.Mutex
 	cur, prev map[instructionsKey][]*searchMemo // a session's recent searches, oldest first
 
@@ -102,7 +104,8 @@ type usageRecord struct {
 }
 
 func newLearning(store UsageStore, log *slog.Logger) *learning {
-	l := &learning{store: store, log: log, now: time.Now, queue: make(chan usageRecord, learnQueue), done: make(chan struct{})}
+	l := &learning{store: store, log: log, now: time.Now, weight: learnWeight, prior: learnPrior,
+		queue: make(chan usageRecord, learnQueue), done: make(chan struct{})}
 	go l.run()
 	return l
 }
@@ -261,7 +264,7 @@ func (l *learning) boosts(ctx context.Context, words []string) map[string]learne
 		}
 		for tool, n := range evidence[w] {
 			t := out[tool]
-			t.boost += learnWeight * float64(n) / (float64(total) + learnPrior) / float64(len(words))
+			t.boost += l.weight * float64(n) / (float64(total) + l.prior) / float64(len(words))
 			t.principals = max(t.principals, n)
 			out[tool] = t
 		}

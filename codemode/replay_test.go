@@ -203,6 +203,13 @@ func TestLearningReplay(t *testing.T) {
 	if n := pushed(after, cleanAfter) + pushed(afterRepeated, cleanRepeated); n > 0 {
 		t.Errorf("the hostile sessions pushed their tools into %d top 5s", n)
 	}
+
+	// other weights, on the same evidence (docs/codemode.md)
+	for _, w := range [][2]float64{{0.6, 3}, {1, 3}, {1.5, 9}} {
+		e.learn.weight, e.learn.prior = w[0], w[1]
+		t.Logf("learnWeight %.1f, learnPrior %.0f (a lone principal adds at most %.2f): held-out %s, repeated %s",
+			w[0], w[1], w[0]/(1+w[1]), evaluate(t, e, later), evaluate(t, e, repeated))
+	}
 }
 
 // TestWriteSessionsFixture writes testdata/learning/sessions.json when

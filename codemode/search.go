@@ -200,7 +200,8 @@ func (e *Engine) answer(st *catalogState, caller auth.Caller, words []string, hi
 	if len(scripts) > 0 || len(tools) == 0 {
 		return res // a saved script matched the task's words
 	}
-	if !tools[0].weak && !strings.HasPrefix(strings.TrimPrefix(tools[0].ft.Why, "deprecated; "), noMatch) {
+	guess := tools[0].weak || strings.HasPrefix(strings.TrimPrefix(tools[0].ft.Why, "deprecated; "), noMatch)
+	if !guess || boosts[tools[0].ft.ID].principals >= 2 { // what several callers went on to call is no guess
 		return res
 	}
 	matched := matchedWords(words, tools[0].tool)
