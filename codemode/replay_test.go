@@ -308,3 +308,31 @@ func TestWriteSessionsFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkSearchAnswer: a search_tools answer over the agent servers, with
+// no evidence learnt and after the fixture's first part (the evidence read
+// and the index's best 50 reordered), interleaved in one run.
+func BenchmarkSearchAnswer(b *testing.B) {
+	var first []recordedSession
+	for _, s := range loadSessions(b) {
+		if s.Part == "first" {
+			first = append(first, s)
+		}
+	}
+	plain := newEngine(b, agentServers(b), runtime.InProcess)
+	learnt := newEngine(b, agentServers(b), runtime.InProcess)
+	replay(b, learnt, first)
+	const intent = "list all projects"
+	for _, c := range []struct {
+		name string
+		e    *Engine
+	}{{"no evidence", plain}, {"learnt", learnt}, {"no evidence again", plain}, {"learnt again", learnt}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.e.Search(context.Background(), SearchRequest{Intent: intent, Caller: caller("bench", "")}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
