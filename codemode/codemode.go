@@ -400,6 +400,25 @@ func (c *hitCache) put(k hitKey, h []vectorindex.Hit) {
 	c.m[k] = h
 }
 
+// DeclaredTools is the gateway's catalog as code mode declares it to
+// agents: a tool the policy always denies is left out, and one whose every
+// call waits for a person's approval says so (what `sandbox types
+// --config` writes, as search_tools does).
+func DeclaredTools(gw *gateway.Gateway) []typegen.Tool {
+	var out []typegen.Tool
+	for _, t := range gw.Tools() {
+		if gw.Denied(&t) {
+			continue
+		}
+		tt := TypegenTool(t)
+		if gw.NeedsApproval(&t) {
+			tt.Notes = []string{approvalNote}
+		}
+		out = append(out, tt)
+	}
+	return out
+}
+
 // TypegenTool is a catalog tool as typegen reads it.
 func TypegenTool(t gateway.Tool) typegen.Tool {
 	return typegenTool(t, decodeAnnotations(t.Annotations))

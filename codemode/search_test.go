@@ -419,6 +419,18 @@ func TestPolicyInTheAnswer(t *testing.T) {
 	if !run.OK || !strings.HasPrefix(string(run.Value), `"UNKNOWN_TOOL`) || strings.Contains(string(run.Value), "deleteTask") {
 		t.Errorf("a misspelt name suggests the denied tool: %s %+v", run.Value, run.Error)
 	}
+	// The whole catalog as `sandbox types --config` declares it follows
+	// the same rule.
+	declared := map[string]typegen.Tool{}
+	for _, tool := range DeclaredTools(e.gw) {
+		declared[tool.Name] = tool
+	}
+	if _, ok := declared["delete_task"]; ok || len(declared) != 7 {
+		t.Errorf("DeclaredTools keeps the denied tool or loses others: %d tools", len(declared))
+	}
+	if !slices.Equal(declared["create_task"].Notes, []string{approvalNote}) || len(declared["list_projects"].Notes) != 0 {
+		t.Errorf("DeclaredTools notes: create_task %v, list_projects %v", declared["create_task"].Notes, declared["list_projects"].Notes)
+	}
 }
 
 // TestSearchWhyReadsSchemas: a tool found by what it accepts and returns
