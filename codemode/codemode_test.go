@@ -252,7 +252,7 @@ return "no error"`
 		HasData   bool
 	}
 	_ = json.Unmarshal(res.Value, &got)
-	if got.Code != "UPSTREAM_ERROR" || got.Msg == "" || !got.HasData {
+	if got.Code != "TOOL_ERROR" || got.Msg == "" || !got.HasData {
 		t.Fatalf("got %s", res.Value)
 	}
 }
@@ -364,12 +364,17 @@ func TestScopedPrincipalSeesOnlyItsServers(t *testing.T) {
 
 // TestDownServerIsANamespace: a server that never started has no tools in
 // the catalog, yet its namespace exists, and calling any of its tools fails
-// with UPSTREAM_UNAVAILABLE naming its state, not a ReferenceError.
+// with UPSTREAM_UNAVAILABLE naming its state and the class of its failure
+// (never its path), not a ReferenceError; once it has failed again and
+// again, the message says the operator must act rather than "call again".
 func TestDownServerIsANamespace(t *testing.T) {
 	t.Parallel()
+	settings := gateway.DefaultSettings()
+	settings.RestartBackoff, settings.MaxRestartBackoff = 5*time.Millisecond, 10*time.Millisecond
+	dir := t.TempDir()
 	cfg := &gateway.Config{Servers: map[string]*gateway.ServerConfig{
-		"broken": {Name: "broken", Transport: gateway.TransportStdio, Command: filepath.Join(t.TempDir(), "no-such-server"), CheckPaths: true},
-	}, Settings: gateway.DefaultSettings()}
+		"broken": {Name: "broken", Transport: gateway.TransportStdio, Command: filepath.Join(dir, "no-such-server"), CheckPaths: true},
+	}, Settings: settings}
 	gw, err := gateway.New(cfg, gateway.WithInProcessServer("demo", mcpserver.New(), nil))
 	if err != nil {
 		t.Fatal(err)
@@ -391,8 +396,22 @@ func TestDownServerIsANamespace(t *testing.T) {
 	res := execute(t, e, ExecuteRequest{Code: `try { await broken.anyTool({}) } catch (e) { return [e.code, e.message] }`})
 	var got []string
 	_ = json.Unmarshal(res.Value, &got)
-	if !res.OK || len(got) != 2 || got[0] != "UPSTREAM_UNAVAILABLE" || !strings.Contains(got[1], `server "broken" is`) {
+	if !res.OK || len(got) != 2 || got[0] != "UPSTREAM_UNAVAILABLE" || !strings.Contains(got[1], `server "broken" is`) ||
+		!strings.Contains(got[1], "its command was not found") || strings.Contains(got[1], dir) {
 		t.Fatalf("%+v %s", res.Error, res.Value)
+	}
+	testwait.Until(t, 20*time.Second, "broken to fail again and again", func() bool {
+		for _, st := range gw.Servers() {
+			if st.Name == "broken" {
+				return st.NeedsOperator()
+			}
+		}
+		return false
+	})
+	res = execute(t, e, ExecuteRequest{Code: `try { await broken.anyTool({}) } catch (e) { return [e.code, e.message] }`})
+	_ = json.Unmarshal(res.Value, &got)
+	if !strings.Contains(got[1], "retrying will not help until the operator acts") || !strings.Contains(got[1], "tell the user that the operator must fix this server") || strings.Contains(got[1], "call again") {
+		t.Fatalf("after repeated failures: %s", res.Value)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -89,16 +90,23 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
 	}
 	st := e.state.Load()
+	// A tool the policy always denies is never bound: a call of it is
+	// resolved as a namespace member and refused by the gateway (DENIED,
+	// saying why), as everywhere else in code mode.
 	ids := map[string]bool{}
 	for _, name := range req.Tools {
 		id, ok := st.resolve(name)
 		if !ok || !req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) {
 			return nil, e.unknownToolError(st, req.Caller, name)
 		}
-		ids[id] = true
+		if !st.denied[id] {
+			ids[id] = true
+		}
 	}
+	var intentMemo *searchMemo // the calls of the run are evidence for its intent's words
 	if strings.TrimSpace(req.Intent) != "" {
-		hits, _, err := e.searchVisible(ctx, st, req.Caller, req.Intent, e.opts.K)
+		intentMemo = e.learn.runMemo(req.Intent)
+		hits, _, _, err := e.searchVisible(ctx, st, req.Caller, req.Intent, e.opts.K)
 		if err != nil && !errors.Is(err, vectorindex.ErrEmptyIntent) {
 			return nil, err
 		}
@@ -107,7 +115,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 	}
 	for _, id := range st.namedIn(req.Code) {
-		if req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) {
+		if req.Caller.Principal.MaySee(st.tools[st.byID[id]].Server) && !st.denied[id] {
 			ids[id] = true
 		}
 	}
@@ -164,10 +172,16 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		res, err := e.gw.Call(ctx, gateway.CallRequest{Tool: id, Arguments: call.Arguments, Caller: call.Caller, Run: runID, PauseClock: call.PauseClock, Spill: true})
 		if err != nil {
 			var ge *gateway.Error
+			if errors.As(err, &ge) && ge.Code == gateway.CodeResultTooLarge {
+				return nil, resultTooLarge(id, 0, e.maxToolResult(gatewayCap(ge)))
+			}
 			if errors.As(err, &ge) {
 				return nil, &runtime.ToolError{Code: string(ge.Code), Message: ge.Message, Data: ge.Data}
 			}
 			return nil, err
+		}
+		if !res.IsError && !nested { // a saved script's calls are its code's, not a choice after a search
+			e.learn.called(call.Caller, intentMemo, id)
 		}
 		if res.Spilled != nil {
 			return e.takeSpilled(ctx, call, id, res.Spilled, budget)
@@ -181,7 +195,10 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 		if !budget.take(int64(len(value))) {
 			// Too large to hand over whole: the snippet gets a handle to
-			// read it in parts (results.go).
+			// read it in parts (results.go), up to the most a call may return.
+			if max := e.maxToolResult(0); int64(len(value)) > max {
+				return nil, resultTooLarge(id, int64(len(value)), max)
+			}
 			handle, err := e.results.hold(ctx, call.Caller, id, int64(len(value)), bytes.NewReader(value))
 			if err != nil {
 				return nil, holdFailed(err)
@@ -224,6 +241,9 @@ func (e *Engine) takeSpilled(ctx context.Context, call runtime.ToolCall, id stri
 	}
 	defer f.Close()
 	if !budget.take(sp.Bytes) {
+		if max := e.maxToolResult(0); sp.Bytes > max {
+			return nil, resultTooLarge(id, sp.Bytes, max)
+		}
 		handle, err := e.results.hold(ctx, call.Caller, id, sp.Bytes, f)
 		if err != nil {
 			return nil, holdFailed(err)
@@ -291,9 +311,9 @@ func (st *catalogState) namedIn(code string) []string {
 // CodeBusy is Execute's error code when the sandbox is running all the
 // snippets it may and as many wait as may wait: the run was refused without
 // starting, and the message says when to retry. It is code mode's own,
-// beside the gateway's codes (gateway.Code); the runtime's error is
+// beside the gateway's codes in errcode's table; the runtime's error is
 // runtime.ErrBusy.
-const CodeBusy gateway.Code = "BUSY"
+const CodeBusy = errcode.Busy
 
 // The operations of the engine as its spans and the Tool of its errors
 // name them. A run is "execute_code" wherever it comes from (the MCP tool

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -37,13 +38,15 @@ const ScriptWirePrefix = ScriptNamespace + "__"
 const searchDescription = `Find the tools for a task and get their TypeScript declarations.
 
 Describe the task in plain words (intent), and give two or three other phrasings of it in intents, in
-the words the product's own API would use ("notifications" for an inbox, "issues" for bugs): the
-rankings are fused, which finds far more than one phrasing. You get the servers (with their state), the
-k most relevant tools (default 5) best first, each with why it was picked, and their .d.ts: one
-namespace per server, one async function per tool, with exact input types and docs (the shared types,
-ToolResult and MCPToolError, are in execute_code's description). Then write a TypeScript snippet that
-calls them and run it with execute_code. When the note says nothing matched well, search again with
-other words or within a server's name.`
+the words the product's own API would use ("notifications" for an inbox, "issues" for bugs): they are
+searched together, each phrasing's best tool kept, which finds far more than one phrasing; a tool you
+name (list_projects, demo.listProjects) comes first. You get the servers (their instructions once), the
+k most relevant tools (default 5) best first with why, the names of their servers' other tools, and
+their .d.ts in the same order: one namespace per server, one async function per tool, with exact input
+types and docs (the shared types, ToolResult and MCPToolError, are in execute_code's description;
+@approval: each call waits for a person). Then write a TypeScript snippet that calls them and run it
+with execute_code. When the note says nothing matched well, search again with other words or within a
+server's name.`
 
 const executeDescription = `Run a TypeScript snippet that calls tools; only what it returns comes back to you.
 
@@ -73,7 +76,7 @@ var searchSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "intent": {"type": "string", "description": "The task, in plain words, e.g. \"find the open items and who owns them\"."},
-    "intents": {"type": "array", "items": {"type": "string"}, "maxItems": 4, "description": "Two or three other phrasings of the same task, in the product's own API words (\"list tasks by status\", \"search issues assigned to a user\"); their rankings are fused with intent's."},
+    "intents": {"type": "array", "items": {"type": "string"}, "maxItems": 4, "description": "Two or three other phrasings of the same task, in the product's own API words (\"list tasks by status\", \"search issues assigned to a user\"); searched together with intent, each one's best tool kept."},
     "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many tools to show (default 5)."}
   },
   "required": ["intent"],
@@ -86,22 +89,39 @@ var executeSchema = json.RawMessage(`{
     "code": {"type": "string", "description": "The TypeScript snippet. Use top-level await; return the result."},
     "intent": {"type": "string", "description": "Optional: the task in plain words; the tools a search for it finds are bound too."},
     "tools": {"type": "array", "items": {"type": "string"}, "description": "Optional: more tools to bind, as \"server:tool\" ids or \"server.toolName\"."},
-    "limits": {
-      "type": "object",
-      "description": "Optional: tighter or looser limits for this run.",
-      "properties": {
-        "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 600000},
-        "memoryMB": {"type": "integer", "minimum": 16, "maximum": 8192},
-        "toolCalls": {"type": "integer", "minimum": 1, "maximum": 100000},
-        "outputKB": {"type": "integer", "minimum": 1, "maximum": 65536},
-        "resultKB": {"type": "integer", "minimum": 1, "maximum": 65536}
-      },
-      "additionalProperties": false
-    }
+    ` + limitsSchema() + `
   },
   "required": ["code"],
   "additionalProperties": false
 }`)
+
+// executeArgsType is the Go type execute_code's arguments decode into:
+// code, intent, tools, and limits with a field per RequestLimits row
+// (limitsArgType). Built rather than declared only because of limits; its
+// fields are the struct's they always were.
+var executeArgsType = reflect.StructOf([]reflect.StructField{
+	{Name: "Code", Type: reflect.TypeFor[string](), Tag: `json:"code"`},
+	{Name: "Intent", Type: reflect.TypeFor[string](), Tag: `json:"intent"`},
+	{Name: "Tools", Type: reflect.TypeFor[[]string](), Tag: `json:"tools"`},
+	{Name: "Limits", Type: limitsArgType, Tag: `json:"limits"`},
+})
+
+// executeArgs are execute_code's arguments, decoded.
+type executeArgs struct {
+	Code, Intent string
+	Tools        []string
+	Limits       runtime.Limits
+}
+
+func decodeExecuteArgs(raw json.RawMessage) (executeArgs, error) {
+	v := reflect.New(executeArgsType)
+	if err := strictDecode(raw, v.Interface()); err != nil {
+		return executeArgs{}, err
+	}
+	in := v.Elem()
+	return executeArgs{Code: in.Field(0).String(), Intent: in.Field(1).String(), Tools: in.Field(2).Interface().([]string),
+		Limits: requestLimits(in.Field(3))}, nil
+}
 
 // MCPTools are the code-mode tools every session gets: search_tools,
 // execute_code, save_script and delete_script. A caller's saved scripts
@@ -197,58 +217,18 @@ func (e *Engine) handleSearch(ctx context.Context, req toolspec.Request) (*gatew
 		Servers []ServerEntry `json:"servers"`
 		Note    string        `json:"note"`
 	}{res.Tools, res.Shown, res.Total, res.Weak, res.Servers, res.Note})
-	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(searchText(res))}, StructuredContent: structured}, nil
-}
-
-// searchText is the search answer a model reads: the note, the servers, the
-// tools best first with why, then their declarations without the shared
-// preamble (it is in execute_code's description, read once).
-func searchText(res *SearchResult) string {
-	var b strings.Builder
-	b.WriteString(res.Note)
-	b.WriteString("\n\nServers:")
-	for _, s := range res.Servers {
-		fmt.Fprintf(&b, "\n- %s (%s, %d tools)", s.Namespace, s.State, s.Tools)
-		if s.Instructions != "" {
-			b.WriteString(": " + strings.Join(strings.Fields(s.Instructions), " "))
-		}
-	}
-	b.WriteString("\n\nBest first:")
-	for i, t := range res.Tools {
-		fmt.Fprintf(&b, "\n%d. %s: %s", i+1, t.Call, t.Why)
-	}
-	b.WriteString("\n\n")
-	b.WriteString(strings.TrimPrefix(res.Declarations, typegen.Preamble))
-	return b.String()
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(res.Text())}, StructuredContent: structured}, nil
 }
 
 func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
-	var in struct {
-		Code   string   `json:"code"`
-		Intent string   `json:"intent"`
-		Tools  []string `json:"tools"`
-		Limits struct {
-			TimeoutMs int `json:"timeoutMs"`
-			MemoryMB  int `json:"memoryMB"`
-			ToolCalls int `json:"toolCalls"`
-			OutputKB  int `json:"outputKB"`
-			ResultKB  int `json:"resultKB"`
-		} `json:"limits"`
-	}
-	if err := strictDecode(req.Arguments, &in); err != nil {
+	in, err := decodeExecuteArgs(req.Arguments)
+	if err != nil {
 		return nil, badInput(ExecuteToolName, "execute_code takes {\"code\": \"...\", \"intent\"?: \"...\", \"tools\"?: [...], \"limits\"?: {...}}: %v", err)
 	}
 	if strings.TrimSpace(in.Code) == "" {
 		return nil, badInput(ExecuteToolName, "code is empty: send a TypeScript snippet that returns a value, e.g. {\"code\": \"return 1 + 1\"}")
 	}
-	l := in.Limits
-	limits := runtime.Limits{
-		Timeout:     time.Duration(l.TimeoutMs) * time.Millisecond,
-		MemoryBytes: int64(l.MemoryMB) << 20,
-		ToolCalls:   l.ToolCalls,
-		OutputBytes: l.OutputKB << 10,
-		ResultBytes: l.ResultKB << 10,
-	}
+	limits := in.Limits
 	if err := limits.Validate(); err != nil {
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
@@ -266,6 +246,7 @@ func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gate
 		}
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
+	e.explainLimit(res.Error, limits)
 	body, err := reportJSON(res)
 	if err != nil {
 		return nil, err
@@ -278,7 +259,9 @@ const saveScriptDescription = `Save a TypeScript snippet as a script that later 
 The script is yours (other callers do not see it) and is kept across sessions. It runs as a fresh run
 with your tools, the input as the global ` + "`input`" + `, and returns what it returns; it is checked
 against inputSchema when called. search_tools finds it by its description. Saving under an existing name
-replaces the script. The code must compile: a syntax error refuses the save with its line.`
+replaces the script. The code must compile: a syntax error refuses the save with its line. With
+"check": true nothing is saved: the answer says whether it would be, and shows the declaration later
+snippets and search_tools would see.`
 
 var saveScriptSchema = json.RawMessage(`{
   "type": "object",
@@ -286,7 +269,8 @@ var saveScriptSchema = json.RawMessage(`{
     "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,62}$", "description": "snake_case; called as scripts.camelCase(...), e.g. weekly_report -> scripts.weeklyReport"},
     "description": {"type": "string", "description": "What it does and returns, as a tool's description."},
     "code": {"type": "string", "description": "The TypeScript snippet; it reads its arguments from the global input and returns its result."},
-    "inputSchema": {"type": "object", "description": "Optional: a JSON Schema of input (an object)."}
+    "inputSchema": {"type": "object", "description": "Optional: a JSON Schema of input (an object)."},
+    "check": {"type": "boolean", "description": "Optional: only check (compile the code, show the declaration); nothing is saved."}
   },
   "required": ["name", "description", "code"],
   "additionalProperties": false
@@ -307,11 +291,16 @@ func (e *Engine) handleSaveScript(ctx context.Context, req toolspec.Request) (*g
 		Description string          `json:"description"`
 		Code        string          `json:"code"`
 		InputSchema json.RawMessage `json:"inputSchema"`
+		Check       bool            `json:"check"`
 	}
 	if err := strictDecode(req.Arguments, &in); err != nil {
-		return nil, badInput(SaveScriptToolName, "save_script takes {\"name\", \"description\", \"code\", \"inputSchema\"?}: %v", err)
+		return nil, badInput(SaveScriptToolName, "save_script takes {\"name\", \"description\", \"code\", \"inputSchema\"?, \"check\"?}: %v", err)
 	}
-	err := e.SaveScript(ctx, req.Caller, Script{Name: in.Name, Description: in.Description, Code: in.Code, InputSchema: in.InputSchema})
+	script := Script{Name: in.Name, Description: in.Description, Code: in.Code, InputSchema: in.InputSchema}
+	if in.Check {
+		return e.checkScriptAnswer(ctx, req.Caller, script)
+	}
+	err := e.SaveScript(ctx, req.Caller, script)
 	if err != nil {
 		if ge, ok := err.(*gateway.Error); ok { // BUSY while checking the code
 			return nil, ge
@@ -322,6 +311,28 @@ func (e *Engine) handleSaveScript(ctx context.Context, req toolspec.Request) (*g
 	call := ScriptNamespace + "." + names.Bindings()[0].Function
 	text := fmt.Sprintf("Saved. Call it in execute_code as `await %s({...})`.", call)
 	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON([]byte(text))}}, nil
+}
+
+// checkScriptAnswer is save_script's answer to "check": true: what saving
+// would do, and the declaration, with nothing saved.
+func (e *Engine) checkScriptAnswer(ctx context.Context, caller auth.Caller, s Script) (*gateway.CallResult, error) {
+	check, err := e.CheckScript(ctx, caller, s)
+	if err != nil {
+		if ge, ok := err.(*gateway.Error); ok { // BUSY while checking the code
+			return nil, ge
+		}
+		return nil, badInput(SaveScriptToolName, "%v", err)
+	}
+	var b strings.Builder
+	b.WriteString("Checked; nothing was saved. The code compiles and the input schema is usable. ")
+	switch {
+	case check.Refused != "":
+		fmt.Fprintf(&b, "Saving it now would be refused: %s. ", check.Refused)
+	case check.Replaces != nil:
+		fmt.Fprintf(&b, "Saving it would replace your script %s (saved %s). ", check.Replaces.Name, check.Replaces.Saved.Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "Saved, it is called in execute_code as `await %s({...})`, declared as:\n\n%s", check.Call, check.Declaration)
+	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(b.String())}}, nil
 }
 
 func (e *Engine) handleDeleteScript(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {

@@ -98,12 +98,14 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runt
 				if s.Reason != "" {
 					msg += " (" + s.Reason + ")"
 				}
-				if s.NextRetry != nil {
-					msg += fmt.Sprintf("; the gateway tries it again in %s", time.Until(*s.NextRetry).Round(100*time.Millisecond).String())
-				} else {
-					msg += "; the gateway reconnects on its own with backoff"
+				switch {
+				case s.NeedsOperator():
+					msg += ": use other tools, or tell the user that the operator must fix this server"
+				case s.NextRetry != nil:
+					msg += fmt.Sprintf("; the gateway tries it again in %s: call again in a little while, or check gateway__list_servers", time.Until(*s.NextRetry).Round(100*time.Millisecond).String())
+				default:
+					msg += "; the gateway reconnects on its own with backoff: call again in a little while, or check gateway__list_servers"
 				}
-				msg += ": call again in a little while, or check gateway__list_servers"
 				data, _ := json.Marshal(map[string]any{"server": server, "state": s.State, "restarts": s.Restarts, "failures": s.Failures, "nextRetry": s.NextRetry})
 				return "", &runtime.ToolError{Code: string(gateway.CodeUpstreamUnavailable), Message: msg, Data: data}
 			}
@@ -127,7 +129,7 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runt
 }
 
 // closestMembers are up to 3 "namespace.function" names of tools the caller
-// may use nearest to ns.fn: within ns when it is a namespace of the
+// may use (not ones the policy always denies) nearest to ns.fn: within ns when it is a namespace of the
 // caller's; otherwise (a misspelt namespace) within the namespaces nearest
 // to ns, or every namespace when none is near. It looks at one namespace's
 // tools at a time, so a miss costs what a namespace holds, not the catalog.
@@ -152,7 +154,7 @@ func (e *Engine) closestMembers(st *catalogState, caller auth.Caller, ns, fn str
 	var keys, values []string
 	for _, n := range namespaces {
 		for _, b := range st.members[n] {
-			if caller.Principal.MaySee(b.Server) {
+			if caller.Principal.MaySee(b.Server) && !st.denied[b.ID] {
 				keys = append(keys, strings.ToLower(b.Function))
 				values = append(values, b.Namespace+"."+b.Function)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/atomicfile"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -315,6 +316,77 @@ func (s *Script) checkInput(input json.RawMessage) error {
 // SaveScript checks and saves a script for caller: a valid name, a
 // description, code that compiles, an object input schema.
 func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) error {
+	if err := e.checkScript(ctx, caller, s); err != nil {
+		return err
+	}
+	s.Owner = caller.Principal.Key()
+	s.Saved = time.Now().UTC()
+	if err := e.scripts.Put(ctx, s); err != nil {
+		return err
+	}
+	e.scriptsChanged(s.Owner)
+	return nil
+}
+
+// ScriptCheck is what CheckScript found: the script would be saved, and
+// this is how later snippets would see it.
+type ScriptCheck struct {
+	// Call is how a snippet calls it: "scripts.weeklyReport".
+	Call string
+	// Declaration is its .d.ts, as search_tools would declare it (without
+	// the shared preamble).
+	Declaration string
+	// Replaces is the caller's saved script of the same name that saving
+	// would replace, if any.
+	Replaces *Script
+	// Refused says why the store would refuse it (too many scripts, too
+	// many bytes), when it would; "" when it would not.
+	Refused string
+}
+
+// CheckScript checks a script for caller as SaveScript does (the name, the
+// description, the input schema, the code compiling in a worker) and says
+// how later snippets would see it, saving nothing: an agent can look
+// before it saves.
+func (e *Engine) CheckScript(ctx context.Context, caller auth.Caller, s Script) (*ScriptCheck, error) {
+	if err := e.checkScript(ctx, caller, s); err != nil {
+		return nil, err
+	}
+	s.Owner = caller.Principal.Key()
+	tools, names := scriptTools([]Script{s})
+	out, err := typegen.Generate(tools, typegen.Options{Names: names})
+	if err != nil {
+		return nil, err
+	}
+	b, _ := names.Lookup(tools[0].ID())
+	check := &ScriptCheck{Call: ScriptNamespace + "." + b.Function, Declaration: strings.TrimPrefix(out.DTS, typegen.Preamble)}
+	// What the store would say, from the caller's own scripts (Put checks
+	// again when it saves: another save may come between).
+	own, total := 0, s.Size()
+	for _, v := range e.visibleScripts(ctx, s.Owner) {
+		if v.Owner != s.Owner {
+			continue
+		}
+		if v.Name == s.Name {
+			check.Replaces = &v
+			continue
+		}
+		own++
+		total += v.Size()
+	}
+	switch {
+	case check.Replaces == nil && own >= MaxScriptsPerPrincipal:
+		check.Refused = TooManyScripts().Error()
+	case total > MaxScriptBytesPerPrincipal:
+		check.Refused = ScriptsTooLarge(total).Error()
+	}
+	return check, nil
+}
+
+// checkScript is what saving a script checks: a valid name, a description,
+// an object input schema, and code that compiles (in a worker, as any
+// snippet: the parent never parses agent code).
+func (e *Engine) checkScript(ctx context.Context, caller auth.Caller, s Script) error {
 	switch {
 	case !scriptName.MatchString(s.Name):
 		return fmt.Errorf("name %q: use 1 to 63 lower-case letters, digits and _, starting with a letter (e.g. \"weekly_report\")", s.Name)
@@ -329,8 +401,6 @@ func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) e
 	if e.rt == nil {
 		return fmt.Errorf("this engine has no runtime to check the code with")
 	}
-	// The code is checked in a worker, as any snippet: the parent never
-	// parses agent code.
 	check, err := e.rt.Run(ctx, runtime.Request{Code: s.Code, Filename: s.Name + ".ts", Caller: caller, CompileOnly: true})
 	if err != nil {
 		return err
@@ -338,12 +408,6 @@ func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) e
 	if !check.OK {
 		return fmt.Errorf("the code does not compile: %s", check.Error.Error())
 	}
-	s.Owner = caller.Principal.Key()
-	s.Saved = time.Now().UTC()
-	if err := e.scripts.Put(ctx, s); err != nil {
-		return err
-	}
-	e.scriptsChanged(s.Owner)
 	return nil
 }
 
@@ -513,4 +577,4 @@ func scriptDefinition(s *Script) string {
 
 // CodeScriptFailed is the MCPToolError code of a saved script that threw
 // or hit a limit; data is the script's error (message, line, stack).
-const CodeScriptFailed = "SCRIPT_FAILED"
+const CodeScriptFailed = string(errcode.ScriptFailed)

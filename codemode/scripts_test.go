@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -225,5 +227,65 @@ func TestScriptChangesAreAnnounced(t *testing.T) {
 	want := "1:" + alice.Principal.Key() + " 2:" + alice.Principal.Key() + " 1: 2: 1: 2:"
 	if got := strings.Join(heard, " "); got != want {
 		t.Errorf("heard %q, want %q", got, want)
+	}
+}
+
+// TestSaveScriptCheck: save_script with "check": true compiles the code,
+// shows the declaration later snippets would see and what saving would do,
+// and saves nothing; a script that does not compile is refused as a save
+// would be.
+func TestSaveScriptCheck(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.InProcess)
+	alice := caller("alice", "s1")
+	ctx := context.Background()
+	save := func(args map[string]any) (string, error) {
+		raw, _ := json.Marshal(args)
+		res, err := e.handleSaveScript(ctx, toolspec.Request{Arguments: raw, Caller: alice})
+		if err != nil {
+			return "", err
+		}
+		var block struct{ Text string }
+		_ = json.Unmarshal(res.Content[0], &block)
+		return block.Text, nil
+	}
+	script := map[string]any{"name": "active_ids", "description": "Ids of the active projects.", "check": true,
+		"code":        `const p: any = await demo.listProjects({ status: "active" }); return p.map((x: any) => x.id).slice(0, input.max ?? 10);`,
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"max": map[string]any{"type": "integer", "description": "At most this many."}}}}
+	text, err := save(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Checked; nothing was saved.", "`await scripts.activeIds({...})`",
+		"declare namespace scripts {\n\t/** Ids of the active projects. */\n\tfunction activeIds(input?: {\n\t\t/** At most this many. @integer */ max?: number;\n\t}): Promise<ToolResult>;\n}\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the check's answer lacks %q:\n%s", want, text)
+		}
+	}
+	if visible, _ := e.scripts.Visible(ctx, "alice"); len(visible) != 0 {
+		t.Fatalf("a check saved the script: %+v", visible)
+	}
+	// saved, then checked again: the answer says it would replace it
+	delete(script, "check")
+	if _, err := save(script); err != nil {
+		t.Fatal(err)
+	}
+	script["check"] = true
+	if text, err := save(script); err != nil || !strings.Contains(text, "Saving it would replace your script active_ids (saved ") {
+		t.Errorf("%v %s", err, text)
+	}
+	script["code"] = "return (1 +;"
+	if _, err := save(script); err == nil || !strings.Contains(err.Error(), "the code does not compile") {
+		t.Errorf("a check of code that does not compile: %v", err)
+	}
+	// at the most scripts a principal keeps: a new one would be refused
+	for i := range MaxScriptsPerPrincipal - 1 { // with active_ids, the most
+		if err := e.scripts.Put(ctx, Script{Owner: "alice", Name: fmt.Sprintf("s%03d", i), Description: "x", Code: "return 1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script["name"], script["code"] = "one_more", "return 1"
+	if text, err := save(script); err != nil || !strings.Contains(text, "Saving it now would be refused: you have 200 saved scripts") {
+		t.Errorf("%v %s", err, text)
 	}
 }

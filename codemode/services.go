@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runtime"
 )
@@ -22,7 +23,7 @@ import (
 
 // CodeStoreLimit is the MCPToolError code of a sandbox.store.set refused by
 // a limit (StoreLimits).
-const CodeStoreLimit = "STORE_LIMIT"
+const CodeStoreLimit = string(errcode.StoreLimit)
 
 // servicesFor lists the sandbox families a run gets: only when its code
 // names the global, so that other runs pay nothing for it.

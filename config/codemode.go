@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sandboxrt/sandbox/codemode"
@@ -144,37 +145,39 @@ func (p *parser) parseEmbedder(n *jsonNode, e *vectorindex.Embedder) error {
 	return nil
 }
 
+// parseCodeModeLimits reads "limits" or "maxLimits": one key per limit an
+// execute_code request may set (codemode.RequestLimits), a duration as
+// "30s" and the others as whole numbers in the unit of their name.
 func (p *parser) parseCodeModeLimits(n *jsonNode, block string, l *runtime.Limits) error {
 	if n.kind != jsonObject {
 		return p.errAt(n.offset, "%q must be an object such as {\"timeout\": \"30s\", \"memoryMB\": 256}, found %s", block, n.kind)
 	}
-	var err error
-	var v int
+	known := make([]string, len(codemode.RequestLimits))
+	for i, r := range codemode.RequestLimits {
+		known[i] = r.ConfigKey
+	}
 	for _, k := range n.keys {
-		switch k.name {
-		case "timeout":
-			l.Timeout, err = p.duration(k.value, "timeout")
-		case "memoryMB":
-			if v, err = p.positiveInt(k.value, "memoryMB"); err == nil {
-				if v < 16 {
-					err = p.errAt(k.value.offset, "\"memoryMB\" must be at least 16")
-				}
-				l.MemoryBytes = int64(v) << 20
-			}
-		case "toolCalls":
-			l.ToolCalls, err = p.positiveInt(k.value, "toolCalls")
-		case "outputKB":
-			v, err = p.positiveInt(k.value, "outputKB")
-			l.OutputBytes = v << 10
-		case "resultKB":
-			v, err = p.positiveInt(k.value, "resultKB")
-			l.ResultBytes = v << 10
-		default:
-			return p.errAt(k.offset, "unknown key %q in %q; known keys: timeout, memoryMB, toolCalls, outputKB, resultKB", k.name, block)
+		i := slices.Index(known, k.name)
+		if i < 0 {
+			return p.errAt(k.offset, "unknown key %q in %q; known keys: %s", k.name, block, strings.Join(known, ", "))
 		}
+		r := codemode.RequestLimits[i]
+		if r.Kind == codemode.LimitDuration {
+			d, err := p.duration(k.value, r.ConfigKey)
+			if err != nil {
+				return err
+			}
+			r.Set(l, int64(d))
+			continue
+		}
+		v, err := p.positiveInt(k.value, r.ConfigKey)
 		if err != nil {
 			return err
 		}
+		if int64(v) < r.Min {
+			return p.errAt(k.value.offset, "%q must be at least %d", r.ConfigKey, r.Min)
+		}
+		r.Set(l, int64(v)*r.Unit)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "ollama"}}}`:                 `needs a "model"`,
 		`{"mcpServers": {}, "codeMode": {"limits": {"timeout": 30}}}`:                          `timeout`,
 		`{"mcpServers": {}, "codeMode": {"limits": {"memoryMB": 4}}}`:                          `at least 16`,
-		`{"mcpServers": {}, "codeMode": {"limits": {"cpu": 1}}}`:                               `unknown key "cpu" in "limits"`,
+		`{"mcpServers": {}, "codeMode": {"limits": {"cpu": 1}}}`:                               `unknown key "cpu" in "limits"; known keys: timeout, memoryMB, toolCalls, outputKB, resultKB`,
 		`{"mcpServers": {}, "codeMode": []}`:                                                   `"codeMode" must be an object`,
 		`{"mcpServers": {}, "codeMode": {"maxQueue": -1}}`:                                     `gw.json:1:45: "maxQueue" must be a whole number, 0 or more, got -1`,
 		`{"mcpServers": {}, "codeMode": {"maxQueue": "8"}}`:                                    `"maxQueue" must be a whole number, 0 or more, found a string`,
@@ -79,6 +79,37 @@ func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 		_, err := Parse("gw.json", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", in, err, want)
+		}
+	}
+}
+
+// TestCodeModeLimitsAreTheTable: "limits" and "maxLimits" take one key per
+// limit an execute_code request may set (codemode.RequestLimits), each in
+// its unit, into that limit's field.
+func TestCodeModeLimitsAreTheTable(t *testing.T) {
+	for _, r := range codemode.RequestLimits {
+		value, want := "40", int64(40)*r.Unit
+		if r.Kind == codemode.LimitDuration {
+			value, want = `"40s"`, int64(40*time.Second)
+		}
+		for _, block := range []string{"limits", "maxLimits"} {
+			file, err := Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"`+block+`": {"`+r.ConfigKey+`": `+value+`}}}`))
+			if err != nil {
+				t.Fatalf("%s.%s: %v", block, r.ConfigKey, err)
+			}
+			got := file.CodeMode.Engine.Limits
+			if block == "maxLimits" {
+				got = file.CodeMode.Engine.MaxLimits
+			}
+			if r.Get(got) != want {
+				t.Errorf("%s.%s: %s read as %d, want %d", block, r.ConfigKey, value, r.Get(got), want)
+			}
+		}
+		if r.Kind != codemode.LimitDuration {
+			_, err := Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"limits": {"`+r.ConfigKey+`": 0}}}`))
+			if err == nil || !strings.Contains(err.Error(), `"`+r.ConfigKey+`" must be a positive whole number`) {
+				t.Errorf("%s: 0 gave %v", r.ConfigKey, err)
+			}
 		}
 	}
 }

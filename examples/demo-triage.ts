@@ -4,7 +4,7 @@
 // - the gateway refuses input that breaks the tool's schema before calling
 //   the server (VALIDATION_FAILED, with help text on how to call the tool);
 // - the tracker itself refuses what its rules forbid (an archived project),
-//   which arrives as UPSTREAM_ERROR carrying the server's explanation.
+//   which arrives as TOOL_ERROR carrying the server's explanation.
 
 const problems: { code: string; message: string }[] = [];
 
@@ -22,7 +22,7 @@ async function attempt<T>(call: () => Promise<T>): Promise<T | undefined> {
 // (The cast only keeps tsc quiet: at run time types are not checked, the gateway checks the schema.)
 await attempt(() => demo.createTask({ project_id: "PRJ-1", title: "Fix checkout timeout", priority: "critical" as "urgent" }));
 
-// PRJ-3 is archived: the tracker answers isError, so UPSTREAM_ERROR.
+// PRJ-3 is archived: the tracker answers isError, so TOOL_ERROR.
 const archived = await attempt(() => demo.createTask({ project_id: "PRJ-3", title: "Refund duplicate invoices" }));
 
 // Fall back to an active project, then work the new task.

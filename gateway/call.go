@@ -81,13 +81,14 @@ type CallResult struct {
 //	            expired, and once more on a 401)
 //	limits   -> the session's share of the server,    RATE_LIMITED
 //	            rate limit and concurrency cap
-//	forward  -> the upstream call                    TIMEOUT, CANCELLED, UPSTREAM_*, PROTOCOL_ERROR, RESULT_TOO_LARGE
+//	forward  -> the upstream call                    TIMEOUT, CANCELLED, UPSTREAM_*, PROTOCOL_ERROR, RESULT_TOO_LARGE,
+//	                                                 TOOL_ERROR (the tool's own isError)
 //
 // Every failure is a *Error naming the tool. The observer records each call
 // once, whatever its outcome (metrics, the log).
 //
 // When the tool ran and reported failure (isError: true), Call returns BOTH
-// the result and an *Error with code UPSTREAM_ERROR (message: the tool's
+// the result and an *Error with code TOOL_ERROR (message: the tool's
 // text, data: its content blocks): the MCP front end passes the result on
 // unchanged, while the code-mode bindings throw a catchable MCPToolError.
 // Otherwise exactly one of the two is non-nil.
@@ -370,7 +371,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 			"%s answered with something that is not a valid tool result (%v); the server may be broken — try another tool or report it", c.toolID, perr)
 	}
 	if res.IsError {
-		return res, upstreamToolError(c.toolID, res)
+		return res, toolRefusal(c.toolID, res)
 	}
 	return res, nil
 }

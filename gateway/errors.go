@@ -3,50 +3,37 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/sandboxrt/sandbox/errcode"
 )
 
 // Code is the stable, machine-readable kind of a gateway error
-// (ARCHITECTURE.md contract 3). Codes never change meaning; new ones may be added.
-type Code string
+// (ARCHITECTURE.md contract 3). The codes, their meanings and what an agent
+// does about each are one table, in package errcode; Code is its type, so
+// gateway.Code and errcode.Code are the same.
+type Code = errcode.Code
 
 // The error codes a routed call can fail with, in the order of the routing
-// pipeline that produces them.
+// pipeline that produces them (Call's doc comment says which step raises
+// which). errcode says what each means.
 const (
-	// CodeServiceNotFound: the server part of "server:tool" names no configured server.
-	CodeServiceNotFound Code = "SERVICE_NOT_FOUND"
-	// CodeForbidden: the caller's principal may not use this server (its API
-	// key or token names other servers); Data lists the servers it may use.
-	CodeForbidden Code = "FORBIDDEN"
-	// CodeUnknownTool: the server exists but has no such tool (Data lists the closest names).
-	CodeUnknownTool Code = "UNKNOWN_TOOL"
-	// CodeValidationFailed: the arguments do not match the tool's input schema;
-	// nothing was sent upstream.
-	CodeValidationFailed Code = "VALIDATION_FAILED"
-	// CodePathTraversal: a string argument escapes the configured path roots.
-	CodePathTraversal Code = "PATH_TRAVERSAL"
-	// CodeAuthRequired: the server needs a session token and the calling session has none.
-	CodeAuthRequired Code = "AUTH_REQUIRED"
-	// CodeRateLimited: the server's rate limit or concurrency cap was hit and
-	// the bounded wait ran out.
-	CodeRateLimited Code = "RATE_LIMITED"
-	// CodeTimeout: the call's deadline (per tool, per server or the caller's) passed.
-	CodeTimeout Code = "TIMEOUT"
-	// CodeCancelled: the caller cancelled the call; the upstream was told to stop.
-	CodeCancelled Code = "CANCELLED"
-	// CodeUpstreamUnavailable: the server is not connected (starting, crashed,
-	// restarting, stopped) or its connection broke during the call.
-	CodeUpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
-	// CodeUpstreamError: the tool ran and reported failure (isError: true).
-	// Message is the tool's own text, Data its content blocks.
-	CodeUpstreamError Code = "UPSTREAM_ERROR"
-	// CodeProtocolError: the upstream answered with a JSON-RPC error or with
-	// something that is not a valid MCP result. Data keeps the JSON-RPC code,
-	// message and data.
-	CodeProtocolError Code = "PROTOCOL_ERROR"
-	// CodeResultTooLarge: the upstream's answer exceeded the result size cap.
-	CodeResultTooLarge Code = "RESULT_TOO_LARGE"
-	// CodeInternal: a bug in the gateway; the message says what happened.
-	CodeInternal Code = "INTERNAL"
+	CodeServiceNotFound     = errcode.ServiceNotFound
+	CodeForbidden           = errcode.Forbidden // Data lists the servers the caller may use
+	CodeUnknownTool         = errcode.UnknownTool
+	CodeValidationFailed    = errcode.ValidationFailed
+	CodePathTraversal       = errcode.PathTraversal
+	CodeDenied              = errcode.Denied
+	CodeAuthRequired        = errcode.AuthRequired
+	CodeRateLimited         = errcode.RateLimited
+	CodeTimeout             = errcode.Timeout
+	CodeCancelled           = errcode.Cancelled
+	CodeUpstreamUnavailable = errcode.UpstreamUnavailable
+	CodeToolError           = errcode.ToolError // isError: Message is the tool's own text, Data its content blocks
+	CodeUpstreamError       = errcode.UpstreamError
+	CodeProtocolError       = errcode.ProtocolError // Data keeps the JSON-RPC code, message and data
+	CodeResultTooLarge      = errcode.ResultTooLarge
+	CodeInternal            = errcode.Internal
+	CodeNotFound            = errcode.NotFound // resources and prompts (passthrough.go)
 )
 
 // Error is the one error type every routed call fails with. errors.As(err,

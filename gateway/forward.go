@@ -39,9 +39,11 @@ func parseCallResult(raw json.RawMessage) (*CallResult, error) {
 	return res, nil
 }
 
-// upstreamToolError turns an isError result into UPSTREAM_ERROR: the tool's
-// own text as the message, its content blocks as data.
-func upstreamToolError(id string, res *CallResult) *Error {
+// toolRefusal turns an isError result into TOOL_ERROR: the tool's own
+// text as the message, its content blocks as data. It has a code of its
+// own, apart from the gateway's failures, because what to do differs: the
+// tool answered, and its text says why.
+func toolRefusal(id string, res *CallResult) *Error {
 	var texts []string
 	for _, b := range res.Content {
 		var t struct {
@@ -57,7 +59,7 @@ func upstreamToolError(id string, res *CallResult) *Error {
 		msg = "the tool reported an error without a message"
 	}
 	data, _ := json.Marshal(map[string]any{"content": res.Content, "structuredContent": res.StructuredContent})
-	return &Error{Code: CodeUpstreamError, Tool: id, Message: msg, Data: data}
+	return &Error{Code: CodeToolError, Tool: id, Message: msg, Data: data}
 }
 
 // tooLarge is RESULT_TOO_LARGE, in one wording wherever an answer is
@@ -112,8 +114,19 @@ func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err err
 		return g.unavailable(u, id, err)
 	case errors.Is(err, transport.ErrAuthorizationRequired):
 		return g.refusedCredentials(u, id, err)
+	case u.status().State == StateReady:
+		return brokenRequest(u, id, err)
 	}
 	return g.unavailable(u, id, err)
+}
+
+// brokenRequest is UPSTREAM_ERROR: the request failed on a connection that
+// is still up (a write that failed, an answer that could not be read), so
+// "not available, being reconnected" would be wrong. The Go error stays in
+// the cause for the log: it names pipes and buffers, nothing an agent can use.
+func brokenRequest(u *route, id string, cause error) *Error {
+	return newError(CodeUpstreamError, id, cause, map[string]any{"server": u.name},
+		"the request to %s broke on its way to or from server %q, which is still connected; the tool may or may not have run: check before you call it again if it changes anything, and if it keeps failing tell the operator (the gateway's log has the cause)", id, u.name)
 }
 
 // refusedCredentials is AUTH_REQUIRED for a request the server answered
@@ -152,10 +165,12 @@ func (g *Gateway) unavailable(u *route, id string, cause error) *Error {
 		reason = lost.Reason
 	}
 	hint := "it is being reconnected; call again in a few seconds"
-	switch st.State {
-	case StateDisabled:
+	switch {
+	case st.NeedsOperator():
+		hint = "use other tools, or tell the user that the operator must fix this server"
+	case st.State == StateDisabled:
 		hint = "it is disabled in the gateway config"
-	case StateStopped:
+	case st.State == StateStopped:
 		hint = "the gateway is shutting down"
 	}
 	msg := fmt.Sprintf("server %q is not available (%s", u.name, st.State)

@@ -248,7 +248,7 @@ func TestCallPipelineErrors(t *testing.T) {
 	}
 
 	res, err := call("t:fail", `{}`)
-	e = wantCode(t, err, CodeUpstreamError)
+	e = wantCode(t, err, CodeToolError)
 	if res == nil || !res.IsError || e.Message != "the widget is broken: try widget 2" || !strings.Contains(string(e.Data), "widget") {
 		t.Fatalf("isError result = %+v, err = %+v", res, e)
 	}

@@ -18,8 +18,8 @@ func (g *Gateway) lookup(name string) (*Tool, *route, *Error) {
 		if t, ok := snap.byWire[name]; ok {
 			return t, g.upstreams[t.Server], nil
 		}
-		return nil, nil, newError(CodeUnknownTool, name, nil, map[string]any{"closest": closestTools(snap, "", name)},
-			"%q is not a tool id; ids look like \"server:tool\"%s", name, suggest(closestTools(snap, "", name)))
+		return nil, nil, newError(CodeUnknownTool, name, nil, map[string]any{"closest": g.closestTools(snap, "", name)},
+			"%q is not a tool id; ids look like \"server:tool\"%s", name, suggest(g.closestTools(snap, "", name)))
 	}
 	u, ok := g.upstreams[NormalizeName(server)]
 	if !ok {
@@ -31,7 +31,7 @@ func (g *Gateway) lookup(name string) (*Tool, *route, *Error) {
 			return t, u, nil
 		}
 	}
-	closest := closestTools(snap, u.name, toolName)
+	closest := g.closestTools(snap, u.name, toolName)
 	if l := snap.servers[u.name]; l == nil || len(l.tools) == 0 {
 		st := u.status()
 		if st.State != StateReady {
@@ -50,11 +50,13 @@ func suggest(names []string) string {
 }
 
 // closestTools returns up to 3 tool ids nearest to name (edit distance on
-// the tool part; substring matches first), from one server or all.
-func closestTools(snap *catalogSnapshot, server, name string) []string {
+// the tool part; substring matches first), from one server or all; never
+// a tool the policy always denies, which a suggestion would only send the
+// caller to in vain.
+func (g *Gateway) closestTools(snap *catalogSnapshot, server, name string) []string {
 	var keys, ids []string
 	for _, t := range snap.tools {
-		if server == "" || t.Server == server {
+		if (server == "" || t.Server == server) && !g.Denied(&t) {
 			keys = append(keys, t.Name)
 			ids = append(ids, t.ID)
 		}

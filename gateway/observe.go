@@ -41,7 +41,7 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 	outcome, level, msg := "OK", slog.LevelInfo, ""
 	if gerr != nil {
 		outcome = string(gerr.Code)
-		if gerr.Code != CodeUpstreamError { // the tool's own failure is its business
+		if gerr.Code != CodeToolError { // the tool's own failure is its business
 			level, msg = logLevelFor(gerr.Code), gerr.Message
 		}
 	}
@@ -93,7 +93,7 @@ func startCall(ctx context.Context, c *call) context.Context {
 // upstream's trouble is Warn.
 func logLevelFor(c Code) slog.Level {
 	switch c {
-	case CodeUpstreamUnavailable, CodeProtocolError, CodeInternal, CodeTimeout, CodeResultTooLarge:
+	case CodeUpstreamUnavailable, CodeUpstreamError, CodeProtocolError, CodeInternal, CodeTimeout, CodeResultTooLarge:
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo

@@ -17,9 +17,6 @@ import (
 // forwards these to the server that listed the resource or prompt. Results
 // are returned raw (minus the upstream's _meta).
 
-// CodeNotFound: a resource URI or prompt name that no server listed.
-const CodeNotFound Code = "NOT_FOUND"
-
 // resourceOwner finds the server of a resource URI: one that listed it, else
 // one whose resource template matches it, else the only server with resources.
 func (g *Gateway) resourceOwner(uri string) (*route, error) {

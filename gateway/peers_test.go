@@ -179,7 +179,7 @@ func TestServerFilesystemPathsAndLargeFile(t *testing.T) {
 	// refused by the server as an isError result.
 	if err := os.Symlink("/etc", filepath.Join(root, "etc-link")); err == nil {
 		_, err := call("fs:read_text_file", filepath.Join(root, "etc-link", "hostname"))
-		wantCode(t, err, CodeUpstreamError)
+		wantCode(t, err, CodeToolError)
 	}
 }
 

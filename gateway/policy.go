@@ -46,9 +46,6 @@ const (
 // DefaultApprovalTimeout is how long an approval waits by default.
 const DefaultApprovalTimeout = 2 * time.Minute
 
-// CodeDenied: the policy refused the call, or a person did not approve it.
-const CodeDenied Code = "DENIED"
-
 // match reports whether the rule matches a tool.
 func (r PolicyRule) match(t *Tool) bool {
 	if ok, _ := path.Match(r.Tools, t.ID); !ok {
@@ -105,6 +102,17 @@ func (g *Gateway) Denied(t *Tool) bool {
 	}
 	action, _ := g.cfg.Settings.Policy.Decide(t)
 	return action == PolicyDeny
+}
+
+// NeedsApproval reports whether every call of the tool waits for a
+// person's approval (a policy rule "approve" decides it), so that code
+// mode can say so in the tool's declaration before an agent calls it.
+func (g *Gateway) NeedsApproval(t *Tool) bool {
+	if g.Denied(t) {
+		return false
+	}
+	action, _ := g.cfg.Settings.Policy.Decide(t)
+	return action == PolicyApprove
 }
 
 // policyStep applies the server's read-only flag and the policy: it denies,

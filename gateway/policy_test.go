@@ -103,6 +103,13 @@ func TestPolicyDeniesApprovesAndAudits(t *testing.T) {
 	if code, msg := call("a:delete_thing", ""); code != "DENIED" || !strings.Contains(msg, `policy denies a:delete_thing (rule 1, "a:delete_*")`) {
 		t.Errorf("deny: %s %s", code, msg)
 	}
+	// A misspelling of a denied tool is not pointed at it.
+	if code, msg := call("a:delete_thinng", ""); code != "UNKNOWN_TOOL" || strings.Contains(msg, "delete_thing") {
+		t.Errorf("a misspelt denied tool: %s %s", code, msg)
+	}
+	if code, msg := call("a:read_thinng", ""); code != "UNKNOWN_TOOL" || !strings.Contains(msg, "a:read_thing") {
+		t.Errorf("a misspelt allowed tool is not suggested: %s %s", code, msg)
+	}
 	if code, _ := call("a:read_thing", ""); code != "OK" {
 		t.Errorf("a read-only tool matches no rule: %s", code)
 	}
@@ -144,8 +151,12 @@ func TestPolicyDeniesApprovesAndAudits(t *testing.T) {
 	if !g.Denied(g.mustTool(t, "a:delete_thing")) || g.Denied(g.mustTool(t, "a:update_thing")) {
 		t.Error("Denied: only tools the policy always denies")
 	}
+	if !g.NeedsApproval(g.mustTool(t, "a:update_thing")) || g.NeedsApproval(g.mustTool(t, "a:delete_thing")) || g.NeedsApproval(g.mustTool(t, "a:read_thing")) {
+		t.Error("NeedsApproval: only tools a rule sends to a person, not denied ones")
+	}
 
-	// The audit log has a line per call and approval, with no argument values.
+	// The audit log has a line per call (the two misspelt ones too) and
+	// approval, with no argument values.
 	g.Audit(AuditRecord{Kind: AuditKindRun, Principal: caller.Principal.Key(), Tool: "execute_code", Outcome: "OK", ArgBytes: 8, ArgsSHA256: sha256Hex([]byte("return 1"))})
 	g.Audit(AuditRecord{Kind: AuditKindAuth, Outcome: "UNAUTHORIZED", Remote: "10.0.0.1", Reason: "invalid_token: credential not accepted"})
 	f, err := os.Open(auditPath)
@@ -168,7 +179,7 @@ func TestPolicyDeniesApprovesAndAudits(t *testing.T) {
 			t.Errorf("the denied call's line: %s", sc.Text())
 		}
 	}
-	if kinds["call"] != 10 || kinds["approval"] < 5 || kinds["run"] != 1 || kinds["auth"] != 1 {
+	if kinds["call"] != 12 || kinds["approval"] < 5 || kinds["run"] != 1 || kinds["auth"] != 1 {
 		t.Errorf("audit lines by kind: %v", kinds)
 	}
 }

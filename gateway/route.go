@@ -62,6 +62,14 @@ type ServerStatus struct {
 	Auth string `json:"auth,omitempty"`
 }
 
+// NeedsOperator reports a server that failed to connect
+// upstream.FailedAfter times in a row: calling again will not help until
+// the operator acts (its Reason says so too), so messages say to use other
+// tools or tell the user rather than "call again in a few seconds".
+func (st ServerStatus) NeedsOperator() bool {
+	return st.State == StateFailed && st.Failures >= upstream.FailedAfter
+}
+
 // ForAgents is the status as agents may see it: without LastError.
 func (st ServerStatus) ForAgents() ServerStatus {
 	st.LastError = ""

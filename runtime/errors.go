@@ -86,6 +86,9 @@ func (e *execution) errorFromValue(v goja.Value) *Error {
 		}
 	}
 	e.locate(out, parseStack(stack))
+	if out.Name == "TypeError" {
+		out.Message = explainEngineTypeError(out.Message, stack)
+	}
 	return out
 }
 

@@ -56,5 +56,5 @@ func Example_error() {
 	fmt.Println(res.Error.Error())
 	// Output:
 	// false runtime 2
-	// agent.ts:2:14: TypeError: Cannot read property 'toFixed' of undefined or null
+	// agent.ts:2:14: TypeError: Cannot read properties of undefined or null (reading 'toFixed')
 }

@@ -181,7 +181,7 @@ func (e *execution) run(t *transpiled, tools []Tool, services []string) (out exe
 	e.sourceLines = t.Lines
 	dl := newDeadline(e.limits.Timeout, func() {
 		e.interrupt(&Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
-			"the snippet ran past its %v time limit; do less work per snippet (fewer or smaller tool calls, no busy loops) or raise the limit", e.limits.Timeout)})
+			"the snippet ran past its %v time limit; do less work per snippet (fewer or smaller tool calls, no busy loops)"+RaiseLimitAdvice, e.limits.Timeout)})
 	})
 	defer dl.cancel()
 	e.clockMu.Lock()
@@ -292,7 +292,7 @@ func (e *execution) settleCall(id uint64, result json.RawMessage, toolErr *ToolE
 func (e *execution) invoke(t bindings.Target, args goja.Value) goja.Value {
 	if e.callsMade >= e.limits.ToolCalls {
 		e.interrupt(&Error{Kind: KindLimit, Limit: LimitToolCalls, Message: fmt.Sprintf(
-			"the snippet tried to make more than %d tool calls; batch the work (fewer, larger calls) or raise the limit", e.limits.ToolCalls)})
+			"the snippet tried to make more than %d tool calls; batch the work (fewer, larger calls)"+RaiseLimitAdvice, e.limits.ToolCalls)})
 		return goja.Undefined()
 	}
 	stack := e.vm.CaptureCallStack(8, nil)

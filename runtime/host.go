@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
@@ -64,7 +65,7 @@ type ToolCall struct {
 //	class MCPToolError extends Error {
 //	  name: "MCPToolError"
 //	  tool: string    // Target.String(): the tool's id, "server:tool"; "namespace.function" when it is not bound
-//	  code: string    // Code: one of the gateway's codes, or one the runtime adds (the Code constants)
+//	  code: string    // Code: a code of errcode's table (the gateway's, the runtime's Code constants, code mode's)
 //	  message: string // Message: what went wrong and what to do next
 //	  data?: unknown  // Data, parsed, when present
 //	}
@@ -82,33 +83,20 @@ type ToolError struct {
 func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
 
 // Error codes the runtime itself produces for tool calls, as ToolError.Code,
-// MCPToolError.code in the VM and CallTrace.Code. The last three are the
-// gateway's codes for the same failures (gateway.CodeCancelled, CodeTimeout,
-// CodeResultTooLarge), so a snippet handles them alike wherever they arose.
+// MCPToolError.code in the VM and CallTrace.Code; errcode's table says what
+// each means and what an agent does about it. The last three are the
+// gateway's codes for the same failures, so a snippet handles them alike
+// wherever they arose.
 const (
-	// CodeHostError: the Host returned an error that is not a *ToolError.
-	CodeHostError = "HOST_ERROR"
-	// CodeNotBound ("NOT_BOUND"): the snippet called a tool that is not bound
-	// to this run.
-	CodeNotBound = bindings.CodeNotBound
-	// CodeNoHost: the run has bound tools but no Host to call them.
-	CodeNoHost = "NO_HOST"
-	// CodeInvalidArguments ("INVALID_ARGUMENTS"): the arguments could not be
-	// turned into a JSON object, or a tool function got more than one.
-	CodeInvalidArguments = bindings.CodeInvalidArguments
-	// CodeInvalidResult: the host answered with something that is not JSON.
-	CodeInvalidResult = "INVALID_RESULT"
-	// CodeToolCallLimit: a worker asked for more tool calls than the run's
-	// Limits.ToolCalls (the VM stops a snippet before that; this is the
-	// parent's own check).
-	CodeToolCallLimit = "LIMIT_TOOL_CALLS"
-	// CodeCancelled: the call was cancelled: the Host's context ended, or
-	// (in the trace) the run ended while the call was in flight.
-	CodeCancelled = "CANCELLED"
-	// CodeTimeout: the Host's context ran out of time.
-	CodeTimeout = "TIMEOUT"
-	// CodeResultTooLarge: the Host's answer is too large to hand to a worker.
-	CodeResultTooLarge = "RESULT_TOO_LARGE"
+	CodeHostError        = string(errcode.HostError)      // the Host returned an error that is not a *ToolError
+	CodeNotBound         = bindings.CodeNotBound          // a call to a tool not bound to this run
+	CodeNoHost           = string(errcode.NoHost)         // tools bound, but no Host in the Request
+	CodeInvalidArguments = bindings.CodeInvalidArguments  // not one JSON object
+	CodeInvalidResult    = string(errcode.InvalidResult)  // the Host answered with something that is not JSON
+	CodeToolCallLimit    = string(errcode.ToolCallLimit)  // the parent's check of Limits.ToolCalls (the VM stops a snippet before)
+	CodeCancelled        = string(errcode.Cancelled)      // the Host's context ended, or (in the trace) the run ended first
+	CodeTimeout          = string(errcode.Timeout)        // the Host's context ran out of time
+	CodeResultTooLarge   = string(errcode.ResultTooLarge) // the Host's answer is too large to hand to a worker
 )
 
 // toToolError turns whatever a Host returned into a ToolError.

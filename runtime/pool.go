@@ -404,13 +404,13 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 			if !compiled {
 				// Transpiling and compiling see no interrupts either.
 				return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
-					"the snippet (%s of code) took longer than its %v time limit to compile, before any of it ran, and its worker was stopped; send less code (data belongs in tool calls or sandbox.store, not in the source) or raise the limit",
+					"the snippet (%s of code) took longer than its %v time limit to compile, before any of it ran, and its worker was stopped; send less code (data belongs in tool calls or sandbox.store, not in the source)"+RaiseLimitAdvice,
 					fmt.Sprintf("%d KB", (codeBytes+1023)>>10), limits.Timeout)}}, false, false
 			}
 			// The VM did not stop at its deadline: a native built-in (a huge
 			// sort, a regexp, a giant string operation) does not see interrupts.
 			return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
-				"the snippet ran past its %v time limit inside a built-in operation (a huge sort, regular expression or string operation) and its worker was stopped; work on smaller inputs or raise the limit",
+				"the snippet ran past its %v time limit inside a built-in operation (a huge sort, regular expression or string operation) and its worker was stopped; work on smaller inputs"+RaiseLimitAdvice,
 				limits.Timeout)}}, false, false
 		}
 	}

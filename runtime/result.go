@@ -60,6 +60,13 @@ const (
 	LimitResultSize = "result_size"
 )
 
+// RaiseLimitAdvice ends the advice of a limit error whose limit the
+// caller of Run sets: " or raise the limit" (time, memory, tool calls,
+// result and code size), after what the snippet can do instead. A caller
+// that knows better what can be raised (code mode, whose agents raise a
+// limit only up to the operator's ceiling) replaces it.
+const RaiseLimitAdvice = " or raise the limit"
+
 // Error is a failed run, located in the agent's own TypeScript where possible.
 type Error struct {
 	Kind ErrorKind `json:"kind"`

@@ -377,7 +377,7 @@ func resultError(j *jsonError, limit int) *Error {
 	switch j.kind {
 	case "size":
 		return &Error{Kind: KindLimit, Limit: LimitResultSize, Message: fmt.Sprintf(
-			"the returned value is larger than the %s result limit (stopped at %s); return less: pick the fields you need, slice long arrays, or summarize",
+			"the returned value is larger than the %s result limit (stopped at %s); return less (pick the fields you need, slice long arrays, or summarize)"+RaiseLimitAdvice,
 			formatBytes(int64(limit)), j.path)}
 	case "cycle":
 		return &Error{Kind: KindResult, Message: fmt.Sprintf("the returned value contains a cycle at %s (an object that contains itself); return a copy without the back-reference", j.path)}

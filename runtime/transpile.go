@@ -256,7 +256,7 @@ func codeFrame(code string, line, col int) string {
 func checkCode(code string, limits Limits) *Error {
 	if len(code) > limits.CodeBytes {
 		return &Error{Kind: KindLimit, Limit: LimitCodeSize, Message: fmt.Sprintf(
-			"the snippet is %s, over the %s code size limit; split the work into smaller snippets or raise the limit",
+			"the snippet is %s, over the %s code size limit; split the work into smaller snippets"+RaiseLimitAdvice,
 			formatBytes(int64(len(code))), formatBytes(int64(limits.CodeBytes)))}
 	}
 	if strings.TrimSpace(code) == "" {

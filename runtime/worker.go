@@ -307,7 +307,7 @@ func watchHeap(ex *execution, limit int64) (stop func() int64) {
 const gcLowerAt = 24 << 20
 
 func memoryLimitError(limit int64, detail string) *Error {
-	msg := fmt.Sprintf("the snippet used more than its %s memory limit; process data in smaller pieces (page through results, avoid building huge strings or arrays) or raise the limit",
+	msg := fmt.Sprintf("the snippet used more than its %s memory limit; process data in smaller pieces (page through results, avoid building huge strings or arrays)"+RaiseLimitAdvice,
 		formatBytes(limit))
 	if detail != "" {
 		msg += " (" + detail + ")"

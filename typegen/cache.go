@@ -67,6 +67,11 @@ func (c *Cache) key(t *Tool, b Binding, maxDoc int) cacheKey {
 		h.WriteString(s)
 	}
 	length(t.InferredFrom)
+	length(len(t.Notes))
+	for _, n := range t.Notes {
+		length(len(n))
+		h.WriteString(n)
+	}
 	for _, raw := range [][]byte{t.InputSchema, t.OutputSchema, t.InferredOutput} {
 		length(len(raw))
 		h.Write(raw)

@@ -29,6 +29,13 @@ type Options struct {
 	// (every search, every run) costs a hash and a lookup per tool.
 	Cache *Cache
 
+	// Ranked declares the tools in the order given (a search's ranking,
+	// best first) instead of sorted by namespace and function. A namespace
+	// block is opened whenever the next tool's namespace is not the
+	// previous one's: TypeScript merges the blocks of one namespace, so
+	// the names, and what they declare, are the same in either order.
+	Ranked bool
+
 	// MaxDescription bounds each description and doc text, in characters;
 	// longer text is cut with "…". 0 means 8192, which keeps every
 	// description of the real-tool corpus whole.
@@ -38,8 +45,9 @@ type Options struct {
 // Output is one generated declaration file.
 type Output struct {
 	// DTS is the .d.ts text: the shared preamble, then one namespace per
-	// server and one function per tool, sorted by namespace and function.
-	// It is global (no import/export) and compiles under tsc --strict.
+	// server and one function per tool, sorted by namespace and function
+	// (or in the order given: Options.Ranked). It is global (no
+	// import/export) and compiles under tsc --strict.
 	DTS string
 	// Tools lists the declared tools in file order; the bindings install
 	// exactly these.
@@ -123,13 +131,15 @@ func Generate(tools []Tool, opts Options) (*Output, error) {
 		}
 		items = append(items, item{b: &b, tool: t})
 	}
-	sort.Slice(items, func(i, j int) bool {
-		a, b := items[i].b, items[j].b
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Function < b.Function
-	})
+	if !opts.Ranked {
+		sort.Slice(items, func(i, j int) bool {
+			a, b := items[i].b, items[j].b
+			if a.Namespace != b.Namespace {
+				return a.Namespace < b.Namespace
+			}
+			return a.Function < b.Function
+		})
+	}
 
 	// Render (or fetch) every fragment first, then write the file in one
 	// allocation: with a warm cache, copying the text is most of the work.
@@ -404,6 +414,11 @@ func toolDoc(t *Tool, b Binding, maxDoc int, remarks []string) docInfo {
 	}
 	if b.Function != camelCase(t.Name) || b.Namespace != camelCase(t.Server) {
 		d.tags = append(d.tags, "@tool "+cleanTag(quoteString(b.ID), maxDoc))
+	}
+	for _, n := range t.Notes {
+		if n = cleanTag(n, maxDoc); n != "" {
+			d.tags = append(d.tags, n)
+		}
 	}
 	d.tags = append(d.tags, remarks...)
 	return d

@@ -341,3 +341,55 @@ func TestGenerateConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Ranked declares the tools in the order given, opening a namespace block
+// again when the namespace comes back, with the catalog's names; the
+// unranked output of the same tools is sorted.
+func TestGenerateRanked(t *testing.T) {
+	catalog := []Tool{
+		{Server: "b", Name: "zeta", InputSchema: json.RawMessage(`{}`)},
+		{Server: "a", Name: "alpha", InputSchema: json.RawMessage(`{}`)},
+		{Server: "b", Name: "beta", InputSchema: json.RawMessage(`{}`)},
+		{Server: "b", Name: "gamma", InputSchema: json.RawMessage(`{}`)},
+	}
+	names := AssignNames(catalog)
+	out, err := Generate(catalog, Options{Names: names, Ranked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, b := range out.Tools {
+		order = append(order, b.Namespace+"."+b.Function)
+	}
+	if got := strings.Join(order, " "); got != "b.zeta a.alpha b.beta b.gamma" {
+		t.Errorf("ranked order: %s", got)
+	}
+	body := strings.TrimPrefix(out.DTS, Preamble)
+	want := "declare namespace b {\n\tfunction zeta(input?: Record<string, never>): Promise<ToolResult>;\n}\n" +
+		"declare namespace a {\n\tfunction alpha(input?: Record<string, never>): Promise<ToolResult>;\n}\n" +
+		"declare namespace b {\n\tfunction beta(input?: Record<string, never>): Promise<ToolResult>;\n\tfunction gamma(input?: Record<string, never>): Promise<ToolResult>;\n}\n"
+	if body != want {
+		t.Errorf("ranked declarations:\n%s\nwant:\n%s", body, want)
+	}
+	sorted, _ := Generate(catalog, Options{Names: names})
+	if !strings.HasPrefix(strings.TrimPrefix(sorted.DTS, Preamble), "declare namespace a {") || strings.Count(sorted.DTS, "declare namespace b") != 1 {
+		t.Errorf("unranked output is not sorted:\n%s", sorted.DTS)
+	}
+}
+
+// Notes are tags of the tool's doc, cleaned like any server text, and part
+// of what the cache keys on.
+func TestGenerateNotes(t *testing.T) {
+	tool := Tool{Server: "s", Name: "drop", Description: "Drop a table.", InputSchema: json.RawMessage(`{}`),
+		Notes: []string{"@approval a person approves each call", "@evil */ declare const x: 1; /*"}}
+	cache := NewCache(0)
+	out, _ := Generate([]Tool{tool}, Options{Cache: cache})
+	if !strings.Contains(out.DTS, "/** Drop a table. @approval a person approves each call @evil *\\/ declare const x: 1; /* */") {
+		t.Errorf("notes:\n%s", out.DTS)
+	}
+	tool.Notes = nil
+	plain, _ := Generate([]Tool{tool}, Options{Cache: cache})
+	if strings.Contains(plain.DTS, "@approval") {
+		t.Errorf("the cache served the declaration with notes for one without:\n%s", plain.DTS)
+	}
+}

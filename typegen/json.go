@@ -14,7 +14,7 @@ import (
 // the declarations (servers put the important arguments first) and is needed
 // for byte-identical output. It also lets us bound the nesting depth, which a
 // hostile schema could otherwise use to blow the stack of a recursive walk.
-// The parser is differential-fuzzed against encoding/json (json_test.go).
+// The parser is differential-fuzzed against encoding/json (FuzzParseJSON in fuzz_test.go).
 
 type jsonKind uint8
 

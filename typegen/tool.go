@@ -27,6 +27,12 @@ type Tool struct {
 	// "@inferred from N calls"; an OutputSchema always wins.
 	InferredOutput json.RawMessage `json:"-"`
 	InferredFrom   int             `json:"-"`
+
+	// Notes are JSDoc tags the host adds to the tool's doc, after its
+	// annotations: what it knows of calling the tool that the server
+	// does not say (code mode's "@approval ..." for a tool the gateway's
+	// policy sends to a person). Each is cleaned and cut like any tag.
+	Notes []string `json:"-"`
 }
 
 // Annotations are the MCP tool annotations. Pointers distinguish "not said"

@@ -1,6 +1,7 @@
 package typegen
 
 import (
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,4 +238,36 @@ func TestGlobalsCompile(t *testing.T) {
 			t.Errorf("%s: want tsc's \"Cannot find name\", got:\n%s", name, out)
 		}
 	}
+}
+
+// TestRankedCompiles: the corpus tools the usage snippets call, declared in
+// a shuffled order (Options.Ranked: a namespace opened many times, tools'
+// own namespaces of types among them), compile, and so do the snippets.
+func TestRankedCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tsc")
+	}
+	all := append(corpusTools(t), goldenTools(t, "output")...)
+	names := AssignNames(all)
+	used := map[string]bool{"github": true, "fetch": true, "google-maps": true, "notion": true, "time": true, "filesystem": true, "memory": true, "output": true}
+	var tools []Tool
+	for _, tool := range all {
+		if used[tool.Server] {
+			tools = append(tools, tool)
+		}
+	}
+	r := rand.New(rand.NewSource(7))
+	r.Shuffle(len(tools), func(i, j int) { tools[i], tools[j] = tools[j], tools[i] })
+	out, err := Generate(tools, Options{Names: names, Ranked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.DTS, "declare namespace github {"); n < 2 {
+		t.Fatalf("the shuffle opened github %d times; the test needs interleaved namespaces", n)
+	}
+	files := map[string]string{"ranked.d.ts": out.DTS}
+	for name, src := range passingSnippets {
+		files["pass_"+name+".ts"] = wrapSnippet(src)
+	}
+	requireCompiles(t, files)
 }

@@ -69,6 +69,7 @@ var benchIntents = []string{
 	"read /workspace/report.md and then post its summary to the #team Slack channel",
 	"scale the deployment api-server to 5 replicas",
 	"what time is it in Tokyo",
+	"list_commits | listPullRequests | show the open pull requests | github:get_me",
 }
 
 var (

@@ -60,12 +60,12 @@ func (e *builtinEmbedder) id() string   { return builtinVersion }
 func (e *builtinEmbedder) remote() bool { return false }
 func (e *builtinEmbedder) chromemFunc() chromem.EmbeddingFunc {
 	return func(_ context.Context, text string) ([]float32, error) {
-		return e.embedFields([]field{{text, 1}}), nil
+		return e.embedFields([]field{{text: text, weight: 1}}), nil
 	}
 }
 
 func (e *builtinEmbedder) embedTool(_ context.Context, t Tool) ([]float32, error) {
-	return e.embedFields(t.fields()), nil
+	return e.embedFields(t.embedFields()), nil
 }
 
 func (e *builtinEmbedder) embedQuery(_ context.Context, q string) ([]float32, error) {

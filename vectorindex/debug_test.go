@@ -2,8 +2,10 @@ package vectorindex
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 // TestDebugQuery prints how one intent is analysed and scored; run with
 // VI_DEBUG="the intent" go test ./vectorindex -run TestDebugQuery -v
+// (over the corpus, or the tools debugTools says).
 func TestDebugQuery(t *testing.T) {
 	q := os.Getenv("VI_DEBUG")
 	if q == "" {
@@ -20,7 +23,7 @@ func TestDebugQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ix.Sync(context.Background(), loadCorpus(t)); err != nil {
+	if _, err := ix.Sync(context.Background(), debugTools(t)); err != nil {
 		t.Fatal(err)
 	}
 	st := ix.state.Load()
@@ -263,5 +266,92 @@ func TestDebugSignals(t *testing.T) {
 	for _, k := range []string{"hybrid", "bm25", "cos", "sparse", "lsa", "dom"} {
 		s := sum[k]
 		fmt.Printf("%-7s top5 %.3f  mrr %.3f\n", k, s[1]/s[0], s[2]/s[0])
+	}
+}
+
+// debugTools are the tools the debug helpers search: the corpus, or with
+// VI_TOOLS=agent the servers an agent meets (testdata/agentservers), or the
+// file VI_TOOLS_FILE (the corpus format). VI_SET="name=v,name2=v2" sets
+// tunables first (see sweep_test.go).
+func debugTools(t *testing.T) []Tool {
+	for _, kv := range strings.Split(os.Getenv("VI_SET"), ",") {
+		if p := strings.SplitN(kv, "=", 2); len(p) == 2 {
+			setTunable(t, p[0], p[1])
+		}
+	}
+	switch {
+	case os.Getenv("VI_TOOLS_FILE") != "":
+		return loadToolsFile(t, os.Getenv("VI_TOOLS_FILE"))
+	case os.Getenv("VI_TOOLS") == "agent":
+		return loadAgentServers(t)
+	}
+	return loadCorpus(t)
+}
+
+// TestDebugProbe prints the top 6 of each intent of VI_PROBE="a||b", with
+// scores and weak flags:
+// VI_TOOLS=agent VI_PROBE="which tasks are blocked" go test ./vectorindex -run TestDebugProbe -v
+func TestDebugProbe(t *testing.T) {
+	qs := os.Getenv("VI_PROBE")
+	if qs == "" {
+		t.Skip("set VI_PROBE to intents separated by ||")
+	}
+	ix := mustIndex(t, Options{}, debugTools(t))
+	for _, q := range strings.Split(qs, "||") {
+		hits, err := ix.Search(context.Background(), q, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("%q\n", q)
+		for _, h := range hits {
+			fmt.Printf("   %-42s %.3f weak=%v\n", h.ID, h.Score, h.Weak)
+		}
+	}
+}
+
+// TestDebugDumpRanks writes, for every intent of the sets tuned on (the
+// corpus's development and first held-out sets, the agent servers'
+// development set; never the held-out sets kept pristine), its gold ranks
+// and top 3, one tab-separated line each, to the file VI_DUMP: run it on
+// two versions and compare the files to see what a change did to which
+// intent.
+func TestDebugDumpRanks(t *testing.T) {
+	out := os.Getenv("VI_DUMP")
+	if out == "" {
+		t.Skip("set VI_DUMP to a file")
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	corpus, agent := loadCorpus(t), loadAgentServers(t)
+	for _, set := range []struct {
+		name  string
+		tools []Tool
+		path  string
+	}{
+		{"dev", corpus, corpusPath("queries-dev.json")},
+		{"ho1", corpus, filepath.Join("testdata", "queries-heldout.json")},
+		{"agentdev", agent, agentServersPath("queries-dev.json")},
+	} {
+		ix := mustIndex(t, Options{}, set.tools)
+		for _, q := range loadQueries(t, set.path) {
+			hits, err := ix.Search(context.Background(), q.Query, MaxK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(hits)
+			var ranks []string
+			for _, g := range q.Relevant {
+				if p := pos(got, g); p < len(got) {
+					ranks = append(ranks, fmt.Sprint(p+1))
+				} else {
+					ranks = append(ranks, "-")
+				}
+			}
+			qq, _ := json.Marshal(q.Query)
+			fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%s\n", set.name, q.Kind, qq, strings.Join(ranks, ","), strings.Join(got[:min(3, len(got))], " "))
+		}
 	}
 }

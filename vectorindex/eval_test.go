@@ -20,6 +20,7 @@ type corpusTool struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations json.RawMessage `json:"annotations"`
 }
 
 type labelledQuery struct {
@@ -45,7 +46,7 @@ func loadCorpus(t testing.TB) []Tool {
 	tools := make([]Tool, len(ct))
 	for i, c := range ct {
 		tools[i] = Tool{ID: c.Server + ":" + c.Name, Server: c.Server, Name: c.Name, Title: c.Title,
-			Description: c.Description, InputSchema: c.InputSchema}
+			Description: c.Description, InputSchema: c.InputSchema, Annotations: c.Annotations}
 	}
 	return tools
 }
@@ -265,10 +266,10 @@ func TestEval(t *testing.T) {
 		// The issue asks for 0.97 / 0.90 on intents worded differently too.
 		// That is NOT met on either held-out set (paraphrases sharing no
 		// word with their tool are the gap, see docs/vectorindex.md); these
-		// floors sit just under what is achieved (0.733 / 0.631 and
-		// 0.499 / 0.425) so that regressions show.
-		{"held-out: vectorindex/testdata/queries-heldout.json", filepath.Join("testdata", "queries-heldout.json"), 0.72, 0.62},
-		{"held-out 2: vectorindex/testdata/queries-heldout2.json", filepath.Join("testdata", "queries-heldout2.json"), 0.48, 0.41},
+		// floors sit just under what is achieved (0.737 / 0.655 and
+		// 0.541 / 0.442) so that regressions show.
+		{"held-out: vectorindex/testdata/queries-heldout.json", filepath.Join("testdata", "queries-heldout.json"), 0.72, 0.64},
+		{"held-out 2: vectorindex/testdata/queries-heldout2.json", filepath.Join("testdata", "queries-heldout2.json"), 0.52, 0.43},
 	} {
 		qs := loadQueries(t, set.path)
 		h, p := evaluate(t, ix, base, qs)
@@ -279,11 +280,12 @@ func TestEval(t *testing.T) {
 	}
 }
 
-// TestEvalMultiPhrasing measures what several phrasings of one task buy
-// (search_tools' intents, fused with Fuse): 30 held-out-2 intents, each with
-// two more phrasings in the product's own API words, as an agent writes them
-// without having seen the tools. Reported beside plain BM25 fused the same
-// way; the floors sit just under what is achieved, so regressions show.
+// TestEvalMultiPhrasing measures what several phrasings of one task buy:
+// 30 held-out-2 intents, each with two more phrasings in the product's own
+// API words, as an agent writes them without having seen the tools; fused
+// by Fuse (each phrasing searched on its own), and joined by " | " into one
+// intent (as search_tools does now). Reported beside plain BM25 treated the
+// same way; the floors sit just under what is achieved, so regressions show.
 func TestEvalMultiPhrasing(t *testing.T) {
 	tools := loadCorpus(t)
 	ix, err := New(Options{})
@@ -296,6 +298,7 @@ func TestEvalMultiPhrasing(t *testing.T) {
 	base := newPlainBM25(tools)
 	qs := loadQueries(t, filepath.Join("testdata", "queries-multi.json"))
 	one, oneBM25, fused, fusedBM25 := &metrics{}, &metrics{}, &metrics{}, &metrics{}
+	joined, joinedBM25 := &metrics{}, &metrics{}
 	for _, q := range qs {
 		if len(q.Phrasings) == 0 {
 			t.Fatalf("%q has no other phrasings", q.Query)
@@ -318,14 +321,25 @@ func TestEvalMultiPhrasing(t *testing.T) {
 		}
 		fused.add("multi", ids(Fuse(rankings, MaxK)), q.Relevant, q.Query)
 		fusedBM25.add("multi", ids(Fuse(bm25Rankings, MaxK)), q.Relevant, q.Query)
+		all := strings.Join(append([]string{q.Query}, q.Phrasings...), " | ")
+		hits, err := ix.Search(context.Background(), all, MaxK)
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined.add("multi", ids(hits), q.Relevant, all)
+		joinedBM25.add("multi", base.rank(all), q.Relevant, all)
 	}
 	report(t, "multi-phrasing: the first phrasing alone", one, oneBM25)
-	report(t, "multi-phrasing: three phrasings fused by reciprocal rank", fused, fusedBM25)
-	// Measured: alone 0.350 / 0.250, fused 0.683 / 0.637 (plain BM25 fused:
-	// 0.783 / 0.542). The issue's figure for fused phrasings, 0.99, is not
-	// reached: see docs/vectorindex.md.
-	if fused.R5() <= one.R5() || fused.R5() < 0.65 || fused.MRR() < 0.60 {
+	report(t, "multi-phrasing: three phrasings fused by Fuse", fused, fusedBM25)
+	report(t, "multi-phrasing: three phrasings joined by \" | \" into one intent", joined, joinedBM25)
+	// Measured: alone 0.350 / 0.239; fused 0.983 / 0.900 (plain BM25 fused:
+	// 1.000 / 0.872); joined 1.000 / 0.983. Before each phrasing's best hit
+	// was kept first, fused was 0.683 / 0.637.
+	if fused.R5() <= one.R5() || fused.R5() < 0.95 || fused.MRR() < 0.85 {
 		t.Errorf("fused recall@5 %.3f MRR %.3f (alone: %.3f, %.3f)", fused.R5(), fused.MRR(), one.R5(), one.MRR())
+	}
+	if joined.R5() < 0.97 || joined.MRR() < 0.95 {
+		t.Errorf("joined recall@5 %.3f MRR %.3f", joined.R5(), joined.MRR())
 	}
 }
 
@@ -335,4 +349,129 @@ func ids(hits []Hit) []string {
 		out[i] = h.ID
 	}
 	return out
+}
+
+// agentServersPath names a file of testdata/agentservers: the tools an agent
+// meets behind sandbox serve with the example tracker, server-filesystem,
+// server-memory, server-everything and a SQLite server, and intents for them.
+func agentServersPath(name string) string { return filepath.Join("testdata", "agentservers", name) }
+
+func loadAgentServers(t testing.TB) []Tool {
+	t.Helper()
+	b, err := os.ReadFile(agentServersPath("tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []Tool
+	if err := json.Unmarshal(b, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for i := range tools {
+		tools[i].ID = tools[i].Server + ":" + tools[i].Name
+	}
+	return tools
+}
+
+// agentEval is what TestEvalAgentServers measures on one intent set, for
+// the index and for plain BM25 in the same run: every intent as given
+// (single-shot; a "phrasings" intent by its first phrasing alone), and the
+// "phrasings" intents fused (each phrasing searched, the rankings fused by
+// Fuse, as search_tools' intents are) and joined by " | " into one intent.
+type agentEval struct {
+	single, fused, joined       *metrics
+	singleBM, fusedBM, joinedBM *metrics
+}
+
+// fuse is Fuse, or in TestAblation the reciprocal rank fusion alone.
+var fuse = Fuse
+
+func evaluateAgentSet(t testing.TB, ix *Index, base *plainBM25, qs []labelledQuery) agentEval {
+	ev := agentEval{&metrics{}, &metrics{}, &metrics{}, &metrics{}, &metrics{}, &metrics{}}
+	search := func(q string) []Hit {
+		hits, err := ix.Search(context.Background(), q, MaxK)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		return hits
+	}
+	bm := func(q string) []Hit {
+		var out []Hit
+		for _, id := range base.rank(q) {
+			out = append(out, Hit{ID: id})
+		}
+		return out
+	}
+	for _, q := range qs {
+		ev.single.add(q.Kind, ids(search(q.Query)), q.Relevant, q.Query)
+		ev.singleBM.add(q.Kind, base.rank(q.Query), q.Relevant, q.Query)
+		if len(q.Phrasings) == 0 {
+			continue
+		}
+		all := append([]string{q.Query}, q.Phrasings...)
+		var rankings, bmRankings [][]Hit
+		for _, p := range all {
+			rankings = append(rankings, search(p))
+			bmRankings = append(bmRankings, bm(p))
+		}
+		ev.fused.add(q.Kind, ids(fuse(rankings, MaxK)), q.Relevant, q.Query)
+		ev.fusedBM.add(q.Kind, ids(fuse(bmRankings, MaxK)), q.Relevant, q.Query)
+		joined := strings.Join(all, " | ")
+		ev.joined.add(q.Kind, ids(search(joined)), q.Relevant, joined)
+		ev.joinedBM.add(q.Kind, base.rank(joined), q.Relevant, joined)
+	}
+	return ev
+}
+
+// TestEvalAgentServers measures retrieval over the servers an agent meets
+// (testdata/agentservers): the intents tuned on, and the held-out ones,
+// written and committed before any tuning. Issue 26's targets, on a
+// held-out set: single-shot recall@5 at least 0.80, an agent's phrasings
+// fused by the product at least 0.97 (search_tools joins them into one
+// intent: "joined"). The floors sit just under what is achieved.
+func TestEvalAgentServers(t *testing.T) {
+	tools := loadAgentServers(t)
+	ix, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(context.Background(), tools); err != nil {
+		t.Fatal(err)
+	}
+	base := newPlainBM25(tools)
+	for _, set := range []struct {
+		name, file                           string
+		minSingle, minMRR, minFused, minJoin float64
+	}{
+		// measured: single-shot 0.857 / 0.819, fused 0.938, joined 1.000
+		{"agent servers, dev", "queries-dev.json", 0.84, 0.80, 0.93, 0.97},
+		// measured: single-shot 0.840 / 0.758, fused 0.977, joined 1.000
+		// (before: 0.789 / 0.682, fused 0.932, joined 1.000)
+		{"agent servers, held-out", "queries-heldout.json", 0.82, 0.74, 0.97, 0.97},
+	} {
+		ev := evaluateAgentSet(t, ix, base, loadQueries(t, agentServersPath(set.file)))
+		report(t, set.name+": single-shot", ev.single, ev.singleBM)
+		report(t, set.name+": phrasings fused", ev.fused, ev.fusedBM)
+		report(t, set.name+": phrasings joined by \" | \"", ev.joined, ev.joinedBM)
+		if ev.single.R5() < set.minSingle || ev.single.MRR() < set.minMRR || ev.fused.R5() < set.minFused || ev.joined.R5() < set.minJoin {
+			t.Errorf("%s: single-shot recall@5 %.3f (floor %.2f), MRR %.3f (floor %.2f); fused recall@5 %.3f (floor %.2f); joined %.3f (floor %.2f)",
+				set.name, ev.single.R5(), set.minSingle, ev.single.MRR(), set.minMRR, ev.fused.R5(), set.minFused, ev.joined.R5(), set.minJoin)
+		}
+	}
+}
+
+// loadToolsFile reads tools in the corpus format from a file.
+func loadToolsFile(t testing.TB, path string) []Tool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []Tool
+	if err := json.Unmarshal(b, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for i := range tools {
+		tools[i].ID = tools[i].Server + ":" + tools[i].Name
+	}
+	return tools
 }

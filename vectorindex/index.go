@@ -46,13 +46,22 @@ type state struct {
 	lex     *lexIndex
 	entries []*entry // aligned with lex.ids
 	byID    map[string]*entry
+	names   *nameTable
+	// replacedBy maps a deprecated tool to the tools its description
+	// names as its replacement.
+	replacedBy map[int32][]int32
+	// boilerplate holds, per server, the terms most of its tools share
+	// ("Only works within allowed directories"): a match on them alone is
+	// incidental (see Hit.Weak).
+	boilerplate map[string]map[string]bool
 }
 
 type entry struct {
-	tool  Tool
-	hash  string
-	terms docTerms
-	vec   []float32 // unit length; shared with chromem, never modified
+	tool   Tool
+	hash   string
+	terms  docTerms
+	traits traits    // of tool; set before the entry is published
+	vec    []float32 // unit length; shared with chromem, never modified
 }
 
 // collectionPrefix marks the chromem collections this package owns in Dir.
@@ -123,10 +132,14 @@ func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error)
 		}
 		// Terms of another analyser are made again; the vectors, whose
 		// making may have cost calls to an embedding service, are kept.
-		if len(entries) > 0 && p.analyzer != analyzerVersion {
-			parallelFor(len(entries), func(i int) { entries[i].terms = ix.an.analyzeDoc(entries[i].tool) })
-			reanalysed = true
-		}
+		reanalysed = len(entries) > 0 && p.analyzer != analyzerVersion
+		var effects effectCache
+		parallelFor(len(entries), func(i int) {
+			if reanalysed {
+				entries[i].terms = ix.an.analyzeDoc(entries[i].tool)
+			}
+			entries[i].traits = toolTraits(ix.an, entries[i].tool, &effects)
+		})
 	}
 	for _, e := range entries {
 		if err := ix.coll.AddDocument(context.Background(), chromem.Document{ID: e.tool.ID, Embedding: e.vec}); err != nil {
@@ -185,7 +198,10 @@ func newState(entries []*entry) *state {
 		docs[i] = e.terms
 		byID[e.tool.ID] = e
 	}
-	return &state{lex: buildLexIndex(ids, docs), entries: entries, byID: byID}
+	st := &state{lex: buildLexIndex(ids, docs), entries: entries, byID: byID, names: newNameTable(entries)}
+	st.replacedBy = replacements(entries, st.names)
+	st.boilerplate = boilerplate(defaultAnalyzer(), entries)
+	return st
 }
 
 func validVector(v []float32, dims int) bool {
@@ -355,6 +371,7 @@ func (ix *Index) embedAll(ctx context.Context, es []*entry, dims int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var dimsMu sync.Mutex
+	effects := &effectCache{}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -366,6 +383,7 @@ func (ix *Index) embedAll(ctx context.Context, es []*entry, dims int) error {
 				}
 				e := es[i]
 				e.terms = ix.an.analyzeDoc(e.tool)
+				e.traits = toolTraits(ix.an, e.tool, effects)
 				v, err := ix.emb.embedTool(ctx, e.tool)
 				if err == nil {
 					dimsMu.Lock()

@@ -318,7 +318,12 @@ func TestStoreKeepsWhatTheSearchNeeds(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "index.gob"), []byte("old"), 0o600)
 	os.WriteFile(filepath.Join(dir, "vectorindex.json"), []byte("{}"), 0o600)
-	cat := append(smallCatalog(), Tool{ID: "odd:tool", Description: "Takes a schema that is not JSON.", InputSchema: json.RawMessage(`{"properties": {"x": `)})
+	cat := append(smallCatalog(), Tool{ID: "odd:tool", Description: "Takes a schema that is not JSON.", InputSchema: json.RawMessage(`{"properties": {"x": `)},
+		Tool{ID: "everything:get-structured-content", Description: "Returns structured content",
+			InputSchema:        json.RawMessage(`{"type":"object","properties":{"location":{"type":"string","enum":["Chicago","New York"]}}}`),
+			OutputSchema:       json.RawMessage(`{"type":"object","properties":{"conditions":{"type":"string","description":"Weather conditions"}}}`),
+			Annotations:        json.RawMessage(`{"readOnlyHint":true}`),
+			ServerInstructions: "A test server."})
 	ix := mustIndex(t, Options{Dir: dir}, cat)
 	for _, f := range []string{"index.gob", "vectorindex.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
@@ -415,12 +420,12 @@ func TestStoreOfAnotherAnalyserKeepsItsVectors(t *testing.T) {
 // terms. It sees the corpus's words only: a change of the analysis that no
 // corpus tool shows needs the bump by hand.
 func TestAnalyzerVersionNamesTheAnalysis(t *testing.T) {
-	const version, fingerprint = "terms-v1", "ef7db2ff3832c656"
+	const version, fingerprint = "terms-v2", "5e36373e83902d3d"
 	a := defaultAnalyzer()
 	h := sha256.New()
 	for _, tool := range loadCorpus(t) {
 		d := a.analyzeDoc(tool)
-		fmt.Fprintf(h, "%s %v %v %v %v\n", tool.ID, d.length, d.terms, d.words, d.name)
+		fmt.Fprintf(h, "%s %v %v %v %v %v\n", tool.ID, d.length, d.terms, d.words, d.name, d.values)
 	}
 	got := hex.EncodeToString(h.Sum(nil))[:16]
 	if got != fingerprint || analyzerVersion != version {
@@ -608,4 +613,41 @@ func TestSearchWhileCatalogShrinks(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+func searchIDs(t *testing.T, ix *Index, intent string, k int) []string {
+	t.Helper()
+	hits, err := ix.Search(context.Background(), intent, k)
+	if err != nil {
+		t.Fatalf("%q: %v", intent, err)
+	}
+	return ids(hits)
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]int{}
+	for _, x := range a {
+		m[x]++
+	}
+	for _, x := range b {
+		m[x]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func pos(list []string, id string) int {
+	for i, x := range list {
+		if x == id {
+			return i
+		}
+	}
+	return len(list)
 }

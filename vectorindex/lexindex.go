@@ -10,7 +10,7 @@ import (
 // each tool's analysed terms (see store.go), so bump it whenever analyzeDoc's
 // output changes, or restarted servers search stale terms;
 // TestAnalyzerVersionNamesTheAnalysis fails until it is bumped.
-const analyzerVersion = "terms-v1"
+const analyzerVersion = "terms-v2"
 
 // docTerms is a tool analysed for lexical search: canonical terms with
 // field-weighted frequencies, and the distinct surface words (the
@@ -20,13 +20,21 @@ type docTerms struct {
 	length float32
 	words  []string
 	name   []string // the words of the tool's name, in order
+	// values are the terms of the values the tool's input enumerates
+	// (status: todo, in_progress, blocked, done): a question naming one
+	// ("which tasks are blocked") is answered by a tool that filters by it
+	values []string
 }
 
 func (a *analyzer) analyzeDoc(t Tool) docTerms {
 	tf := map[string]float32{}
 	words := map[string]bool{}
 	var length float32
-	for _, f := range t.fields() {
+	in := readSchema(t.InputSchema)
+	for _, f := range t.fields(in) {
+		if f.weight == 0 {
+			continue
+		}
 		splitParts(f.text, func(w string, part bool) {
 			term := a.term(w)
 			if term == "" {
@@ -36,18 +44,16 @@ func (a *analyzer) analyzeDoc(t Tool) docTerms {
 			if part {
 				wt *= wPart
 			}
+			if f.secondary {
+				tf[secondaryTerm(term)] += wt
+				return
+			}
 			tf[term] += wt
 			length += wt
 			words[w] = true
 		})
 	}
-	// The tool's name as one identifier ("git_create_branch",
-	// "createBranch" -> "#gitcreatebranch"): an intent that spells a tool's
-	// name, as code comments do, names that tool.
-	if k := nameKey(t.Name); k != "" {
-		tf[k] += wName
-	}
-	d := docTerms{length: length, name: splitAll(t.Name)}
+	d := docTerms{length: length, name: splitAll(t.Name), values: a.valueTerms(in)}
 	for term, w := range tf {
 		d.terms = append(d.terms, weighted{term, w})
 	}
@@ -57,6 +63,32 @@ func (a *analyzer) analyzeDoc(t Tool) docTerms {
 	}
 	sort.Strings(d.words)
 	return d
+}
+
+// secondaryTerm is the term under which a word of a secondary field (what
+// a tool accepts beyond its top-level parameters, what it returns, what its
+// server says) is indexed: apart from the tool's own words, so that they
+// neither lengthen the tool's text nor make the word one "the tools use"
+// (which damps its WordNet relatives, see wordGroups: an enum value
+// "past_due" once made "the past day" miss "channel history"). A query word
+// matches it beside its own term.
+func secondaryTerm(t string) string { return "~" + t }
+
+// valueTerms are the distinct terms of the values a tool's input offers as
+// choices (schemaText.choices), sorted.
+func (a *analyzer) valueTerms(in schemaText) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range in.choices {
+		splitWords(v, func(w string) {
+			if term := a.term(w); term != "" && !seen[term] {
+				seen[term] = true
+				out = append(out, term)
+			}
+		})
+	}
+	sort.Strings(out)
+	return out
 }
 
 // wPart is the weight of the parts of a camelCase word relative to the
@@ -75,6 +107,11 @@ type lexIndex struct {
 	ids      []string
 	pos      map[string]int32
 	postings map[string][]posting
+	// wordDF is, for a word indexed both as a tool's own and apart
+	// (secondaryTerm), the number of tools with either: both terms take
+	// the word's rarity from it, or a word that most tools say and one
+	// returns would count as rare where it is returned.
+	wordDF   map[string]int
 	length   []float32
 	avgLen   float32
 	vocab    map[string]string // surface word -> term, for every indexed word
@@ -136,9 +173,18 @@ func buildLexIndex(ids []string, docs []docTerms) *lexIndex {
 		names[i] = d.name
 	}
 	ix.acronyms = mineAcronyms(a, names)
+	ix.wordDF = map[string]int{}
 	terms := make([]string, 0, len(ix.postings))
-	for t := range ix.postings {
-		terms = append(terms, t)
+	for t, ps := range ix.postings {
+		own, ok := strings.CutPrefix(t, "~")
+		if !ok {
+			terms = append(terms, t)
+			continue
+		}
+		if ops := ix.postings[own]; len(ops) > 0 {
+			u := unionCount(ops, ps)
+			ix.wordDF[t], ix.wordDF[own] = u, u
+		}
 	}
 	sort.Strings(terms)
 	ix.lin = buildAncestorIndex(a, terms)
@@ -146,10 +192,32 @@ func buildLexIndex(ids []string, docs []docTerms) *lexIndex {
 	return ix
 }
 
+// unionCount is the number of distinct documents in two posting lists,
+// each in document order.
+func unionCount(a, b []posting) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].doc < b[j].doc:
+			i++
+		case i == len(a) || b[j].doc < a[i].doc:
+			j++
+		default:
+			i++
+			j++
+		}
+		n++
+	}
+	return n
+}
+
 func (ix *lexIndex) idf(term string) float32 {
 	df := len(ix.postings[term])
 	if df == 0 {
 		return 0
+	}
+	if u, ok := ix.wordDF[term]; ok {
+		df = u
 	}
 	n := float64(len(ix.ids))
 	return float32(math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5)))
@@ -233,21 +301,4 @@ func (ts *termSpace) nearest(v []float32, minCos float32, n int) []weighted {
 		out = out[:n]
 	}
 	return out
-}
-
-// nameKey is the term under which a tool's whole name is indexed: its
-// letters and digits, lowercased, behind a '#' no word can start with.
-// Names of fewer than two words are left out: "fetch" or "query" as a word
-// says nothing about which tool is meant.
-func nameKey(name string) string {
-	var b strings.Builder
-	words := 0
-	splitWords(name, func(w string) {
-		b.WriteString(w)
-		words++
-	})
-	if words < 2 || b.Len() > 64 {
-		return ""
-	}
-	return "#" + b.String()
 }

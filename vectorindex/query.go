@@ -13,6 +13,11 @@ type queryGroup struct {
 	word   string
 	weight float32
 	terms  []weighted
+	// strong are the terms that are the word itself: its lemma, a
+	// correction of its spelling, the phrase it abbreviates, the one word
+	// the tools write for two ("log in" -> login). The rest of terms are
+	// its relatives, which rank but do not make a match (Hit.Weak).
+	strong []string
 }
 
 // Weights of the non-WordNet rewrites of a query word (WordNet relations are
@@ -35,16 +40,6 @@ const (
 func (a *analyzer) queryGroups(text string, ix *lexIndex) []queryGroup {
 	var groups []queryGroup
 	at := map[string]int{} // term -> index in groups
-	// identifiers that spell a tool's name: "git_create_branch(...)",
-	// "createBranch", "list-commits"
-	for _, id := range identifiers(text) {
-		if k := nameKey(id); k != "" && ix.hasTerm(k) {
-			if _, dup := at[k]; !dup {
-				at[k] = len(groups)
-				groups = append(groups, queryGroup{word: id, weight: 1, terms: []weighted{{k, 1}}})
-			}
-		}
-	}
 	for _, f := range intentFields(text) {
 		skipParts := false
 		prev := ""
@@ -61,7 +56,7 @@ func (a *analyzer) queryGroups(text string, ix *lexIndex) []queryGroup {
 					if jt, ok := ix.vocab[joined]; ok && jt != "" {
 						if _, dup := at[jt]; !dup {
 							at[jt] = len(groups)
-							groups = append(groups, queryGroup{word: joined, weight: f.weight, terms: []weighted{{jt, 1}}})
+							groups = append(groups, queryGroup{word: joined, weight: f.weight, terms: []weighted{{jt, 1}}, strong: []string{jt}})
 						}
 					}
 				}
@@ -105,6 +100,9 @@ func (a *analyzer) wordGroups(w, own string, ix *lexIndex) []queryGroup {
 		}
 	}
 	add(own, 1)
+	if ix.hasTerm(own) {
+		g.strong = append(g.strong, own)
+	}
 	_, inVocab := ix.vocab[w]
 	known := a.isKnownWord(w)
 	if !inVocab && !ix.hasTerm(own) {
@@ -125,6 +123,9 @@ func (a *analyzer) wordGroups(w, own string, ix *lexIndex) []queryGroup {
 				wt *= wTypoKnown
 			}
 			add(ix.vocab[c.word], wt)
+			if t := ix.vocab[c.word]; t != "" && !known {
+				g.strong = append(g.strong, t)
+			}
 		}
 		if len(w) >= 2 && len(w) <= 5 {
 			for _, v := range ix.prefixed(w, 4) {
@@ -168,6 +169,19 @@ func (a *analyzer) wordGroups(w, own string, ix *lexIndex) []queryGroup {
 			}
 		}
 	}
+	// what the tools accept and return, and what their servers say,
+	// indexed apart: matched by the word itself and its corrections
+	for _, t := range g.strong {
+		if st := secondaryTerm(t); ix.hasTerm(st) {
+			best[st] = 1
+		}
+	}
+	if !ix.hasTerm(own) {
+		if st := secondaryTerm(own); ix.hasTerm(st) {
+			best[st] = 1
+			g.strong = append(g.strong, st)
+		}
+	}
 	for t, wt := range best {
 		g.terms = append(g.terms, weighted{t, wt})
 	}
@@ -175,7 +189,7 @@ func (a *analyzer) wordGroups(w, own string, ix *lexIndex) []queryGroup {
 	groups := []queryGroup{g}
 	if phrase, ok := ix.acronyms[w]; ok {
 		for _, pw := range phrase {
-			groups = append(groups, queryGroup{word: w, weight: wAcronym, terms: []weighted{{pw, 1}}})
+			groups = append(groups, queryGroup{word: w, weight: wAcronym, terms: []weighted{{pw, 1}}, strong: []string{pw}})
 		}
 	}
 	return groups
@@ -279,28 +293,3 @@ var (
 	lsaWeight   float32 = 0.6
 	lsaMaxTerms         = 5
 )
-
-// identifiers are the runs of letters, digits, '_' and '-' in a text, and
-// the last segment of dotted ones ("page.evaluate" -> "evaluate",
-// "page.evaluate").
-func identifiers(s string) []string {
-	var out []string
-	start := -1
-	for i, r := range s + " " {
-		ok := r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-		if ok && start < 0 {
-			start = i
-		}
-		if !ok && start >= 0 {
-			id := strings.Trim(s[start:i], ".-_")
-			if id != "" {
-				out = append(out, id)
-				if j := strings.LastIndexByte(id, '.'); j >= 0 {
-					out = append(out, id[j+1:])
-				}
-			}
-			start = -1
-		}
-	}
-	return out
-}

@@ -3,6 +3,7 @@ package vectorindex
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -16,6 +17,17 @@ import (
 type Hit struct {
 	ID    string  `json:"id"`
 	Score float64 `json:"score"`
+	// Weak: the tool matched none of the intent's words that say what the
+	// task is, only relatives of them, its vector's nearness, or words its
+	// server writes in most of its tools ("works" in "Only works within
+	// allowed directories"): a guess, not a match. A tool the intent names
+	// is never weak.
+	Weak bool `json:"weak,omitempty"`
+	// Named: the intent names this tool, in any spelling (or it replaces a
+	// deprecated tool the intent names exactly); such hits come first, and
+	// a caller that reorders hits (code mode's learning from use) keeps
+	// them first.
+	Named bool `json:"named,omitempty"`
 }
 
 // Search bounds.
@@ -43,6 +55,17 @@ const (
 // Search returns the k tools that best match the intent, best first. k <= 0
 // means DefaultK; k is clamped to [1, MaxK] and to the number of tools. An
 // empty index gives no hits and no error.
+//
+// The intent is read as an agent writes it. Tools it names, in any spelling
+// (list_projects, listProjects, list-projects, tracker.list_projects,
+// tracker:list_projects, tracker__list_projects), come first, then tools
+// whose names are near a name it writes (listProject, update_status).
+// Several clauses (steps joined by "then" or ";", phrasings joined by " | ",
+// lines, a bulleted or numbered list; at most 8, the rest searched with the
+// eighth) are each ranked too, and each clause's best tool comes before the
+// others. A question ("which tasks are blocked", "list ...") ranks tools
+// that only read above tools that change things. A deprecated tool yields
+// to the replacement its description names.
 func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error) {
 	if len(intent) > MaxIntentLen {
 		return nil, fmt.Errorf("vectorindex: the intent is %d bytes; the limit is %d: describe the task in fewer words, or search for each step on its own", len(intent), MaxIntentLen)
@@ -64,18 +87,13 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 	}
 	k = min(k, n)
 
-	qv, err := ix.emb.embedQuery(ctx, intent)
-	if err != nil {
-		return nil, fmt.Errorf("vectorindex: %w", err)
-	}
-	groups := ix.an.queryGroups(intent, st.lex)
-	cov := coverage(groups, st.lex)
-	qv = ix.queryVector(qv, cov)
-	near, err := ix.nearest(ctx, st, qv)
+	whole, err := ix.scoreText(ctx, st, intent, nil)
 	if err != nil {
 		return nil, err
 	}
-	scores := ix.rank(st, groups, cov, qv, near)
+	scores := whole.scores
+	strong := whole.strongTerms()
+	var tops []int32 // each clause's best tool
 	if steps := ix.an.splitSteps(intent); len(steps) > 1 {
 		// Each step's best tools score like the whole intent's best; ties
 		// (and everything below) are broken by the whole intent's score.
@@ -84,18 +102,26 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 			merged[d] = wWhole * s
 		}
 		for _, step := range steps {
-			sv, err := ix.emb.embedQuery(ctx, step)
-			if err != nil {
-				return nil, fmt.Errorf("vectorindex: %w", err)
-			}
-			sg := ix.an.queryGroups(step, st.lex)
-			scov := coverage(sg, st.lex)
-			sv = ix.queryVector(sv, scov)
 			// The steps reuse the whole intent's nearest neighbours as vector
 			// candidates (one pass over the collection per search, not one
 			// per step); their own BM25 candidates come on top.
-			for d, s := range ix.rank(st, sg, scov, sv, near) {
-				merged[d] = max(merged[d], wWhole*scores[d]+wStep*s)
+			sc, err := ix.scoreText(ctx, st, step, whole.near)
+			if err != nil {
+				return nil, err
+			}
+			stepMerged := make(map[int32]float64, len(sc.scores))
+			for d, s := range sc.scores {
+				stepMerged[d] = wWhole*scores[d] + wStep*s
+				merged[d] = max(merged[d], stepMerged[d])
+			}
+			// the step's best in the context of the whole intent ("delete
+			// the pod" after "get the logs of pod api-1": kubernetes' delete,
+			// not the first delete of any server)
+			if best, ok := bestOf(stepMerged); ok && clauseBestFirst {
+				tops = append(tops, best)
+			}
+			for t := range sc.strongTerms() {
+				strong[t] = true
 			}
 		}
 		for d := range merged {
@@ -103,7 +129,211 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 		}
 		scores = merged
 	}
-	return topHits(st, scores, k), nil
+	var named []named
+	if pinNamedTools {
+		named = st.names.match(st.names.mentions(intent))
+	}
+	return ix.order(st, scores, named, tops, strong, k), nil
+}
+
+// Switches of two rules of Search, for measuring what each buys
+// (TestAblation); always on otherwise.
+var (
+	pinNamedTools   = true // tools the intent names come first
+	clauseBestFirst = true // each clause's best tool comes before the rest
+)
+
+// scored is one text's ranking: scores of the candidate tools, the vector
+// neighbours they came from, and the query groups it was analysed into.
+type scored struct {
+	scores map[int32]float64
+	near   []int32
+	groups []queryGroup
+}
+
+// scoreText ranks the tools for one text: the whole intent (near nil: its
+// vector neighbours are looked up) or one of its clauses (near: the whole
+// intent's). A question ranks tools that only read first; a deprecated
+// tool yields to its replacement.
+func (ix *Index) scoreText(ctx context.Context, st *state, text string, near []int32) (scored, error) {
+	qv, err := ix.emb.embedQuery(ctx, text)
+	if err != nil {
+		return scored{}, fmt.Errorf("vectorindex: %w", err)
+	}
+	groups := ix.an.queryGroups(text, st.lex)
+	cov := coverage(groups, st.lex)
+	qv = ix.queryVector(qv, cov)
+	if near == nil {
+		if near, err = ix.nearest(ctx, st, qv); err != nil {
+			return scored{}, err
+		}
+	}
+	scores := ix.rank(st, groups, cov, qv, near)
+	if isQuestion(text) && questionsPreferReads {
+		for d := range scores {
+			e := st.entries[d]
+			s := scores[d] * effectWeight(e.traits.effect)
+			if e.traits.effect == effectRead || e.traits.effect == effectUnknown {
+				s += wFilterValue * overlap(groups, e.terms.values)
+			}
+			scores[d] = s
+		}
+	}
+	yieldToReplacements(st, scores)
+	return scored{scores: scores, near: near, groups: groups}, nil
+}
+
+// questionsPreferReads switches the question rules below, for measuring
+// what they buy (TestAblation); always on otherwise.
+var questionsPreferReads = true
+
+// effectWeight scales a tool's score for a question by what calling it
+// does: asked "which tasks are blocked", a tool that searches tasks is
+// meant, not one that sets a task's status to blocked. Most servers say
+// nothing of their tools: silence is not penalised.
+func effectWeight(e effect) float64 {
+	switch e {
+	case effectWrite:
+		return wQuestionWrite
+	case effectDestructive:
+		return wQuestionDestructive
+	}
+	return 1
+}
+
+var (
+	wQuestionWrite       = 0.75
+	wQuestionDestructive = 0.65
+	// wFilterValue weighs, for a question, the share of its words that are
+	// values the tool's input enumerates: asked "which projects are
+	// archived", list_projects, which filters by status (active,
+	// archived), is the tool that answers.
+	wFilterValue = 0.5
+)
+
+// wDeprecated scales the score of a deprecated tool.
+const wDeprecated = 0.9
+
+// yieldToReplacements ranks each deprecated tool below the tools that
+// replace it when both are candidates, and a little lower anyway.
+func yieldToReplacements(st *state, scores map[int32]float64) {
+	for d, s := range scores {
+		if !st.entries[d].traits.deprecated {
+			continue
+		}
+		s *= wDeprecated
+		for _, r := range st.replacedBy[d] {
+			if rs, ok := scores[r]; ok && rs <= s {
+				s = rs * 0.99
+			}
+		}
+		scores[d] = s
+	}
+}
+
+// strongTerms are the terms of a text's words that say what the task is
+// (queryGroup.strong), from the words of the request, not quoted values or
+// paths.
+func (s scored) strongTerms() map[string]bool {
+	out := map[string]bool{}
+	for _, g := range s.groups {
+		if g.weight < wAcronym {
+			continue
+		}
+		for _, t := range g.strong {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+func bestOf(scores map[int32]float64) (int32, bool) {
+	best, found := int32(0), false
+	for d, s := range scores {
+		if !found || s > scores[best] || s == scores[best] && d < best {
+			best, found = d, true
+		}
+	}
+	return best, found
+}
+
+// order makes the answer: tools the intent names first (exactly, then up
+// to plural endings, then near names; a deprecated tool named is followed
+// by its replacement), then each clause's best tool, then the rest by
+// score. Scores are made to fall with the order: a promoted tool scores at
+// least as much as the best of the rest.
+func (ix *Index) order(st *state, scores map[int32]float64, named []named, tops []int32, strong map[string]bool, k int) []Hit {
+	byMention(named)
+	var promoted []int32
+	seen := map[int32]bool{}
+	promote := func(d int32) {
+		if !seen[d] {
+			seen[d] = true
+			promoted = append(promoted, d)
+		}
+	}
+	isNamed := map[int32]bool{}
+	for _, n := range named {
+		promote(n.doc)
+		isNamed[n.doc] = true
+		if n.match == exactName {
+			for _, r := range st.replacedBy[n.doc] {
+				promote(r)
+				isNamed[r] = true
+			}
+		}
+	}
+	sort.SliceStable(tops, func(i, j int) bool { return scores[tops[i]] > scores[tops[j]] })
+	for _, d := range tops {
+		promote(d)
+	}
+	rest := make([]int32, 0, len(scores))
+	for d := range scores {
+		if !seen[d] {
+			rest = append(rest, d)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool {
+		if scores[rest[i]] != scores[rest[j]] {
+			return scores[rest[i]] > scores[rest[j]]
+		}
+		return st.entries[rest[i]].tool.ID < st.entries[rest[j]].tool.ID
+	})
+	all := append(promoted, rest...)
+	if len(all) > k {
+		all = all[:k]
+	}
+	var restBest float64
+	if len(rest) > 0 {
+		restBest = scores[rest[0]]
+	}
+	hits := make([]Hit, len(all))
+	prev := 1.0
+	for i, d := range all {
+		s := scores[d]
+		if i < len(promoted) {
+			s = max(s, restBest)
+		}
+		s = min(s, prev)
+		prev = s
+		hits[i] = Hit{ID: st.entries[d].tool.ID, Score: s, Weak: !isNamed[d] && !st.matchesStrongly(d, strong), Named: isNamed[d]}
+	}
+	return hits
+}
+
+// matchesStrongly reports whether tool d has one of the strong terms other
+// than as its server's boilerplate.
+func (st *state) matchesStrongly(d int32, strong map[string]bool) bool {
+	server := st.entries[d].tool.Server
+	for _, t := range st.entries[d].terms.terms {
+		if !strong[t.term] {
+			continue
+		}
+		if !st.boilerplate[server][t.term] || slices.Contains(st.entries[d].traits.nameTerms, t.term) {
+			return true
+		}
+	}
+	return false
 }
 
 // nearest asks chromem for the tools whose vectors are closest to qv.
@@ -186,9 +416,39 @@ func (ix *Index) rank(st *state, groups []queryGroup, cov float64, qv []float32,
 		if maxCos > 0 {
 			v = max(0, float64(cos[d]/maxCos))
 		}
-		out[d] = wl*l + (1-wl)*v
+		out[d] = (wl*l + (1-wl)*v + wNameOverlap*overlap(groups, st.entries[d].traits.nameTerms)) / (1 + wNameOverlap)
 	}
 	return out
+}
+
+// wNameOverlap weighs, beside BM25 and the vectors, the share of the
+// intent's words that are words of the tool's name. In BM25 a word in the
+// name counts only a little more than one in the description (its term
+// frequency saturates): "which tasks are blocked" found update_task_status
+// ("Move a task to another status (todo, in_progress, blocked, done)")
+// before search_tasks, whose name says what it does with tasks.
+var wNameOverlap = 0.2
+
+// overlap is the share (by weight) of the query's groups whose own word,
+// or a correction of it, is one of the terms (of a tool's name, say).
+func overlap(groups []queryGroup, terms []string) float64 {
+	var all, in float64
+	for _, g := range groups {
+		if len(g.terms) == 0 && g.weight < 1 {
+			continue
+		}
+		all += float64(g.weight)
+		for _, t := range g.strong {
+			if slices.Contains(terms, t) {
+				in += float64(g.weight)
+				break
+			}
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return in / all
 }
 
 func dot(a, b []float32) float32 {
@@ -220,23 +480,6 @@ func topN(scores []float32, n int) []int32 {
 		idx = idx[:n]
 	}
 	return idx
-}
-
-func topHits(st *state, scores map[int32]float64, k int) []Hit {
-	hits := make([]Hit, 0, len(scores))
-	for d, s := range scores {
-		hits = append(hits, Hit{ID: st.entries[d].tool.ID, Score: s})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].ID < hits[j].ID
-	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits
 }
 
 // wLexical is the share of the BM25 score in the hybrid score.

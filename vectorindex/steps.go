@@ -9,23 +9,47 @@ import (
 // need one tool per step: searched as one text, the step with the most
 // distinctive words wins every slot of the top k. So an intent is split
 // into steps, each step is searched on its own, and the rankings are merged
-// so that every step's best tools make it into the results.
+// so that every step's best tools make it into the results. Several
+// phrasings of one task written into one intent ("list projects |
+// list_projects | get project details", a bulleted or numbered list) are
+// split the same way: each is a clause of its own, and each one's best tool
+// is kept in the answer.
 
-// stepBreak matches the words that end a step whatever follows them.
-var stepBreak = regexp.MustCompile(`(?i)\s*(?:;|\band then\b|,\s*then\b|\bthen\b|\bafter that\b|\bafterwards\b|\bfinally\b|\bfollowed by\b|\s->\s|\s=>\s|\n)\s*`)
+// stepBreak matches the words and marks that end a step whatever follows
+// them: ";", "then", " | ", new lines, and list markers ("- ", "* ", "• ",
+// "1. " at the start of a line; "2) ", "(3) " anywhere).
+var stepBreak = regexp.MustCompile(`(?i)\s*(?:;|\band then\b|,\s*then\b|\bthen\b|\bafter that\b|\bafterwards\b|\bfinally\b|\bfollowed by\b|\s->\s|\s=>\s|\s\|+\s|\n|^\s*(?:[-*\x{2022}]|\d{1,2}[.)])\s|(?:^|\s)\(?\d{1,2}\)\s)\s*`)
 
 // maybeBreak matches "and" or a comma, which end a step only when a verb
 // follows ("... and delete it", but not "a.json and b.json").
 var maybeBreak = regexp.MustCompile(`(?i)(?:\s*,\s*(?:and\s+)?|\s+and\s+)`)
 
-const maxSteps = 4
+// maxSteps bounds the clauses of one intent (hostile intents of thousands
+// of " | " are possible within MaxIntentLen): what follows the last one is
+// searched with it.
+const maxSteps = 8
 
 // splitSteps splits an intent into its steps; a single-step intent comes
 // back as one step.
 func (a *analyzer) splitSteps(intent string) []string {
 	var steps []string
-	for _, part := range stepBreak.Split(intent, -1) {
+	for _, line := range strings.Split(intent, "\n") {
+		steps = a.appendSteps(steps, line)
+	}
+	if len(steps) > maxSteps {
+		steps = append(steps[:maxSteps-1], strings.Join(steps[maxSteps-1:], " "))
+	}
+	return steps
+}
+
+// appendSteps splits one line of an intent into steps (list markers are
+// read at the start of a line).
+func (a *analyzer) appendSteps(steps []string, line string) []string {
+	for _, part := range stepBreak.Split(line, -1) {
 		for _, s := range a.splitAtVerbs(part) {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
 			if a.contentWords(s) >= 2 {
 				steps = append(steps, s)
 			} else if len(steps) > 0 {
@@ -34,9 +58,6 @@ func (a *analyzer) splitSteps(intent string) []string {
 				steps = append(steps, s)
 			}
 		}
-	}
-	if len(steps) > maxSteps {
-		steps = append(steps[:maxSteps-1], strings.Join(steps[maxSteps-1:], " "))
 	}
 	return steps
 }

@@ -35,15 +35,22 @@ import (
 //	            uvarint dims, uvarint tools, uvarint strings
 //	strings     the distinct terms and words the tools use (str each)
 //	tools       per tool: str id, hash, server, name, title, description,
-//	            schema; f32 length; uvarint n then n × (uvarint string,
-//	            f32 weight) terms; uvarint n then n × uvarint words;
-//	            uvarint n then n × uvarint name words
+//	            schema, output schema, annotations, server instructions;
+//	            f32 length; uvarint n then n × (uvarint string, f32 weight)
+//	            terms; then uvarint n and n × uvarint string for each of
+//	            words, name words and enum value terms
+//
+// Format 1 (before output schemas, annotations and instructions were kept)
+// lacks the three strings after the schema and the enum value terms; it is
+// read as tools without them, analysed by an older analyser (so analysed
+// again at once).
+//
 //	vectors     per tool, dims × f32
 //	crc         u32, CRC-32C of everything before it
 const (
 	storeFile   = "index.bin"
 	storeMagic  = "sandbox-vectorindex\n"
-	storeFormat = 1
+	storeFormat = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -67,7 +74,7 @@ func encodeStoreTo(w io.Writer, embedderID, analyzer string, dims int, entries [
 		for _, w := range e.terms.terms {
 			intern(w.term)
 		}
-		for _, list := range [][]string{e.terms.words, e.terms.name} {
+		for _, list := range [][]string{e.terms.words, e.terms.name, e.terms.values} {
 			for _, w := range list {
 				intern(w)
 			}
@@ -91,15 +98,17 @@ func encodeStoreTo(w io.Writer, embedderID, analyzer string, dims int, entries [
 		for _, s := range []string{t.ID, e.hash, t.Server, t.Name, t.Title, t.Description} {
 			b = appendStr(b, s)
 		}
-		b = binary.AppendUvarint(b, uint64(len(t.InputSchema)))
-		b = append(b, t.InputSchema...)
+		for _, raw := range [][]byte{t.InputSchema, t.OutputSchema, t.Annotations, []byte(t.ServerInstructions)} {
+			b = binary.AppendUvarint(b, uint64(len(raw)))
+			b = append(b, raw...)
+		}
 		b = appendF32(b, e.terms.length)
 		b = binary.AppendUvarint(b, uint64(len(e.terms.terms)))
 		for _, w := range e.terms.terms {
 			b = binary.AppendUvarint(b, ids[w.term])
 			b = appendF32(b, w.w)
 		}
-		for _, list := range [][]string{e.terms.words, e.terms.name} {
+		for _, list := range [][]string{e.terms.words, e.terms.name, e.terms.values} {
 			b = binary.AppendUvarint(b, uint64(len(list)))
 			for _, w := range list {
 				b = binary.AppendUvarint(b, ids[w])
@@ -162,7 +171,8 @@ func decodeStoreFrom(src io.Reader, size int64) (p persisted, err error) {
 	if string(r.read(len(storeMagic))) != storeMagic {
 		return persisted{}, errors.New("vectorindex: not an index store")
 	}
-	if r.uvarint() != storeFormat {
+	format := r.uvarint()
+	if format != 1 && format != storeFormat {
 		return persisted{}, errStaleStore
 	}
 	p.embedderID, p.analyzer = r.str(), r.str()
@@ -196,14 +206,30 @@ func decodeStoreFrom(src io.Reader, size int64) (p persisted, err error) {
 		if s := r.bytes(); len(s) > 0 {
 			e.tool.InputSchema = append([]byte(nil), s...)
 		}
+		if format >= 2 {
+			if s := r.bytes(); len(s) > 0 {
+				e.tool.OutputSchema = append([]byte(nil), s...)
+			}
+			if s := r.bytes(); len(s) > 0 {
+				e.tool.Annotations = append([]byte(nil), s...)
+			}
+			e.tool.ServerInstructions = r.str()
+		}
 		e.terms.length = r.f32()
 		nt := r.count(r.left)
 		e.terms.terms = make([]weighted, 0, min(nt, 1024))
 		for range nt {
 			e.terms.terms = append(e.terms.terms, weighted{term: word(), w: r.f32()})
 		}
-		for _, list := range []*[]string{&e.terms.words, &e.terms.name} {
+		lists := []*[]string{&e.terms.words, &e.terms.name, &e.terms.values}
+		if format < 2 {
+			lists = lists[:2]
+		}
+		for _, list := range lists {
 			nw := r.count(r.left)
+			if nw == 0 {
+				continue // nil, as analyzeDoc leaves an empty list
+			}
 			*list = make([]string, 0, min(nw, 1024))
 			for range nw {
 				*list = append(*list, word())

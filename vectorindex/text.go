@@ -154,7 +154,7 @@ func intentFields(intent string) []field {
 				j++
 			}
 			if j < len(rs) && j-i < 400 {
-				out = append(out, field{string(rs[i+1 : j]), wQuoted})
+				out = append(out, field{text: string(rs[i+1 : j]), weight: wQuoted})
 				main.WriteByte(' ')
 				i = j + 1
 				continue
@@ -174,13 +174,13 @@ func intentFields(intent string) []field {
 		trimmed := strings.Trim(chunk, ".,;:!?()[]{}<>")
 		switch {
 		case strings.Contains(trimmed, "://") || strings.HasPrefix(trimmed, "www."):
-			out = append(out, field{urlWords(trimmed), wPath})
+			out = append(out, field{text: urlWords(trimmed), weight: wPath})
 			main.WriteString(" url ")
 		case strings.Count(trimmed, "@") == 1 && strings.Contains(trimmed[strings.IndexByte(trimmed, '@'):], ".") && !strings.HasPrefix(trimmed, "@"):
-			out = append(out, field{trimmed, wPath})
+			out = append(out, field{text: trimmed, weight: wPath})
 			main.WriteString(" email ")
 		case isPathLike(trimmed) || isFileName(trimmed):
-			out = append(out, field{trimmed, wPath})
+			out = append(out, field{text: trimmed, weight: wPath})
 			if hasFileExt(trimmed) {
 				main.WriteString(" file ")
 			} else {
@@ -191,7 +191,7 @@ func intentFields(intent string) []field {
 		}
 		i = j
 	}
-	return append([]field{{main.String(), 1}}, out...)
+	return append([]field{{text: main.String(), weight: 1}}, out...)
 }
 
 // isPathLike reports whether a chunk of an intent is a file path or an

@@ -313,7 +313,7 @@ func TestServeRefusesA300MBResultAtTheCeiling(t *testing.T) {
 		if failed := runCode(t, c, `try { `+call+` return "answered" } catch (e: any) { return e.code + ": " + e.message }`, &got); failed != "" {
 			t.Fatalf("the run failed: %.1000s", failed)
 		}
-		if !strings.HasPrefix(got, "RESULT_TOO_LARGE: ") || !strings.Contains(got, "268435456 bytes (256 MiB), the most the gateway hands over") {
+		if !strings.HasPrefix(got, "RESULT_TOO_LARGE: ") || !strings.Contains(got, "256.0 MiB (268435456 bytes), the most one tool call can return here") {
 			t.Errorf("got %q", got)
 		}
 		if peak := statusKB(t, pid, "VmHWM") << 10; peak > serveRSSBudget {

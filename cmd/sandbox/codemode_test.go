@@ -210,6 +210,12 @@ func TestSearchAndTypesFromALiveCatalog(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"id": "demo:team_workload"`) {
 		t.Fatalf("search: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// --dts prints the search_tools answer: best first, declared in the same order
+	r = runCLI(t, "", "search", "which tasks are blocked", "--config", cfg, "-k", "2", "--dts")
+	if r.code != 0 || !strings.Contains(r.stdout, "Best first:\n1. demo.searchTasks: ") || !strings.Contains(r.stdout, "\n\nNot shown, of the same servers") ||
+		strings.Index(r.stdout, "\tfunction searchTasks(") != strings.Index(r.stdout, "\tfunction ") {
+		t.Fatalf("search --dts: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	r = runCLI(t, "", "types", "--config", cfg)
 	if r.code != 0 || !strings.Contains(r.stdout, "declare namespace demo") || !strings.Contains(r.stdout, "function teamWorkload(") {
 		t.Fatalf("types: exit %d\n%s", r.code, r.stderr)

@@ -36,6 +36,9 @@ import (
 //   - Path-check bypasses at the checker itself, fuzzed and against Node:
 //     gateway/paths_test.go, FuzzCheckPaths, TestCheckPathsAgreesWithNode.
 //   - VM escapes and resource bombs: runtime/hostile_test.go.
+//   - Bodies built to be read one way by the front end and another by
+//     mcp-go (duplicate or case-variant params/arguments), fuzzed:
+//     gateway/frontend FuzzSplitArguments.
 
 const (
 	aliceKey = "alice-secret-0123456789abcdef000"
@@ -302,6 +305,18 @@ func TestHostileClients(t *testing.T) {
 		})
 		if !strings.Contains(text, "TOOL_CALL_LIMIT") && !strings.Contains(strings.ToLower(text), "tool call") {
 			t.Fatalf("toolCalls over the ceiling ran: %.400s", text)
+		}
+	})
+
+	t.Run("a misspelt argument is refused by name, in both eras", func(t *testing.T) {
+		// The front end hands execute_code's arguments past mcp-go
+		// (gateway/frontend/arguments.go); code mode's strict decode must
+		// still see every one of them.
+		for _, sid := range []string{bob, ""} {
+			text, isErr := callTool(t, url, bobKey, sid, "execute_code", map[string]any{"code": "return 1", "inent": "x"})
+			if !isErr || !strings.Contains(text, `unknown field "inent"`) {
+				t.Fatalf("session %q: a misspelt argument: %.300s", sid, text)
+			}
 		}
 	})
 

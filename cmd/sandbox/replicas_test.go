@@ -75,7 +75,8 @@ func execute(t *testing.T, c *client.Client, code string) string {
 // holds for the whole deployment, and when Redis stops under a stream of
 // writes the calls that need it fail at once saying so, /readyz says so,
 // both recover by themselves when it returns, and every write a snippet saw
-// acknowledged is still there.
+// acknowledged is still there; and what a session called after a search
+// ranks that tool on another replica.
 func TestReplicasShareState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server and three replicas")
@@ -184,6 +185,24 @@ func TestReplicasShareState(t *testing.T) {
 	if out := execute(t, a, `await sandbox.store.set("again", 1, {scope: "principal"}); return await sandbox.store.get("again", {scope: "principal"})`); !strings.Contains(out, `"value":1`) {
 		t.Fatalf("after Redis came back: %s", out)
 	}
+
+	// What a session called after a search is learnt for the deployment: a
+	// search with the same words through another replica shows the tool.
+	const words = "who is swamped in the zymurgy ledger"
+	search := func(c *client.Client) string {
+		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"intent": words}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return toolText(res)
+	}
+	search(a)
+	if out := execute(t, a, `return typeof (await demo.teamWorkload({}))`); !strings.Contains(out, `"value":"string"`) {
+		t.Fatalf("the call after the search: %s", out)
+	}
+	testwait.Until(t, 10*time.Second, "replica 2 to rank what replica 1 learnt", func() bool {
+		return strings.Contains(search(b), "demo.teamWorkload: ") && strings.Contains(search(b), "; called after searches with these words (1 caller)")
+	})
 }
 
 // roundRobin is the load balancer in front of the replicas: each request

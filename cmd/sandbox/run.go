@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,15 +31,11 @@ const (
 
 // runFlags are the options of `sandbox run`.
 type runFlags struct {
-	timeout     time.Duration
-	memory      string
-	outputLimit string
-	resultLimit string
-	codeLimit   string
-	stackDepth  int
-	toolCalls   int
-	jsonOut     bool
-	inProcess   bool
+	limits     limitFlags // timeout, memory, tool calls, output and result
+	codeLimit  string
+	stackDepth int
+	jsonOut    bool
+	inProcess  bool
 	// Code mode: with a gateway config, the snippet can call its tools.
 	gw     gatewayFlags
 	intent string
@@ -86,13 +81,9 @@ something that is not JSON); 2 usage error; 3 compile error; 4 a limit was hit;
 	}
 	d := runtime.DefaultLimits
 	fl := cmd.Flags()
-	fl.DurationVar(&f.timeout, "timeout", d.Timeout, "wall-clock limit of the whole run")
-	fl.StringVar(&f.memory, "memory", "256MiB", "memory limit of the worker's heap (e.g. 128MiB, 1GiB)")
-	fl.StringVar(&f.outputLimit, "output-limit", "1MiB", "console output kept; the rest is dropped with a note")
-	fl.StringVar(&f.resultLimit, "result-limit", "1MiB", "largest JSON result")
+	f.limits = addRunLimitFlags(fl)
 	fl.StringVar(&f.codeLimit, "code-limit", "256KiB", "largest snippet source")
 	fl.IntVar(&f.stackDepth, "stack-depth", d.StackDepth, "deepest nesting of JavaScript calls")
-	fl.IntVar(&f.toolCalls, "tool-calls", d.ToolCalls, "most tool calls one run may make")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the whole result envelope (ok, value, error, logs, calls) as JSON on stdout")
 	fl.BoolVar(&f.inProcess, "in-process", false, "run in this process instead of a worker: faster start, but NO memory limit; trusted code only")
 	f.gw.add(cmd, "warn")
@@ -101,34 +92,24 @@ something that is not JSON); 2 usage error; 3 compile error; 4 a limit was hit;
 	return cmd
 }
 
-func (f runFlags) limits() (runtime.Limits, error) {
-	l := runtime.Limits{Timeout: f.timeout, StackDepth: f.stackDepth, ToolCalls: f.toolCalls}
-	var err error
-	if l.MemoryBytes, err = parseBytes("--memory", f.memory); err != nil {
+func (f runFlags) runLimits() (runtime.Limits, error) {
+	l := runtime.Limits{StackDepth: f.stackDepth}
+	if err := f.limits.runLimits(&l); err != nil {
 		return l, err
 	}
-	sizes := []struct {
-		flag, val string
-		dst       *int
-	}{{"--output-limit", f.outputLimit, &l.OutputBytes}, {"--result-limit", f.resultLimit, &l.ResultBytes}, {"--code-limit", f.codeLimit, &l.CodeBytes}}
-	for _, s := range sizes {
-		n, err := parseBytes(s.flag, s.val)
-		if err != nil {
-			return l, err
-		}
-		*s.dst = int(n)
+	code, err := parseBytes("--code-limit", f.codeLimit)
+	if err != nil {
+		return l, err
 	}
-	if f.timeout <= 0 {
-		return l, fmt.Errorf("--timeout must be positive, e.g. 30s")
-	}
-	if f.stackDepth <= 0 || f.toolCalls <= 0 {
+	l.CodeBytes = int(code)
+	if l.StackDepth <= 0 || l.ToolCalls <= 0 {
 		return l, fmt.Errorf("--stack-depth and --tool-calls must be positive")
 	}
 	return l, l.Validate()
 }
 
 func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
-	limits, err := f.limits()
+	limits, err := f.runLimits()
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
@@ -201,26 +182,16 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 func explicitLimits(cmd *cobra.Command, l runtime.Limits) runtime.Limits {
 	fl := cmd.Flags()
 	var out runtime.Limits
-	if fl.Changed("timeout") {
-		out.Timeout = l.Timeout
-	}
-	if fl.Changed("memory") {
-		out.MemoryBytes = l.MemoryBytes
-	}
-	if fl.Changed("output-limit") {
-		out.OutputBytes = l.OutputBytes
-	}
-	if fl.Changed("result-limit") {
-		out.ResultBytes = l.ResultBytes
+	for _, r := range codemode.RequestLimits {
+		if fl.Changed(r.RunFlag) {
+			r.Set(&out, r.Get(l))
+		}
 	}
 	if fl.Changed("code-limit") {
 		out.CodeBytes = l.CodeBytes
 	}
 	if fl.Changed("stack-depth") {
 		out.StackDepth = l.StackDepth
-	}
-	if fl.Changed("tool-calls") {
-		out.ToolCalls = l.ToolCalls
 	}
 	return out
 }

@@ -45,8 +45,10 @@ tool definitions, each with a "server" field, or a tools/list response with
 --server NAME. Use - for stdin. --config instead connects to the MCP servers of
 a gateway config and searches their live tools.
 
---dts prints what an agent is shown: the TypeScript declarations of the tools
-found (the search_tools answer of "sandbox serve").
+--dts prints what an agent is shown: with --config, the search_tools answer of
+"sandbox serve" (the servers, the tools best first with why, their servers'
+other tools, and the tools' TypeScript declarations in that order); with
+--from, the declarations of the tools found.
 
 By default the index lives in memory and uses the built-in offline embedder.
 --index-dir keeps it on disk, so that the next run re-embeds only tools that
@@ -84,7 +86,10 @@ intent.`,
 			tools := make([]vectorindex.Tool, len(tt))
 			for i, t := range tt {
 				tools[i] = vectorindex.Tool{Server: t.Server, Name: t.Name, Title: t.Title,
-					Description: t.Description, InputSchema: t.InputSchema}
+					Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+				if t.Annotations != nil {
+					tools[i].Annotations, _ = json.Marshal(t.Annotations) // a struct of plain fields always marshals
+				}
 			}
 			hits, err := searchTools(cmd.Context(), tools, phrasings, f.k, vectorindex.Options{Dir: f.indexDir, Embedder: f.embedder})
 			if err != nil {
@@ -107,7 +112,7 @@ intent.`,
 	fl.StringVar(&f.embedder.Model, "embed-model", "", "embedding model, e.g. nomic-embed-text or text-embedding-3-small")
 	fl.StringVar(&f.embedder.APIKeyEnv, "embed-key-env", "", "environment variable that holds the API key (openai: OPENAI_API_KEY)")
 	fl.BoolVar(&f.dts, "dts", false, "print the TypeScript declarations of the tools found, as an agent sees them")
-	fl.StringArrayVar(&f.intents, "intent", nil, "another phrasing of the task, in the product's own words (repeatable; the rankings are fused by reciprocal rank)")
+	fl.StringArrayVar(&f.intents, "intent", nil, "another phrasing of the task, in the product's own words (repeatable; each phrasing's best tool is shown)")
 	f.gw.add(cmd, "warn")
 	return cmd
 }
@@ -138,7 +143,7 @@ func searchLive(cmd *cobra.Command, f searchFlags, phrasings []string) error {
 		return &exitError{code: 2, msg: "search: " + err.Error()}
 	}
 	if f.dts {
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "// %s\n%s", res.Note, res.Declarations)
+		_, err := io.WriteString(cmd.OutOrStdout(), res.Text())
 		return err
 	}
 	var tools []vectorindex.Tool
@@ -190,8 +195,10 @@ func searchTools(ctx context.Context, tools []vectorindex.Tool, phrasings []stri
 	if _, err := ix.Sync(ctx, tools); err != nil {
 		return nil, err
 	}
-	if len(phrasings) == 1 {
-		return ix.Search(ctx, phrasings[0], k)
+	// as search_tools does: the phrasings joined into one intent, which the
+	// index splits into clauses; fused by rank when too long to join
+	if joined := strings.Join(phrasings, " | "); len(joined) <= vectorindex.MaxIntentLen {
+		return ix.Search(ctx, joined, k)
 	}
 	var rankings [][]vectorindex.Hit
 	for _, p := range phrasings {

@@ -24,7 +24,6 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
-	"github.com/sandboxrt/sandbox/runtime"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -145,26 +144,13 @@ type serveFlags struct {
 	// allowUnauthenticated lets --http listen beyond loopback without
 	// "gateway.auth" (behind a proxy that authenticates, say).
 	allowUnauthenticated bool
-	maxLimits            limitFlags
+	// maxLimits are the --max-* flags: the most an execute_code request
+	// may ask for, over the config's "codeMode.maxLimits".
+	maxLimits limitFlags
 	// requestBudgetMB bounds the request bodies held at once (MiB).
 	requestBudgetMB int
 	// expose is "code" or "all" ("": the config's, else code).
 	expose string
-}
-
-// limitFlags are --max-* flags: the most an execute_code request may ask
-// for, over the config's "codeMode.maxLimits".
-type limitFlags struct {
-	timeout   time.Duration
-	memoryMB  int
-	toolCalls int
-	outputKB  int
-	resultKB  int
-}
-
-func (l limitFlags) limits() runtime.Limits {
-	return runtime.Limits{Timeout: l.timeout, MemoryBytes: int64(l.memoryMB) << 20, ToolCalls: l.toolCalls,
-		OutputBytes: l.outputKB << 10, ResultBytes: l.resultKB << 10}
 }
 
 func newServeCmd() *cobra.Command {
@@ -208,11 +194,7 @@ otherwise (--log-format).`,
 	fl.BoolVar(&f.codeMode, "code-mode", true, "add the code-mode tools search_tools and execute_code (snippets run in worker subprocesses)")
 	fl.StringVar(&f.indexDir, "index-dir", "", "keep the tool search index in this directory between runs (default: in memory)")
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let --http listen on a non-loopback address without \"gateway.auth\" (only behind something that authenticates)")
-	fl.DurationVar(&f.maxLimits.timeout, "max-timeout", 0, "the longest timeout an execute_code request may ask for (overrides codeMode.maxLimits)")
-	fl.IntVar(&f.maxLimits.memoryMB, "max-memory-mb", 0, "the most memory (MiB) an execute_code request may ask for")
-	fl.IntVar(&f.maxLimits.toolCalls, "max-tool-calls", 0, "the most tool calls an execute_code request may ask for")
-	fl.IntVar(&f.maxLimits.outputKB, "max-output-kb", 0, "the most console output (KiB) an execute_code request may ask for")
-	fl.IntVar(&f.maxLimits.resultKB, "max-result-kb", 0, "the largest result (KiB) an execute_code request may ask for")
+	f.maxLimits = addMaxLimitFlags(fl)
 	fl.StringVar(&f.expose, "expose", "", `which tools tools/list holds: "code" (search_tools, execute_code and the hub tools; the default with code mode) or "all" (every upstream tool too); overrides "codeMode.expose"`)
 	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory stays under about 100 MiB + 8 × this (see docs/serve.md)")
 	return cmd
@@ -274,6 +256,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		file.CodeMode.Engine.Results = shared.results(file.CodeMode.Engine.ResultLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts
 		file.CodeMode.Engine.Shapes = shared.shapes
+		file.CodeMode.Engine.Usage = shared.usage
 		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
 	}
 	if dir := file.CodeMode.Engine.DataDir; dir != "" {
@@ -329,10 +312,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	workersWarm := func() bool { return true }
 	if codeMode {
 		cm := file.CodeMode
-		if err := f.maxLimits.limits().Validate(); err != nil {
+		if err := f.maxLimits.ceiling().Validate(); err != nil {
 			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
 		}
-		cm.Engine.MaxLimits = f.maxLimits.limits().Or(cm.Engine.MaxLimits)
+		cm.Engine.MaxLimits = f.maxLimits.ceiling().Or(cm.Engine.MaxLimits)
 		ix, err := index.wait()
 		if err != nil {
 			return err

@@ -249,7 +249,7 @@ func TestServersCommand(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d with a failed server; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !regexp.MustCompile(`everything\s+ready\s+stdio\s+\d+`).MatchString(r.stdout) || !regexp.MustCompile(`broken\s+failed\s+stdio\s+0 .*no such file`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`everything\s+ready\s+stdio\s+\d+`).MatchString(r.stdout) || !regexp.MustCompile(`broken\s+failed\s+stdio\s+0 .*its command was not found: starting "/nonexistent/server"`).MatchString(r.stdout) {
 		t.Fatalf("table:\n%s", r.stdout)
 	}
 	r = runCLI(t, "", "servers", "-c", path, "--json", "--log-level", "error")
@@ -370,13 +370,26 @@ func TestServeExposesCodeOnlyByDefault(t *testing.T) {
 			if err != nil || res.IsError || !strings.Contains(toolText(res), "via code") {
 				t.Fatalf("execute_code under --expose code: %v %s", err, toolText(res))
 			}
-			// The search answers' sizes, for the README's token report.
-			for _, intent := range []string{"read a text file", "remember that Alice works at Acme", "add two numbers"} {
+			// The search answers' sizes, for the README's token report (the
+			// session's first answer carries the servers' instructions), and
+			// their shape over real servers: the other tools of the servers
+			// drawn on, the instructions once, a tool found by its schemas.
+			for i, intent := range []string{"read a text file", "remember that Alice works at Acme", "add two numbers", "weather in Chicago"} {
 				res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"intent": intent}}})
 				if err != nil || res.IsError {
 					t.Fatalf("search_tools %q: %v %s", intent, err, toolText(res))
 				}
-				t.Logf("search_tools %q (k=5): %d chars", intent, len(toolText(res)))
+				text := toolText(res)
+				t.Logf("search_tools %q (k=5): %d chars", intent, len(text))
+				if hasInstructions := strings.Contains(text, "- everything (ready, 17 tools): "); hasInstructions != (i == 0) {
+					t.Errorf("answer %d of the session: the servers' instructions shown %v\n%s", i+1, hasInstructions, text)
+				}
+				if !strings.Contains(text, "\n\nNot shown, of the same servers (search naming one to get its declaration):\n- ") {
+					t.Errorf("search_tools %q names no other tools:\n%s", intent, text)
+				}
+				if intent == "weather in Chicago" && !strings.Contains(text, "Best first:\n1. everything.getStructuredContent: matches weather, chicago in what it accepts or returns\n") {
+					t.Errorf("search_tools %q:\n%s", intent, text)
+				}
 			}
 		case "all":
 			for _, want := range []string{"everything__echo", "memory__create_entities", "filesystem__read_text_file", "execute_code"} {

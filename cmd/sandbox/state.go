@@ -33,6 +33,7 @@ type sharedState struct {
 	results     func(codemode.ResultLimits) codemode.ResultStore // the results sandbox.results reads
 	scripts     codemode.ScriptStore
 	shapes      codemode.ShapeStore
+	usage       codemode.UsageStore // what code mode learns from use
 	sessions    frontend.SessionDirectory
 	callStreams frontend.CallStreamStore
 
@@ -101,6 +102,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		results:     func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
 		scripts:     c.ScriptStore(),
 		shapes:      c.ShapeStore(),
+		usage:       c.Usage(nil),
 		sessions:    c.SessionDirectory(),
 		callStreams: c.CallStreams(),
 		ping:        c.Ping,

@@ -26,7 +26,7 @@ func TestSharedStateComesFromTheConfiguredBackend(t *testing.T) {
 	}
 	defer s.close()
 	if s.backend != "Redis" || s.rateLimiter == nil || s.tokens == nil || s.oauth == nil || s.store == nil || s.scripts == nil ||
-		s.shapes == nil || s.sessions == nil || s.callStreams == nil || s.ping == nil {
+		s.shapes == nil || s.usage == nil || s.sessions == nil || s.callStreams == nil || s.ping == nil {
 		t.Fatalf("shared state on Redis lacks a store: %+v", s)
 	}
 	_, err = openShared(&config.File{Redis: &config.Redis{URL: "redis://127.0.0.1:1/0", EncryptionKey: "c2hvcnQ="}})

@@ -81,10 +81,7 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 					return err
 				}
 				defer g.Close()
-				var tools []typegen.Tool
-				for _, t := range g.Tools() {
-					tools = append(tools, codemode.TypegenTool(t))
-				}
+				tools := codemode.DeclaredTools(g)
 				// Result types code mode learned from calls (kept in its index
 				// directory, or pooled by replicas in Redis) are declared as
 				// search_tools declares them.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -117,14 +118,31 @@ func (cn *conn) ok(t testing.TB, name string, args any, out any) toolResult {
 	return r
 }
 
-// fails calls a tool that must answer isError with a message containing says.
+// fails calls a tool that must answer isError with a message containing
+// says, and naming no tool or argument the server does not have: a refusal
+// suggests only what an agent can do here.
 func (cn *conn) fails(t testing.TB, name string, args any, says string) {
 	t.Helper()
 	r := cn.call(t, name, args)
 	if !r.IsError || !strings.Contains(r.text(), says) {
 		t.Errorf("%s(%v) = isError %v %q, want an error saying %q", name, args, r.IsError, r.text(), says)
 	}
+	known := map[string]bool{} // the tools, and every name and value their input schemas hold
+	for tool, tl := range listTools(t, cn.srv) {
+		known[tool] = true
+		for _, word := range snakeCase.FindAllString(string(tl.InputSchema), -1) {
+			known[word] = true
+		}
+	}
+	for _, word := range snakeCase.FindAllString(r.text(), -1) {
+		if !known[word] {
+			t.Errorf("%s(%v) refused with %q, which names %s: no tool or argument of this server", name, args, r.text(), word)
+		}
+	}
 }
+
+// snakeCase finds the words of a message that name a tool or an argument.
+var snakeCase = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`)
 
 type listedTool struct {
 	Name         string          `json:"name"`
@@ -331,7 +349,7 @@ func TestCreateTaskRules(t *testing.T) {
 		{map[string]any{"project_id": "PRJ-3", "title": "x"}, "archived and takes no new tasks"},
 		{map[string]any{"project_id": "PRJ-2", "title": "x", "assignee": "maria"}, "members are: kenji, li, ana"},
 		{map[string]any{"project_id": "PRJ-2", "title": "x", "due": "2026-03-01"}, "in the past (today is 2026-03-02)"},
-		{map[string]any{"project_id": "PRJ-2", "title": "beta test OFFLINE mode"}, "already has an open task titled \"Beta test offline mode\" (T-115)"},
+		{map[string]any{"project_id": "PRJ-2", "title": "beta test OFFLINE mode"}, "already has an open task titled \"Beta test offline mode\" (T-115); work on that task (update_task_status moves it on), or give the new one another title"},
 		{map[string]any{"project_id": "PRJ-2", "title": "x", "priority": "critical"}, "priority must be one of low, medium, high, urgent"},
 		{map[string]any{"project_id": "PRJ-2", "title": "x", "estimate_hours": 0}, "estimate_hours must be between 0.5 and 200"},
 		{map[string]any{"project_id": "PRJ-2"}, "title is required"},

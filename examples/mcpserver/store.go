@@ -211,7 +211,7 @@ func (s *store) create(n newTask) (Task, error) {
 	}
 	for _, t := range s.tasks {
 		if t.ProjectID == p.ID && t.Status != "done" && strings.EqualFold(t.Title, title) {
-			return Task{}, reject("%s already has an open task titled %q (%s); update that one instead", p.ID, t.Title, t.ID)
+			return Task{}, reject("%s already has an open task titled %q (%s); work on that task (update_task_status moves it on), or give the new one another title", p.ID, t.Title, t.ID)
 		}
 	}
 	t := &Task{

@@ -36,7 +36,7 @@ type frontendFixture struct {
 	url string
 }
 
-func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
+func newFrontend(t testing.TB, opts ...gateway.Option) *frontendFixture {
 	t.Helper()
 	opts = append([]gateway.Option{
 		gateway.WithInProcessServer("a", testserver.New(), nil),
@@ -51,7 +51,7 @@ func newFrontend(t *testing.T, opts ...gateway.Option) *frontendFixture {
 }
 
 // startGateway makes a gateway of cfg and opts, started, closed when t ends.
-func startGateway(t *testing.T, cfg *gateway.Config, opts ...gateway.Option) *gateway.Gateway {
+func startGateway(t testing.TB, cfg *gateway.Config, opts ...gateway.Option) *gateway.Gateway {
 	t.Helper()
 	g, err := gateway.New(cfg, opts...)
 	if err != nil {
@@ -1075,7 +1075,7 @@ func TestDetachedStreamsAreKeptPerPrincipal(t *testing.T) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.streams[victim.id] != victim {
+	if h.streams[victim.ID()] != victim {
 		t.Fatal("another principal's abandoned calls evicted alice's stream")
 	}
 	n := 0
@@ -1182,7 +1182,7 @@ func TestMCPToolKeepsTheDefinition(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &rt); err != nil {
 		t.Fatal(err)
 	}
-	mt, err := mcpTool(gateway.Tool{WireName: "srv__up", Raw: json.RawMessage(raw), InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema, Title: "Up", Description: "d"})
+	mt, err := mcpTool(gateway.Tool{WireName: "srv__up", Raw: json.RawMessage(raw), InputSchema: rt.InputSchema, OutputSchema: rt.OutputSchema, Title: "Up", Description: "d"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1200,7 +1200,7 @@ func TestMCPToolKeepsTheDefinition(t *testing.T) {
 		}
 	}
 	// A definition whose fields do not decode still exposes the tool.
-	mt, _ = mcpTool(gateway.Tool{WireName: "srv__bad", Raw: json.RawMessage(`{"name":"bad","annotations":"not an object"}`), InputSchema: json.RawMessage(`{"type":"object"}`), Title: "T"})
+	mt, _ = mcpTool(gateway.Tool{WireName: "srv__bad", Raw: json.RawMessage(`{"name":"bad","annotations":"not an object"}`), InputSchema: json.RawMessage(`{"type":"object"}`), Title: "T"}, false)
 	if mt.Name != "srv__bad" || mt.Title != "T" {
 		t.Errorf("odd definition: %+v", mt)
 	}
@@ -1338,5 +1338,37 @@ func TestCallerToolsArePerPrincipal(t *testing.T) {
 	}
 	if text, isErr := call(bob, nil); isErr || text != "for bob" {
 		t.Fatalf("bob's call after the refresh: %s", text)
+	}
+}
+
+// TestPolicyShowsInToolsList: a tool the policy always denies is not
+// listed (a client would only learn of it by calling it in vain), and a tool
+// whose every call waits for a person says so in its description.
+func TestPolicyShowsInToolsList(t *testing.T) {
+	t.Parallel()
+	opts := gateway.DefaultSettings()
+	opts.HealthInterval = 0
+	opts.Policy = &gateway.Policy{Rules: []gateway.PolicyRule{
+		{Tools: "a:fail", Action: gateway.PolicyDeny},
+		{Tools: "a:add", Action: gateway.PolicyApprove},
+	}}
+	g := startGateway(t, &gateway.Config{Settings: opts, Servers: map[string]*gateway.ServerConfig{}},
+		gateway.WithInProcessServer("a", testserver.New(), nil))
+	f := New(g)
+	t.Cleanup(f.Close)
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	tools := toolNames(t, legacyClient(t, srv.URL+"/mcp"))
+	if _, ok := tools["a__fail"]; ok {
+		t.Error("a__fail, which the policy denies, is listed")
+	}
+	if _, ok := tools["a__echo"]; !ok {
+		t.Fatalf("a__echo, which the policy allows, is not listed: %v", tools)
+	}
+	if d := tools["a__add"].Description; !strings.HasSuffix(d, ApprovalNote) {
+		t.Errorf("a__add's description does not say its calls wait for approval: %q", d)
+	}
+	if d := tools["a__echo"].Description; strings.Contains(d, ApprovalNote) {
+		t.Errorf("a__echo's description claims an approval it does not need: %q", d)
 	}
 }

@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +21,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/logx"
+	"github.com/sandboxrt/sandbox/internal/mcphttp"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
@@ -166,7 +164,7 @@ func (b *byteBudget) give(principal string, n int64) {
 
 type httpHandler struct {
 	s       *Server
-	inner   http.Handler
+	inner   *server.StreamableHTTPServer
 	allowed map[string]bool
 	bodies  *byteBudget // request bodies held at once
 
@@ -193,7 +191,7 @@ const (
 )
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg := h.rebinding(r); msg != "" {
+	if msg := mcphttp.Rebinding(r, h.allowed); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
@@ -252,7 +250,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = rc.SetReadDeadline(time.Time{})
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	env, _ := parseEnvelope(body)
 	method, isRequest := env.Method, len(env.ID) > 0
 	if isRequest {
@@ -270,16 +267,26 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A built-in tool's arguments go to its handler past mcp-go, which
+	// would decode them seven to eleven times (arguments.go).
+	if method == string(mcp.MethodToolsCall) && isRequest && h.s.isBuiltin(env.Params.Name) {
+		if rest, args, ok := splitArguments(body); ok {
+			body = rest
+			r = r.WithContext(context.WithValue(r.Context(), handedArgumentsKey{}, handedArguments{tool: env.Params.Name, args: args}))
+		}
+	}
 	if r.Header.Get(server.HeaderKeySessionID) == "" && method == string(mcp.MethodInitialize) && h.s.sessionsOf(auth.PrincipalFrom(r.Context())) >= h.maxSessions {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("Too Many Requests: you hold %d open sessions, the most one principal may; close some (DELETE /mcp with their Mcp-Session-Id) or let them expire", h.maxSessions), http.StatusTooManyRequests)
 		return
 	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || method != string(mcp.MethodToolsCall) || !isRequest {
-		h.inner.ServeHTTP(w, r)
+		// The body is read: mcp-go's Handle takes it as it is (its
+		// ServeHTTP would read and copy it again).
+		h.inner.Handle(mcphttp.ResponseWriter(w), mcphttp.Request(r, body))
 		return
 	}
-	h.serveToolCall(w, r, env.ID)
+	h.serveToolCall(w, r, body, env.ID)
 }
 
 // serveToolCall answers a tools/call on a stream the front end owns. For a
@@ -288,27 +295,29 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // client goes away the call keeps running; the client reconnects with GET
 // and Last-Event-ID to get the rest. On 2026-07-28 (no sessions, no
 // resumability) events carry no ids and a client that leaves cancels the call.
-func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, requestID json.RawMessage) {
+func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, body []byte, requestID json.RawMessage) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	cs := newCallStream(w, sid, sid != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), requestID)
 	cs.owner = auth.PrincipalFrom(r.Context()).Key()
 	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), notifierKey{}, notifier(cs)))
+	req := mcphttp.Request(r, body)
+	req.Context = ctx
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		defer cancel()
-		h.inner.ServeHTTP(cs, r.WithContext(ctx))
-		cs.finish()
+		h.inner.Handle(cs, req)
+		cs.Finish()
 	}()
 	select {
 	case <-finished:
-		if !cs.lostAnswer() {
+		if !cs.LostAnswer() {
 			return
 		}
 		// The client's connection broke as the answer was written: keep
 		// the stream, complete, for the client's resume.
 	case <-r.Context().Done():
-		if !cs.detach() {
+		if !cs.Detach() {
 			cancel()
 			<-finished
 			return
@@ -336,7 +345,7 @@ func (h *httpHandler) keep(cs *callStream) {
 	if h.streams == nil {
 		h.streams = map[string]*callStream{}
 	}
-	h.streams[cs.id] = cs
+	h.streams[cs.ID()] = cs
 	for {
 		counts := map[string]int{}
 		for _, s := range h.streams {
@@ -361,13 +370,13 @@ func (h *httpHandler) keep(cs *callStream) {
 				oldest = s
 			}
 		}
-		delete(h.streams, oldest.id)
+		delete(h.streams, oldest.ID())
 		oldest.evicted.Store(true)
 	}
 	time.AfterFunc(detachedLimit+time.Minute, func() {
 		h.mu.Lock()
-		if h.streams[cs.id] == cs {
-			delete(h.streams, cs.id)
+		if h.streams[cs.ID()] == cs {
+			delete(h.streams, cs.ID())
 		}
 		h.mu.Unlock()
 		cs.evicted.Store(true)
@@ -393,38 +402,16 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, lastEventID
 		http.Error(w, "unknown Last-Event-ID: the stream finished long ago, belongs to another session, or never existed; send the request again", http.StatusNotFound)
 		return
 	}
-	startSSE(w)
-	flusher, _ := w.(http.Flusher)
-	next := seq + 1
-	for {
-		events, complete, changed := cs.eventsFrom(next)
-		for _, ev := range events {
-			if _, err := w.Write(ev.frame(cs.id)); err != nil {
-				return
-			}
-			next = ev.seq + 1
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if complete {
-			h.mu.Lock()
-			delete(h.streams, cs.id)
-			h.mu.Unlock()
-			return
-		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		}
+	if cs.Replay(r.Context(), w, seq) {
+		h.mu.Lock()
+		delete(h.streams, cs.ID())
+		h.mu.Unlock()
 	}
 }
 
-// envelope reads a JSON-RPC message's method and whether it is a request
-// (has an id), once per body: "" for a batch or anything unreadable.
 // rpcEnvelope is what the front end reads of a POST before mcp-go does:
-// decoding skips the rest without copying it.
+// the JSON-RPC id and method, and of a tools/call the tool's name and the
+// trace context in _meta. Decoding skips the rest without copying it.
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
@@ -434,48 +421,14 @@ type rpcEnvelope struct {
 	} `json:"params"`
 }
 
+// parseEnvelope reads a body's envelope, once per body; false (an empty
+// envelope) for a batch or anything unreadable.
 func parseEnvelope(body []byte) (rpcEnvelope, bool) {
 	var m rpcEnvelope
 	if json.Unmarshal(body, &m) != nil {
 		return rpcEnvelope{}, false
 	}
 	return m, true
-}
-
-// rebinding returns why a request looks like a DNS-rebinding attempt, or "".
-// Only connections that arrived at a loopback address are judged: that is
-// where a browser tricked into resolving evil.example to 127.0.0.1 ends up.
-func (h *httpHandler) rebinding(r *http.Request) string {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !loopbackHost(local.String()) {
-		return ""
-	}
-	if !loopbackHost(r.Host) && !h.allowed[strings.ToLower(hostOnly(r.Host))] {
-		return fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS-rebinding protection); connect to localhost, 127.0.0.1 or [::1]", r.Host)
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		u, err := url.Parse(origin)
-		if err != nil || !loopbackHost(u.Host) && !h.allowed[strings.ToLower(u.Hostname())] {
-			return fmt.Sprintf("Forbidden: Origin %q is not a loopback origin (DNS-rebinding protection)", origin)
-		}
-	}
-	return ""
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func loopbackHost(hostport string) bool {
-	h := strings.ToLower(hostOnly(hostport))
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // takeTokens applies "Sandbox-Token-<server>" headers. On a session the
@@ -546,256 +499,38 @@ func (h *httpHandler) checkSession(r *http.Request) (*http.Request, error) {
 // streamIDPrefix marks the event ids of the front end's call streams.
 const streamIDPrefix = "cs_"
 
-// retryMillis is the reconnection delay announced in priming events.
-const retryMillis = 500
-
-// callStream is the response side of one tools/call: the writer mcp-go
-// answers on, and the stream the call's notifications go to.
-//
-// The first thing written decides the form. An HTTP error status from
-// mcp-go (say, an unknown session) goes out as it is. Anything else makes
-// the response an SSE stream: a priming event first on resumable streams,
-// then every notification and every message mcp-go writes (its JSON answer,
-// or the events of its own SSE stream when it relays an elicitation) as one
-// event each, with ids on resumable streams.
+// callStream is the response of one tools/call (mcphttp.CallStream) and
+// what the front end keeps with it to hand it to its client's resume: whose
+// call it is, and whether it is still kept.
 type callStream struct {
-	id        string
-	owner     string // the principal whose call it is (auth.Principal.Key)
-	session   string
-	resumable bool
-	created   time.Time
-
-	mu       sync.Mutex
-	out      http.ResponseWriter // nil once the client went away
-	broken   bool                // a write to the client failed
-	evicted  atomic.Bool         // no longer kept for a resume (http.go keep)
-	header   http.Header
-	mode     int // 0: undecided, 1: mcp-go's error passed through, 2: our SSE stream
-	innerSSE bool
-	pending  bytes.Buffer
-	events   []sseEvent // kept on resumable streams
-	seq      int
-	complete bool
-	changed  chan struct{} // closed and replaced when events or complete change
-}
-
-type sseEvent struct {
-	seq  int
-	data []byte // nil for the priming event
-}
-
-func (e sseEvent) frame(streamID string) []byte {
-	if e.data == nil {
-		return []byte(fmt.Sprintf("id: %s.%d\nretry: %d\ndata: \n\n", streamID, e.seq, retryMillis))
-	}
-	if streamID == "" {
-		return []byte(fmt.Sprintf("event: message\ndata: %s\n\n", e.data))
-	}
-	return []byte(fmt.Sprintf("id: %s.%d\nevent: message\ndata: %s\n\n", streamID, e.seq, e.data))
+	*mcphttp.CallStream
+	owner   string // the principal whose call it is (auth.Principal.Key)
+	session string
+	created time.Time
+	evicted atomic.Bool // no longer kept for a resume (keep)
 }
 
 func newCallStream(w http.ResponseWriter, session string, resumable bool, requestID json.RawMessage) *callStream {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return &callStream{
-		id: newStreamID(hex.EncodeToString(b[:]), requestID), session: session, resumable: resumable,
-		created: time.Now(), out: w, header: http.Header{}, changed: make(chan struct{}),
+		CallStream: mcphttp.NewCallStream(w, newStreamID(hex.EncodeToString(b[:]), requestID), resumable),
+		session:    session, created: time.Now(),
 	}
 }
 
-func (cs *callStream) Header() http.Header { return cs.header }
-
-func (cs *callStream) WriteHeader(code int) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.innerSSE = strings.HasPrefix(cs.header.Get("Content-Type"), "text/event-stream")
-	if cs.mode != 0 {
-		return
-	}
-	if code != http.StatusOK {
-		cs.mode = 1
-		if cs.out != nil {
-			for k, v := range cs.header {
-				cs.out.Header()[k] = v
-			}
-			cs.out.WriteHeader(code)
-		}
-		return
-	}
-	cs.openLocked()
-}
-
-func (cs *callStream) Write(p []byte) (int, error) {
-	cs.mu.Lock()
-	if cs.mode == 0 {
-		cs.mu.Unlock()
-		cs.WriteHeader(http.StatusOK)
-		cs.mu.Lock()
-	}
-	defer cs.mu.Unlock()
-	if cs.mode == 1 {
-		if cs.out == nil {
-			return 0, fmt.Errorf("client gone")
-		}
-		return cs.out.Write(p)
-	}
-	cs.pending.Write(p)
-	if cs.innerSSE {
-		cs.frameInnerSSE()
-	}
-	return len(p), nil
-}
-
-func (cs *callStream) Flush() {}
-
-// openLocked starts the SSE response (and the priming event).
-func (cs *callStream) openLocked() {
-	cs.mode = 2
-	if cs.out != nil {
-		h := cs.out.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		if sid := cs.header.Get(server.HeaderKeySessionID); sid != "" {
-			h.Set(server.HeaderKeySessionID, sid)
-		}
-		cs.out.WriteHeader(http.StatusOK)
-	}
-	if cs.resumable {
-		cs.emitLocked(nil)
-	}
-}
-
-// frameInnerSSE turns the complete events of mcp-go's own SSE output into
-// events of this stream.
-func (cs *callStream) frameInnerSSE() {
-	for {
-		buf := cs.pending.Bytes()
-		end := bytes.Index(buf, []byte("\n\n"))
-		if end < 0 {
-			return
-		}
-		var data [][]byte
-		for _, line := range bytes.Split(buf[:end], []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				data = append(data, bytes.TrimPrefix(d, []byte(" ")))
-			}
-		}
-		cs.pending.Next(end + 2)
-		if len(data) > 0 {
-			cs.emitLocked(bytes.Join(data, []byte("\n")))
-		}
-	}
-}
-
-// emitLocked writes one event (and keeps it on resumable streams).
-func (cs *callStream) emitLocked(data []byte) {
-	ev := sseEvent{seq: cs.seq}
-	if data != nil {
-		ev.data = append([]byte{}, data...)
-	}
-	cs.seq++
-	id := ""
-	if cs.resumable {
-		id = cs.id
-		cs.events = append(cs.events, ev)
-	}
-	if cs.out != nil {
-		// A write lands in a buffer; the flush is what finds a broken
-		// connection.
-		if _, err := cs.out.Write(ev.frame(id)); err != nil || http.NewResponseController(cs.out).Flush() != nil {
-			cs.out, cs.broken = nil, true
-		}
-	}
-	close(cs.changed)
-	cs.changed = make(chan struct{})
-}
+// send delivers a notification of the call on its stream (the notifier).
+func (cs *callStream) send(msg []byte) error { return cs.Send(msg) }
 
 // primeStream opens a resumable call stream as soon as its call starts
-// running: the priming event comes first, at once (SEP-1699), so a client
-// that loses the stream of a call that says nothing until its answer can
-// resume it. Until the call runs, mcp-go may still refuse the request with
-// an HTTP error, which passes through as it is.
+// running (mcphttp.CallStream.Prime): the priming event comes first, at once.
 func primeStream(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if cs, ok := notifierFrom(ctx).(*callStream); ok {
-			cs.prime()
+			cs.Prime()
 		}
 		return next(ctx, req)
 	}
-}
-
-func (cs *callStream) prime() {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.mode == 0 && cs.resumable {
-		cs.openLocked()
-	}
-}
-
-func (cs *callStream) send(msg []byte) error {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	switch {
-	case cs.complete:
-		return fmt.Errorf("the call has finished")
-	case cs.mode == 1:
-		return fmt.Errorf("the response is an HTTP error")
-	case cs.mode == 0:
-		cs.openLocked()
-	}
-	cs.emitLocked(msg)
-	return nil
-}
-
-// finish sends mcp-go's buffered JSON answer as the stream's last event.
-func (cs *callStream) finish() {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.mode == 2 && !cs.innerSSE {
-		if data := bytes.TrimSpace(cs.pending.Bytes()); len(data) > 0 {
-			cs.emitLocked(data)
-		}
-		cs.pending.Reset()
-	}
-	cs.complete = true
-	if !cs.resumable {
-		cs.events = nil
-	}
-	close(cs.changed)
-	cs.changed = make(chan struct{})
-}
-
-// detach stops writing to the client that went away; it reports whether the
-// stream is kept (and its call goes on) for a later resume: a resumable
-// stream that has begun, finished or not (the client may have missed the
-// end).
-func (cs *callStream) detach() bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.out = nil
-	return cs.resumable && cs.mode == 2
-}
-
-// lostAnswer reports whether a finished call's resumable stream lost its
-// client on the way (a write failed), so that its end must be kept.
-func (cs *callStream) lostAnswer() bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return cs.resumable && cs.mode == 2 && cs.broken
-}
-
-// eventsFrom returns the kept events from seq on, whether the stream is
-// complete, and a channel closed at the next change.
-func (cs *callStream) eventsFrom(seq int) ([]sseEvent, bool, <-chan struct{}) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	var out []sseEvent
-	for _, e := range cs.events {
-		if e.seq >= seq {
-			out = append(out, e)
-		}
-	}
-	return out, cs.complete, cs.changed
 }
 
 // traceRequest starts the span of one MCP request: a child of the client's

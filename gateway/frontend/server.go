@@ -155,6 +155,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(traceToolCall),
 		server.WithToolHandlerMiddleware(primeStream),
+		server.WithToolHandlerMiddleware(handBackArguments),
 	}
 	s.mcp = server.NewMCPServer(s.name, s.version, append(serverOpts, s.extra...)...)
 	if s.hub {
@@ -333,6 +334,9 @@ func (s *Server) syncTools() {
 	tools := s.g.Tools()
 	want := make(map[string]gateway.Tool, len(tools))
 	for _, t := range tools {
+		if s.g.Denied(&t) {
+			continue // the policy refuses every call: listing it only invites one
+		}
 		want[t.WireName] = t
 	}
 	s.mu.Lock()
@@ -345,7 +349,7 @@ func (s *Server) syncTools() {
 		if prev, ok := s.upstream[wire]; ok && prev == t.ID+"\x00"+string(t.Raw) {
 			continue
 		}
-		mt, err := mcpTool(t)
+		mt, err := mcpTool(t, s.g.NeedsApproval(&t))
 		if err != nil {
 			s.log.Warn("tool not exposed", "tool", t.ID, "error", err)
 			continue
@@ -374,7 +378,10 @@ func (s *Server) syncTools() {
 
 // mcpTool re-exposes an upstream tool definition under its wire name, with
 // the raw input and output schemas (mcp-go's typed schema would drop parts).
-func mcpTool(t gateway.Tool) (mcp.Tool, error) {
+// A tool whose every call waits for a person's approval says so at the end
+// of its description, as code mode's declarations do, so that a client
+// knows before it calls.
+func mcpTool(t gateway.Tool, needsApproval bool) (mcp.Tool, error) {
 	// The schemas are kept raw: decoded into mcp-go's typed schemas they
 	// were most of the front end's start with a large catalog (10,230
 	// tools: ~0.45 s of CPU), only to be thrown away. The outer fields
@@ -391,12 +398,19 @@ func mcpTool(t gateway.Tool) (mcp.Tool, error) {
 	}
 	mt.Name = t.WireName
 	mt.Meta = nil
+	if needsApproval {
+		mt.Description = strings.TrimSpace(mt.Description + "\n\n" + ApprovalNote)
+	}
 	mt.InputSchema = mcp.ToolInputSchema{}
 	mt.RawInputSchema = t.InputSchema
 	mt.OutputSchema = mcp.ToolOutputSchema{}
 	mt.RawOutputSchema = t.OutputSchema
 	return *mt, nil
 }
+
+// ApprovalNote ends the description of an upstream tool whose every call
+// the gateway's policy sends to a person for approval.
+const ApprovalNote = "Each call of this tool waits for a person's approval (the gateway's policy)."
 
 func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 	return func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -411,7 +425,7 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 		}
 		res, err := s.g.Call(ctx, req)
 		if res != nil {
-			// isError results (err is UPSTREAM_ERROR) pass through unchanged.
+			// isError results (err is TOOL_ERROR) pass through unchanged.
 			return toMCPResult(res), nil
 		}
 		return errorResult(err), nil

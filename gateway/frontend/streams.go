@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/mcphttp"
 )
 
 // CallStreamStore keeps, for replicas, the call streams whose client went
@@ -74,15 +74,10 @@ const maxSharedResumes = 8
 // refused before it reaches a store: "cs_", 24 hex digits, optionally "~"
 // and the request id in base64url, ".", the sequence number.
 func parseEventID(v string) (streamID string, seq int, ok bool) {
-	i := strings.LastIndexByte(v, '.')
-	if i < 0 || i+1 == len(v) || len(v)-i-1 > 9 {
+	streamID, seq, ok = mcphttp.SplitEventID(v)
+	if !ok {
 		return "", 0, false
 	}
-	seq, err := strconv.Atoi(v[i+1:])
-	if err != nil || seq < 0 {
-		return "", 0, false
-	}
-	streamID = v[:i]
 	rest, ok := strings.CutPrefix(streamID, streamIDPrefix)
 	if !ok || len(rest) < 24 {
 		return "", 0, false
@@ -139,25 +134,26 @@ func requestIDIn(streamID string) json.RawMessage {
 // not get either) and, as the call does, after detachedLimit.
 func (h *httpHandler) handOff(cs *callStream) {
 	info := StreamInfo{Session: cs.session, Principal: cs.owner}
+	id := cs.ID()
 	renew := time.NewTicker(streamLease / 3)
 	defer renew.Stop()
 	deadline := time.Now().Add(detachedLimit + time.Minute)
 	next := 0
 	for !cs.evicted.Load() && time.Now().Before(deadline) {
-		events, complete, changed := cs.eventsFrom(next)
+		events, complete, changed := cs.EventsFrom(next)
 		out := make([]StreamEvent, 0, len(events))
 		for _, ev := range events {
-			out = append(out, StreamEvent{Seq: ev.seq, Data: ev.data})
+			out = append(out, StreamEvent{Seq: ev.Seq, Data: ev.Data})
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := h.shared.Append(ctx, cs.id, info, out, complete, streamLease)
+		err := h.shared.Append(ctx, id, info, out, complete, streamLease)
 		cancel()
 		if err != nil {
 			// The next round sends them again; a resumer meanwhile sees
 			// the stream as it was (and its lease runs out if this lasts).
-			h.s.log.Warn("a detached call stream could not be handed to the other replicas", "stream", cs.id, "error", err)
+			h.s.log.Warn("a detached call stream could not be handed to the other replicas", "stream", id, "error", err)
 		} else if len(events) > 0 {
-			next = events[len(events)-1].seq + 1
+			next = events[len(events)-1].Seq + 1
 		}
 		if complete && err == nil {
 			return
@@ -215,11 +211,11 @@ func (h *httpHandler) resumeShared(w http.ResponseWriter, r *http.Request, strea
 			return
 		}
 		if !started && ok {
-			startSSE(w)
+			mcphttp.StartSSE(w)
 			started = true
 		}
 		for _, ev := range events {
-			if _, err := w.Write(sseEvent{seq: ev.Seq, data: nilIfEmpty(ev.Data)}.frame(streamID)); err != nil {
+			if _, err := w.Write(mcphttp.Event{Seq: ev.Seq, Data: nilIfEmpty(ev.Data)}.Frame(streamID)); err != nil {
 				return
 			}
 			next = ev.Seq + 1
@@ -263,12 +259,6 @@ func (h *httpHandler) giveResume(principal string) {
 	}
 }
 
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-}
-
 func nilIfEmpty(b []byte) []byte {
 	if len(b) == 0 {
 		return nil
@@ -288,11 +278,11 @@ func (h *httpHandler) abandoned(w http.ResponseWriter, streamID string, started 
 		return
 	}
 	if !started {
-		startSSE(w)
+		mcphttp.StartSSE(w)
 	}
 	resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rid,
 		"error": map[string]any{"code": -32603, "message": msg}})
-	_, _ = w.Write(sseEvent{data: resp}.frame("")) // no id: nothing follows it
+	_, _ = w.Write(mcphttp.Event{Data: resp}.Frame("")) // no id: nothing follows it
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -1,7 +1,8 @@
 // Package redisstate keeps the state that sandbox serve replicas share in
 // Redis (or Valkey): rate-limit buckets (gateway.RateLimiter), the values
 // of sandbox.store (codemode.Store), per-session upstream tokens
-// (gateway.TokenStore) and OAuth grants (gateway.OAuthStore). Each type
+// (gateway.TokenStore), OAuth grants (gateway.OAuthStore) and what search
+// learns from use (codemode.UsageStore), among others. Each type
 // implements the interface its package already uses, and passes the same
 // conformance suite as the in-memory default (state/statetest).
 //

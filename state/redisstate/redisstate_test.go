@@ -68,6 +68,9 @@ func TestRedisState(t *testing.T) {
 	t.Run("oauth grants", func(t *testing.T) {
 		statetest.TestOAuthStore(t, func(t *testing.T) gateway.OAuthStore { return open(t).OAuthStore() })
 	})
+	t.Run("usage", func(t *testing.T) {
+		statetest.TestUsageStore(t, func(t *testing.T, now func() time.Time) codemode.UsageStore { return open(t).Usage(now) })
+	})
 }
 
 // TestSecretsAreEncrypted: what Redis holds of tokens and grants is

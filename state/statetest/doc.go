@@ -10,8 +10,11 @@
 // One file per interface:
 //
 //   - tokens.go: TestTokenStore (gateway.TokenStore)
+//   - oauth.go: TestOAuthStore (gateway.OAuthStore, OAuth grants to upstreams)
 //   - ratelimit.go: TestRateLimiter (gateway.RateLimiter)
 //   - store.go: TestStore (codemode.Store, the values of sandbox.store)
+//   - scripts.go: TestScriptStore (codemode.ScriptStore, saved scripts)
+//   - usage.go: TestUsageStore (codemode.UsageStore, what search learns from use)
 //   - results.go: TestResultStore (codemode.ResultStore, the results of sandbox.results)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a

@@ -1,6 +1,7 @@
 package statetest_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -65,6 +66,55 @@ func TestScriptBook(t *testing.T) {
 		}
 		return b
 	})
+}
+
+func TestMemoryUsage(t *testing.T) {
+	statetest.TestUsageStore(t, func(_ *testing.T, now func() time.Time) codemode.UsageStore {
+		u, err := codemode.NewMemoryUsage("", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	})
+}
+
+// TestMemoryUsageInAFile: the default keeps its pairs in a file, reopened
+// with the same answers, through every case of the contract.
+func TestMemoryUsageInAFile(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	statetest.TestUsageStore(t, func(t *testing.T, now func() time.Time) codemode.UsageStore {
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("usage%d.json", n))
+		u, err := codemode.NewMemoryUsage(path, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reopening{u, path, now}
+	})
+}
+
+// reopening saves a MemoryUsage after each Record and reads it back from
+// its file before each Evidence.
+type reopening struct {
+	*codemode.MemoryUsage
+	path string
+	now  func() time.Time
+}
+
+func (r reopening) Record(ctx context.Context, principal string, words, tools []string) error {
+	if err := r.MemoryUsage.Record(ctx, principal, words, tools); err != nil {
+		return err
+	}
+	return r.Save()
+}
+
+func (r reopening) Evidence(ctx context.Context, words []string) (map[string]map[string]int, error) {
+	again, err := codemode.NewMemoryUsage(r.path, r.now)
+	if err != nil {
+		return nil, err
+	}
+	return again.Evidence(ctx, words)
 }
 
 func TestFileResultStore(t *testing.T) {

@@ -101,7 +101,7 @@ func (c *Conn) start(ctx, initCtx context.Context, tr transport.Interface, pinne
 		if c.proc != nil {
 			select {
 			case <-c.proc.exited:
-				return fmt.Errorf("the server process %s; %s", c.proc.exitStatus(), c.proc.stderrTail())
+				return &exitedError{c.proc}
 			case <-time.After(50 * time.Millisecond):
 			}
 		}

@@ -13,6 +13,7 @@ package upstream
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -146,9 +147,12 @@ func (s *Supervisor) Status() Status {
 	return st
 }
 
-// failedAfter is how many connection attempts in a row fail before a server
-// that was up is reported "failed" rather than "restarting".
-const failedAfter = 5
+// FailedAfter is how many connection attempts in a row fail before a
+// server that was up is reported "failed" rather than "restarting", and
+// before its reason says that retrying will not help until the operator
+// acts: by then the cause (a missing command, a refused login, a server
+// that exits at once) is not one that passes by itself.
+const FailedAfter = 5
 
 // Run is the supervisor: connect, serve until the connection dies, restart
 // with exponential backoff; forever, until ctx ends. After the first
@@ -179,16 +183,20 @@ func (s *Supervisor) Run(ctx context.Context, firstTry chan<- struct{}) {
 			s.mu.Lock()
 			s.failures++
 			// A server that was up and is being restarted is "restarting"
-			// while it may come back; after failedAfter attempts in a row it
+			// while it may come back; after FailedAfter attempts in a row it
 			// is "failed", as one that never started: retried all the same,
 			// at the longest backoff.
 			state := Failed
-			if (s.restarts > 0 || s.state == Restarting) && s.failures < failedAfter {
+			if (s.restarts > 0 || s.state == Restarting) && s.failures < FailedAfter {
 				state = Restarting
 			}
 			s.nextRetry = time.Now().Add(backoff)
+			reason := startFailure(err)
+			if s.failures >= FailedAfter {
+				reason += fmt.Sprintf("; it failed %d times in a row, and retrying will not help until the operator acts", s.failures)
+			}
 			s.mu.Unlock()
-			s.setState(state, "could not connect", err.Error())
+			s.setState(state, reason, err.Error())
 			signal()
 		} else {
 			connectedAt := time.Now()

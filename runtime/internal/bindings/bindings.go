@@ -21,6 +21,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/sandboxrt/sandbox/errcode"
 )
 
 // Tool is one tool bound into the VM, callable as Namespace.Function(args):
@@ -104,17 +106,18 @@ type ErrorInfo struct {
 	Data    json.RawMessage // optional JSON detail (validation errors, upstream content)
 }
 
-// The MCPToolError codes the bindings raise themselves. The runtime exports
-// the first two with the other codes it adds, and documents them there.
+// The MCPToolError codes the bindings raise themselves (errcode's table
+// says what each means). The runtime exports the first two with the other
+// codes it adds.
 const (
 	// CodeNotBound: a call to a tool that exists in the VM's namespaces by
 	// name only: it was not bound to this run.
-	CodeNotBound = "NOT_BOUND"
+	CodeNotBound = string(errcode.NotBound)
 	// CodeInvalidArguments: a call with arguments that cannot be sent.
-	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	CodeInvalidArguments = string(errcode.InvalidArguments)
 	// CodeUnspecified is the code of an MCPToolError a snippet constructs
 	// without one: `new MCPToolError("message")`.
-	CodeUnspecified = "ERROR"
+	CodeUnspecified = string(errcode.Unspecified)
 )
 
 // Installed is the result of Install: the VM's MCPToolError class, to create
