@@ -1168,6 +1168,56 @@ func TestSlowBodyIsCutByTheReadDeadline(t *testing.T) {
 	})
 }
 
+// TestRefusalDoesNotWaitForTheBody: a request refused before its body is
+// read (over the byte budget; a Host of another site; a GET, which takes
+// no body) is answered at once,
+// though the client has sent only the first bytes of its body, and the
+// server lets the connection go rather than wait for the rest.
+func TestRefusalDoesNotWaitForTheBody(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	srv := httptest.NewServer(fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 4 << 10}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, tc := range []struct {
+		name, method, host string
+		contentLength      int
+		want               int
+	}{
+		{"over the budget", "POST", addr, 8 << 10, http.StatusServiceUnavailable},
+		{"another site's host", "POST", "evil.example", 100, http.StatusForbidden},
+		{"a GET with a body", "GET", addr, 100, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// Under net/http's 256 KiB drain limit, so it would wait for the rest.
+			fmt.Fprintf(conn, "%s /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"jsonrpc\":", tc.method, tc.host, tc.contentLength)
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer while the body is still coming (%v): the server waits for the rest of it", err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%d, want %d", resp.StatusCode, tc.want)
+			}
+			if _, err := br.ReadByte(); err != io.EOF {
+				t.Fatalf("after the answer the connection gave %v, want EOF: the server holds it", err)
+			}
+		})
+	}
+	// A request whose body is read keeps its connection for the next one.
+	if _, h, _ := rawPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); h.Get("Connection") == "close" {
+		t.Fatal("the answer to a request read to its end closes the connection")
+	}
+}
+
 // TestMCPToolKeepsTheDefinition: an upstream tool is re-exposed with its
 // title, annotations, icons and execution as listed and its schemas byte
 // for byte (never through mcp-go's typed schema, which drops parts).
