@@ -862,33 +862,51 @@ func TestRequestBodiesHeldArePerPrincipal(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
 	h := fx.f.HTTPHandler(HTTPOptions{MaxInFlightBytes: 16 << 10, MaxInFlightBytesPerPrincipal: 4 << 10})
+	// The handler reads a body only once it holds its bytes: the first
+	// read of alice's slow body tells that she holds her whole share.
+	held := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := auth.Principal{ID: r.Header.Get("X-Test-Principal"), Tenant: r.Header.Get("X-Test-Tenant")}
+		if r.Header.Get("X-Test-Slow") != "" {
+			r.Body = &firstReadSignal{ReadCloser: r.Body, read: held}
+		}
 		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	}))
 	t.Cleanup(srv.Close)
 
 	// alice announces a 4 KiB body and sends only its first bytes.
 	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // before srv.Close, which waits for the request
 	req, _ := http.NewRequest("POST", srv.URL+"/mcp", pr)
 	req.ContentLength = 4 << 10
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Test-Principal", "alice")
-	done := make(chan struct{})
+	req.Header.Set("X-Test-Slow", "1")
+	answered := make(chan int, 1)
 	go func() {
-		defer close(done)
+		status := 0 // no answer: the request failed
 		if resp, err := http.DefaultClient.Do(req); err == nil {
+			status = resp.StatusCode
 			resp.Body.Close()
 		}
+		answered <- status
 	}()
 	if _, err := pw.Write([]byte(`{"jsonrpc":"2.0",`)); err != nil {
 		t.Fatal(err)
 	}
+	// No other request of alice's until then: one holding its bytes as
+	// her slow one arrived would have it refused.
+	select {
+	case <-held:
+	case status := <-answered:
+		t.Fatalf("alice's slow request was answered (%d) before the front end read its body", status)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the front end did not start reading alice's slow body in 30 s")
+	}
 	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
-	testwait.Until(t, 10*time.Second, "alice's held body to count against her share", func() bool {
-		status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice")
-		return status == http.StatusServiceUnavailable
-	})
+	if status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice"); status != http.StatusServiceUnavailable {
+		t.Fatalf("alice holding her share: %d, want 503", status)
+	}
 	if status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "bob"); status == http.StatusServiceUnavailable {
 		t.Fatal("bob was refused while only alice held bytes")
 	}
@@ -896,11 +914,27 @@ func TestRequestBodiesHeldArePerPrincipal(t *testing.T) {
 		t.Fatal("another tenant's alice was refused while only this tenant's alice held bytes")
 	}
 	pw.CloseWithError(io.ErrUnexpectedEOF)
-	<-done
+	select {
+	case <-answered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("alice's slow request did not end in 30 s after her body broke off")
+	}
 	testwait.Until(t, 10*time.Second, "alice's share to be given back", func() bool {
 		status, _, _ := rawPost(t, srv.URL+"/mcp", ping, "X-Test-Principal", "alice")
 		return status != http.StatusServiceUnavailable
 	})
+}
+
+// firstReadSignal closes read on the first Read of the body it wraps.
+type firstReadSignal struct {
+	io.ReadCloser
+	read chan struct{}
+	once sync.Once
+}
+
+func (b *firstReadSignal) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.read) })
+	return b.ReadCloser.Read(p)
 }
 
 // TestBuiltinArgumentLimit: arguments over a built-in tool's limit are
