@@ -24,6 +24,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
+	"github.com/sandboxrt/sandbox/internal/mcphttp"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -359,7 +360,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, r, g, workersWarm, shared) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// NoDrain: a request refused before its body is read (401 above all,
+	// which anyone can get) is answered at once and its connection closed,
+	// not held while net/http waits for the rest of the body.
+	srv := &http.Server{Handler: mcphttp.NoDrain(mux), ReadHeaderTimeout: 10 * time.Second}
 	// The address on stderr lets scripts (and tests) find a port-0 listener.
 	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)

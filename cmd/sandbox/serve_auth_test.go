@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -233,5 +237,41 @@ func TestServeSavedScripts(t *testing.T) {
 	}
 	if text, isErr := call(admin, "execute_code", map[string]any{"code": `return (await scripts.activeIds({ max: 2 })).length`}); isErr || !strings.Contains(text, `"value":2`) {
 		t.Errorf("the shared script after a restart: %s", text)
+	}
+}
+
+// TestServeRefusesAStalledBodyAtOnce: a client without a credential that
+// announces a body and sends only its first byte gets its 401 at once and
+// its connection closed. net/http would otherwise wait for the rest of the
+// body before writing any answer (serve has no read timeout, for its long
+// streams), and anyone could hold a connection and a goroutine for good.
+func TestServeRefusesAStalledBodyAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	t.Setenv("SANDBOX_TEST_AGENT_KEY", agentKey)
+	endpoint := serveHTTP(t, authConfig(t))
+	u, err := neturl.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4096\r\n\r\n{", u.Path, u.Host)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body within 10 s: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("got %d (Connection: close %v), want 401 and the connection closed", resp.StatusCode, resp.Close)
+	}
+	if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the connection is still open after the refusal: %v", err)
 	}
 }

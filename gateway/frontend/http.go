@@ -127,7 +127,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if h.bodyTimeout <= 0 {
 		h.bodyTimeout = 30 * time.Second
 	}
-	return h
+	return mcphttp.NoDrain(h)
 }
 
 // byteBudget counts bytes held at once and refuses what would pass its max,
@@ -191,24 +191,9 @@ const (
 )
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// A body left unread is net/http's to drain, up to 256 KiB, before it
-	// writes the answer and again once the handler returns, with no read
-	// deadline (serve.go's server sets ReadHeaderTimeout only): a client
-	// that stops sending mid-body would never get its refusal, and would
-	// hold the connection and the goroutine serving it for good. So until
-	// the body is read to its end, the answer closes the connection (then
-	// net/http writes it without draining first), and returning stops
-	// reading at once. HTTP/2 does not drain, and there Connection: close
-	// would end every stream of the connection.
-	bodyUnread := r.ProtoMajor == 1 && r.ContentLength != 0
-	if bodyUnread {
-		w.Header().Set("Connection", "close")
-		defer func() {
-			if bodyUnread {
-				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-			}
-		}()
-	}
+	// HTTPHandler wraps this in mcphttp.NoDrain: a refusal written before
+	// the body is read ends the connection instead of waiting for a body
+	// that may never come.
 	if msg := mcphttp.Rebinding(r, h.allowed); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)
 		return
@@ -231,7 +216,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodGet:
-		if bodyUnread {
+		if r.ProtoMajor == 1 && r.ContentLength != 0 {
 			// mcp-go marks the stream it answers a GET with Connection:
 			// keep-alive, and net/http would wait for the body first.
 			http.Error(w, "Bad Request: a GET of the MCP endpoint takes no body; send it without one", http.StatusBadRequest)
@@ -274,10 +259,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = rc.SetReadDeadline(time.Time{})
-	if bodyUnread {
-		bodyUnread = false
-		w.Header().Del("Connection") // read to its end: the connection may serve the next request
-	}
 	env, _ := parseEnvelope(body)
 	method, isRequest := env.Method, len(env.ID) > 0
 	if isRequest {
