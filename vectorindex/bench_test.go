@@ -119,6 +119,48 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchAmong measures a filtered search (SearchAmong) over the
+// catalogs of BenchmarkSearch: a caller of one server (github-r1's 85
+// tools), and one that may use every server but one (a filter that lets
+// almost everything through: the vector side's own pass is over nearly
+// every vector). The filter is a map lookup by id, as code mode's is.
+func BenchmarkSearchAmong(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		ix := benchIndex(b, n)
+		for _, c := range []struct {
+			name  string
+			allow func(server string) bool
+		}{
+			{"one-server", func(s string) bool { return s == "github-r1" }},
+			{"all-but-one", func(s string) bool { return s != "github" }},
+		} {
+			allowed := map[string]bool{}
+			for _, t := range synthCatalog(b, n) {
+				allowed[t.ID] = c.allow(t.Server)
+			}
+			allow := func(id string) bool { return allowed[id] }
+			b.Run(fmt.Sprintf("%s/tools=%d", c.name, n), func(b *testing.B) {
+				ctx := context.Background()
+				for _, q := range benchIntents { // warm the word caches
+					ix.SearchAmong(ctx, q, 5, allow)
+				}
+				durs := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					hits, err := ix.SearchAmong(ctx, benchIntents[i%len(benchIntents)], 5, allow)
+					if err != nil || len(hits) != 5 {
+						b.Fatal(hits, err)
+					}
+					durs = append(durs, time.Since(start))
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(median(durs).Microseconds())/1000, "median-ms")
+			})
+		}
+	}
+}
+
 // BenchmarkBuild measures indexing a catalog from scratch with the built-in
 // embedder: time per tool and the heap the index holds afterwards.
 func BenchmarkBuild(b *testing.B) {
@@ -199,9 +241,10 @@ func BenchmarkReopen(b *testing.B) {
 }
 
 // BenchmarkPeer measures, on the same catalogs, the two halves a search is
-// built on: one chromem-go nearest-neighbour query (the vector half alone)
-// and the plain BM25 baseline of the eval (a lexical search alone), so that
-// BenchmarkSearch can be read as a ratio against them.
+// built on: one chromem-go nearest-neighbour query (the vector half alone;
+// and SearchAmong's own pass that replaces it) and the plain BM25 baseline
+// of the eval (a lexical search alone), so that BenchmarkSearch can be read
+// as a ratio against them.
 func BenchmarkPeer(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		ix := benchIndex(b, n)
@@ -212,6 +255,15 @@ func BenchmarkPeer(b *testing.B) {
 				if _, err := ix.coll.QueryEmbedding(ctx, qv, candidates, nil, nil); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		// SearchAmong's own pass over the vectors in place of chromem's,
+		// for a filter that hides one server (85 tools)
+		st := ix.state.Load()
+		in, _ := st.among(func(id string) bool { return !strings.HasPrefix(id, "github:") })
+		b.Run(fmt.Sprintf("filtered-pass/tools=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				st.nearestAmong(qv, in)
 			}
 		})
 		base := newPlainBM25(synthCatalog(b, n))

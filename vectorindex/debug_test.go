@@ -46,7 +46,7 @@ func TestDebugQuery(t *testing.T) {
 	qv = ix.queryVector(qv, cov)
 	fmt.Printf("coverage %.2f\n", cov)
 	near, _ := ix.nearest(context.Background(), st, qv)
-	scores := ix.rank(st, groups, cov, qv, near)
+	scores := ix.rank(st, groups, cov, qv, nil, near)
 	type row struct {
 		id       string
 		s        float64

@@ -113,14 +113,26 @@ const (
 
 // mentions finds the tool names an intent writes: identifiers with a
 // separator ('_', '-', camelCase) or a server prefix naming one of the
-// catalog's servers ("tracker.", "tracker:", "tracker__"). Plain words
-// ("echo", "query") are not mentions: as words they say what the task is,
-// and BM25 weighs them so.
-func (nt *nameTable) mentions(intent string) []mention {
+// catalog's servers with tools in in ("tracker.", "tracker:",
+// "tracker__"). Plain words ("echo", "query") are not mentions: as words
+// they say what the task is, and BM25 weighs them so.
+func (nt *nameTable) mentions(intent string, in among) []mention {
+	servers := nt.servers
+	if in != nil {
+		// A server none of whose tools the search may return is, to it,
+		// no server: "github.list_commits" from a caller who may not use
+		// github names the list_commits of the servers it may use.
+		servers = map[string]bool{}
+		for d := range nt.tools {
+			if in[d] && nt.tools[d].server != "" {
+				servers[nt.tools[d].server] = true
+			}
+		}
+	}
 	var out []mention
 	var context map[string]bool
 	splitWords(intent, func(w string) {
-		if nt.servers[w] {
+		if servers[w] {
 			if context == nil {
 				context = map[string]bool{}
 			}
@@ -131,7 +143,7 @@ func (nt *nameTable) mentions(intent string) []mention {
 		if len(out) >= maxMentions {
 			break
 		}
-		server, name := nt.splitServer(tok)
+		server, name := splitServer(tok, servers)
 		words := nameWords(name)
 		if len(words) == 0 {
 			continue
@@ -145,12 +157,12 @@ func (nt *nameTable) mentions(intent string) []mention {
 }
 
 // splitServer splits "server.tool", "server:tool" or "server__tool" when
-// the prefix is one of the catalog's servers; else it returns the last
-// segment after a '.' or ':' ("page.evaluate" -> evaluate) or the token.
-func (nt *nameTable) splitServer(tok string) (server, name string) {
+// the prefix is one of servers (keys); else it returns the last segment
+// after a '.' or ':' ("page.evaluate" -> evaluate) or the token.
+func splitServer(tok string, servers map[string]bool) (server, name string) {
 	for _, sep := range []string{"__", ":", "."} {
 		if i := strings.Index(tok, sep); i > 0 && i+len(sep) < len(tok) {
-			if k := strings.Join(nameWords(tok[:i]), ""); nt.servers[k] {
+			if k := strings.Join(nameWords(tok[:i]), ""); servers[k] {
 				return k, tok[i+len(sep):]
 			}
 		}
@@ -209,8 +221,10 @@ type named struct {
 // away, or a word more or less: "trigger_sampling",
 // "update_status", "db.query"), at most maxNearPerMention of them (a mention
 // near more tools names none in particular). A mention with a server names
-// only that server's tools.
-func (nt *nameTable) match(ms []mention) []named {
+// only that server's tools. Only tools in in are named: to a filtered
+// search the others do not exist, so they neither take an exact match's
+// place nor crowd a near name past maxNearPerMention.
+func (nt *nameTable) match(ms []mention, in among) []named {
 	var out []named
 	for mi, m := range ms {
 		sing := make([]string, len(m.words))
@@ -219,9 +233,9 @@ func (nt *nameTable) match(ms []mention) []named {
 		}
 		var best nameMatch
 		var docs []int32
-		for _, d := range nt.candidates(m) {
+		for _, d := range nt.candidates(m, in) {
 			tn := &nt.tools[d]
-			if m.server != "" && tn.server != m.server || m.server == "" && m.context != nil && !m.context[tn.server] {
+			if !in.has(d) || m.server != "" && tn.server != m.server || m.server == "" && m.context != nil && !m.context[tn.server] {
 				continue
 			}
 			var got nameMatch
@@ -257,15 +271,12 @@ func (nt *nameTable) match(ms []mention) []named {
 
 // candidates are the tools a mention may name: those of the exact key
 // first (the common case costs one map lookup), and every tool when it
-// names none exactly (near names need a look at each; a catalog's names
-// are short, and an intent holds at most maxMentions mentions).
-func (nt *nameTable) candidates(m mention) []int32 {
+// names none of in exactly (near names need a look at each; a catalog's
+// names are short, and an intent holds at most maxMentions mentions).
+func (nt *nameTable) candidates(m mention, in among) []int32 {
 	if docs := nt.exact[m.key]; len(docs) > 0 {
-		if m.server == "" {
-			return docs
-		}
 		for _, d := range docs {
-			if nt.tools[d].server == m.server {
+			if in.has(d) && (m.server == "" || nt.tools[d].server == m.server) {
 				return docs
 			}
 		}

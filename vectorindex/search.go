@@ -1,11 +1,14 @@
 package vectorindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/philippgille/chromem-go"
@@ -67,6 +70,29 @@ const (
 // that only read above tools that change things. A deprecated tool yields
 // to the replacement its description names.
 func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error) {
+	return ix.search(ctx, intent, k, nil)
+}
+
+// SearchAmong is Search over only the tools allow accepts (by id): a caller
+// that may use some servers gets the k best of their tools, however many
+// tools it may not use rank above them. The filter applies before anything
+// is ranked: the BM25 candidates, the vector neighbours and the tools the
+// intent names are all drawn from the allowed tools, and scores are
+// relative to the best of them, as if the index held only them (word
+// rarity, the vocabulary typos are corrected against and the servers an
+// intent can name stay the whole index's, apart from servers with no
+// allowed tool, which the intent cannot name). Filtering Search's hits
+// instead would leave nothing when the MaxK best tools are all hidden.
+//
+// allow is called once for each indexed tool, on the search's goroutine,
+// before the search ranks anything; it should be quick (a map lookup). A
+// nil allow, or one that accepts every tool, is Search; one that accepts
+// none gives no hits and no error.
+func (ix *Index) SearchAmong(ctx context.Context, intent string, k int, allow func(id string) bool) ([]Hit, error) {
+	return ix.search(ctx, intent, k, allow)
+}
+
+func (ix *Index) search(ctx context.Context, intent string, k int, allow func(id string) bool) ([]Hit, error) {
 	if len(intent) > MaxIntentLen {
 		return nil, fmt.Errorf("vectorindex: the intent is %d bytes; the limit is %d: describe the task in fewer words, or search for each step on its own", len(intent), MaxIntentLen)
 	}
@@ -81,13 +107,13 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 	}
 	k = min(k, MaxK)
 	st := ix.state.Load()
-	n := len(st.entries)
+	in, n := st.among(allow)
 	if n == 0 {
 		return []Hit{}, nil
 	}
 	k = min(k, n)
 
-	whole, err := ix.scoreText(ctx, st, intent, nil)
+	whole, err := ix.scoreText(ctx, st, intent, in, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +131,7 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 			// The steps reuse the whole intent's nearest neighbours as vector
 			// candidates (one pass over the collection per search, not one
 			// per step); their own BM25 candidates come on top.
-			sc, err := ix.scoreText(ctx, st, step, whole.near)
+			sc, err := ix.scoreText(ctx, st, step, in, whole.near)
 			if err != nil {
 				return nil, err
 			}
@@ -131,9 +157,35 @@ func (ix *Index) Search(ctx context.Context, intent string, k int) ([]Hit, error
 	}
 	var named []named
 	if pinNamedTools {
-		named = st.names.match(st.names.mentions(intent))
+		named = st.names.match(st.names.mentions(intent, in), in)
 	}
-	return ix.order(st, scores, named, tops, strong, k), nil
+	return ix.order(st, scores, named, tops, strong, in, k), nil
+}
+
+// among is the set of tools a search may return, by document: nil is every
+// tool (Search), else the tools SearchAmong's filter accepted.
+type among []bool
+
+func (a among) has(d int32) bool { return a == nil || a[d] }
+
+// among asks allow about every tool: the tools it accepts and how many. A
+// nil allow, or one that accepts every tool, is nil: the unfiltered search.
+func (st *state) among(allow func(id string) bool) (among, int) {
+	if allow == nil {
+		return nil, len(st.entries)
+	}
+	in := make(among, len(st.entries))
+	n := 0
+	for d, e := range st.entries {
+		if allow(e.tool.ID) {
+			in[d] = true
+			n++
+		}
+	}
+	if n == len(st.entries) {
+		return nil, n
+	}
+	return in, n
 }
 
 // Switches of two rules of Search, for measuring what each buys
@@ -151,11 +203,11 @@ type scored struct {
 	groups []queryGroup
 }
 
-// scoreText ranks the tools for one text: the whole intent (near nil: its
-// vector neighbours are looked up) or one of its clauses (near: the whole
-// intent's). A question ranks tools that only read first; a deprecated
-// tool yields to its replacement.
-func (ix *Index) scoreText(ctx context.Context, st *state, text string, near []int32) (scored, error) {
+// scoreText ranks the tools in for one text: the whole intent (near nil:
+// its vector neighbours are looked up) or one of its clauses (near: the
+// whole intent's). A question ranks tools that only read first; a
+// deprecated tool yields to its replacement.
+func (ix *Index) scoreText(ctx context.Context, st *state, text string, in among, near []int32) (scored, error) {
 	qv, err := ix.emb.embedQuery(ctx, text)
 	if err != nil {
 		return scored{}, fmt.Errorf("vectorindex: %w", err)
@@ -164,11 +216,16 @@ func (ix *Index) scoreText(ctx context.Context, st *state, text string, near []i
 	cov := coverage(groups, st.lex)
 	qv = ix.queryVector(qv, cov)
 	if near == nil {
-		if near, err = ix.nearest(ctx, st, qv); err != nil {
+		if in == nil {
+			near, err = ix.nearest(ctx, st, qv)
+		} else {
+			near = st.nearestAmong(qv, in)
+		}
+		if err != nil {
 			return scored{}, err
 		}
 	}
-	scores := ix.rank(st, groups, cov, qv, near)
+	scores := ix.rank(st, groups, cov, qv, in, near)
 	if isQuestion(text) && questionsPreferReads {
 		for d := range scores {
 			e := st.entries[d]
@@ -262,7 +319,7 @@ func bestOf(scores map[int32]float64) (int32, bool) {
 // by its replacement), then each clause's best tool, then the rest by
 // score. Scores are made to fall with the order: a promoted tool scores at
 // least as much as the best of the rest.
-func (ix *Index) order(st *state, scores map[int32]float64, named []named, tops []int32, strong map[string]bool, k int) []Hit {
+func (ix *Index) order(st *state, scores map[int32]float64, named []named, tops []int32, strong map[string]bool, in among, k int) []Hit {
 	byMention(named)
 	var promoted []int32
 	seen := map[int32]bool{}
@@ -278,8 +335,10 @@ func (ix *Index) order(st *state, scores map[int32]float64, named []named, tops 
 		isNamed[n.doc] = true
 		if n.match == exactName {
 			for _, r := range st.replacedBy[n.doc] {
-				promote(r)
-				isNamed[r] = true
+				if in.has(r) {
+					promote(r)
+					isNamed[r] = true
+				}
 			}
 		}
 	}
@@ -370,6 +429,90 @@ func (ix *Index) nearest(ctx context.Context, st *state, qv []float32) ([]int32,
 	return out, nil
 }
 
+// nearestAmong is nearest for a filtered search: the candidates tools
+// among in whose vectors are closest to qv, by our own pass over their
+// vectors (unit length, as chromem holds them: the dot product is chromem's
+// cosine). chromem's filters are exact matches on one metadata value, not a
+// set of tools; and asking it for more neighbours than candidates would
+// still come back empty when the nearest thousands are all hidden. A large
+// index is scanned in parallel, as chromem scans it: a filter that hides
+// little (a policy that denies one tool makes every search of code mode a
+// filtered one) then costs what Search does.
+func (st *state) nearestAmong(qv []float32, in among) []int32 {
+	parts := 1
+	if len(st.entries) >= parallelNearestMin {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	size := (len(st.entries) + parts - 1) / parts
+	found := make([][]neighbour, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*size, min((p+1)*size, len(st.entries))
+		if parts == 1 {
+			found[p] = st.nearestIn(qv, in, lo, hi)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[p] = st.nearestIn(qv, in, lo, hi)
+		}()
+	}
+	wg.Wait()
+	best := slices.Concat(found...)
+	if parts > 1 {
+		slices.SortFunc(best, neighbour.compare)
+		best = best[:min(len(best), candidates)]
+	}
+	out := make([]int32, len(best))
+	for i, b := range best {
+		out[i] = b.d
+	}
+	return out
+}
+
+// parallelNearestMin is the size of index from which nearestAmong scans in
+// parallel (a vector's dot product is about a microsecond; starting a
+// goroutine, a few). A variable for the test that holds the parallel scan
+// to the serial one.
+var parallelNearestMin = 2048
+
+// neighbour is a tool and its vector's similarity to a query's.
+type neighbour struct {
+	d   int32
+	sim float32
+}
+
+// compare orders neighbours nearest first, then by document.
+func (a neighbour) compare(b neighbour) int {
+	if a.sim != b.sim {
+		return cmp.Compare(b.sim, a.sim)
+	}
+	return cmp.Compare(a.d, b.d)
+}
+
+// nearestIn is the candidates tools among in, of documents lo to hi, nearest
+// to qv, in neighbour.compare's order.
+func (st *state) nearestIn(qv []float32, in among, lo, hi int) []neighbour {
+	best := make([]neighbour, 0, candidates+1)
+	for d := lo; d < hi; d++ {
+		if !in[d] {
+			continue
+		}
+		sim := dot(qv, st.entries[d].vec)
+		if len(best) == candidates && sim <= best[candidates-1].sim {
+			continue
+		}
+		n := neighbour{int32(d), sim}
+		i, _ := slices.BinarySearchFunc(best, n, neighbour.compare)
+		best = slices.Insert(best, i, n)
+		if len(best) > candidates {
+			best = best[:candidates]
+		}
+	}
+	return best
+}
+
 // queryVector adapts a query vector to how much of the query the tools'
 // own words cover, when the embedder can (see builtinEmbedder.reweight).
 func (ix *Index) queryVector(qv []float32, cov float64) []float32 {
@@ -382,15 +525,16 @@ func (ix *Index) queryVector(qv []float32, cov float64) []float32 {
 }
 
 // rank scores the candidate tools for one text (analysed into groups, with
-// coverage cov): its BM25 top candidates and the given vector candidates.
-func (ix *Index) rank(st *state, groups []queryGroup, cov float64, qv []float32, near []int32) map[int32]float64 {
+// coverage cov): its BM25 top candidates among in and the given vector
+// candidates.
+func (ix *Index) rank(st *state, groups []queryGroup, cov float64, qv []float32, in among, near []int32) map[int32]float64 {
 	n := len(st.entries)
 	lex := make([]float32, n)
 	st.lex.score(groups, lex)
 	wl := wLexicalMin + (wLexical-wLexicalMin)*cov
 
 	cand := map[int32]bool{}
-	for _, d := range topN(lex, candidates) {
+	for _, d := range topN(lex, candidates, in) {
 		cand[d] = true
 	}
 	for _, d := range near {
@@ -462,11 +606,11 @@ func dot(a, b []float32) float32 {
 	return s
 }
 
-// topN returns the indexes of the n largest positive scores.
-func topN(scores []float32, n int) []int32 {
+// topN returns the indexes of the n largest positive scores among in.
+func topN(scores []float32, n int, in among) []int32 {
 	var idx []int32
 	for i, s := range scores {
-		if s > 0 {
+		if s > 0 && in.has(int32(i)) {
 			idx = append(idx, int32(i))
 		}
 	}

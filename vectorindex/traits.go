@@ -168,7 +168,7 @@ func replacements(entries []*entry, names *nameTable) map[int32][]int32 {
 		if !e.traits.deprecated {
 			continue
 		}
-		for _, n := range names.match(names.mentions(e.tool.Description)) {
+		for _, n := range names.match(names.mentions(e.tool.Description, nil), nil) {
 			if n.match == exactName && int(n.doc) != i && entries[n.doc].tool.Server == e.tool.Server {
 				out[int32(i)] = append(out[int32(i)], n.doc)
 			}
