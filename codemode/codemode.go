@@ -373,15 +373,26 @@ func (st *catalogState) def(i int) string {
 	return d
 }
 
-// search runs the index search for an intent, remembering recent answers per
-// catalog version: an agent's search_tools and the execute_code that follows
-// usually state the same intent.
-func (e *Engine) search(ctx context.Context, st *catalogState, intent string, k int) ([]vectorindex.Hit, error) {
-	key := hitKey{st: st, intent: intent, k: k}
+// search runs the index search for an intent over the tools of scope,
+// remembering recent answers per catalog version and scope: an agent's
+// search_tools and the execute_code that follows usually state the same
+// intent. A filtered search's hits are the best of what its caller may
+// call, and the key holds the set of servers they were drawn from, so they
+// are served again only to a caller who may call exactly those tools
+// (several agents of one scoped key share them), never to one with other
+// rights.
+func (e *Engine) search(ctx context.Context, st *catalogState, intent string, k int, scope searchScope) ([]vectorindex.Hit, error) {
+	key := hitKey{st: st, intent: intent, k: k, scope: scope.key}
 	if hits, ok := e.hits.get(key); ok {
 		return hits, nil
 	}
-	hits, err := e.ix.Search(ctx, intent, k)
+	var hits []vectorindex.Hit
+	var err error
+	if scope.allow == nil {
+		hits, err = e.ix.Search(ctx, intent, k)
+	} else {
+		hits, err = e.ix.SearchAmong(ctx, intent, k, scope.allow)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -393,6 +404,7 @@ type hitKey struct {
 	st     *catalogState // a new catalog version never sees old answers
 	intent string
 	k      int
+	scope  string // searchScope.key: "" for the whole catalog
 }
 
 // hitCache is a small bounded map; when full it starts over, which is enough

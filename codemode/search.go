@@ -496,19 +496,27 @@ func firstCall(tools []FoundTool) string {
 
 // searchVisible is the top k hits among the tools the caller may see, how
 // many tools it may see, and what learning from use added to them. A
-// caller who sees every server gets the index's own top k; one who sees
-// fewer gets the whole ranking filtered (the index ranks a few hundred
-// tools in about a millisecond). When learning knows tools for the
-// intent's words, the hits are the index's best MaxK reordered with it
-// (rerank).
+// caller who sees every tool gets the index's own top k; one who sees
+// fewer (a scoped principal, a narrowed session, a tool the policy denies)
+// gets the index's top k of what it may call (vectorindex.SearchAmong: the
+// index ranks only those, so a caller of one server among many still gets
+// k of its tools when the catalog's best are all elsewhere). When learning
+// knows tools for the intent's words, the hits are the index's best MaxK
+// reordered with it (rerank).
 func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller auth.Caller, intent string, k int) ([]vectorindex.Hit, int, map[string]learnedBoost, error) {
 	sees := map[string]bool{}
+	var seen, hidden []string // servers of the catalog in first-seen order
 	visible := 0
 	for _, t := range st.tools {
 		ok, known := sees[t.Server]
 		if !known {
 			ok = e.gw.Sees(caller, t.Server)
 			sees[t.Server] = ok
+			if ok {
+				seen = append(seen, t.Server)
+			} else {
+				hidden = append(hidden, t.Server)
+			}
 		}
 		if ok && !st.denied[t.ID()] {
 			visible++
@@ -523,28 +531,44 @@ func (e *Engine) searchVisible(ctx context.Context, st *catalogState, caller aut
 	if len(boosts) > 0 {
 		depth = vectorindex.MaxK
 	}
-	var hits []vectorindex.Hit
-	if visible == len(st.tools) {
-		var err error
-		if hits, err = e.search(ctx, st, intent, depth); err != nil {
-			return nil, visible, nil, err
-		}
-	} else {
-		all, err := e.search(ctx, st, intent, len(st.tools))
-		if err != nil {
-			return nil, visible, nil, err
-		}
-		hits = make([]vectorindex.Hit, 0, depth)
-		for _, h := range all {
-			if mayCall(h.ID) && len(hits) < depth {
-				hits = append(hits, h)
-			}
-		}
+	scope := searchScope{}
+	if visible < len(st.tools) {
+		scope = newSearchScope(seen, hidden, mayCall)
+	}
+	hits, err := e.search(ctx, st, intent, depth, scope)
+	if err != nil {
+		return nil, visible, nil, err
 	}
 	if len(boosts) > 0 {
 		hits = rerank(hits, boosts, mayCall, k)
 	}
 	return hits[:min(k, len(hits))], visible, boosts, nil
+}
+
+// searchScope is what a search may return: every tool of the catalog (the
+// zero value), or the tools allow accepts, which are those of a set of
+// servers (less the tools the policy denies, which are the catalog's).
+type searchScope struct {
+	// key names the set of servers, for the hit cache: "+" and the
+	// servers seen, or "-" and those not (whichever is shorter), each
+	// followed by a NUL (server names have none). With the catalog
+	// version, it determines allow; "" is the whole catalog.
+	key   string
+	allow func(id string) bool
+}
+
+func newSearchScope(seen, hidden []string, allow func(id string) bool) searchScope {
+	sign, names := "+", seen
+	if len(hidden) < len(seen) {
+		sign, names = "-", hidden
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteByte(0)
+	}
+	return searchScope{key: b.String(), allow: allow}
 }
 
 // searchScripts finds the caller's saved scripts that share a word with the

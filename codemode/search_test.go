@@ -18,6 +18,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
+	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
 func toolServer(name, instructions string, tools map[string]string) *server.MCPServer {
@@ -527,5 +528,65 @@ func TestSearchRosterNamesNamespacesAsTheCatalogDoes(t *testing.T) {
 	}
 	if got["google-maps"] != "googleMaps: directions" || got["google_maps"] != "googleMaps_2: elevation" {
 		t.Errorf("roster: %v (tools %+v)", got, res.Tools)
+	}
+}
+
+// TestScopedSearchInALargeCatalog: in a catalog of 81 servers, the 50 best
+// tools for a pull-request intent are all GitHub's copies. A principal
+// scoped to one other server still gets k of its own tools, from search
+// and from execute_code's intent alike; the hits remembered for it are
+// never served to a caller with other rights.
+func TestScopedSearchInALargeCatalog(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, corpusServers(t, loadCorpus(t), 3), runtime.InProcess)
+	const intent = "list the open pull requests of acme/webapp on GitHub"
+	ctx := context.Background()
+	scoped := func(server string) auth.Caller {
+		return auth.Caller{Principal: auth.Principal{ID: "agent-" + server, Scopes: []string{auth.ServerScope(server)}}}
+	}
+	ofServer := func(res *SearchResult, server string) []string {
+		t.Helper()
+		var calls []string
+		for _, f := range res.Tools {
+			if !strings.HasPrefix(f.ID, server+":") {
+				t.Fatalf("a search scoped to %s showed %s: %+v", server, f.ID, res.Tools)
+			}
+			calls = append(calls, f.Call)
+		}
+		return calls
+	}
+
+	for _, server := range []string{"gitlab-2", "git-3"} {
+		res, err := e.Search(ctx, SearchRequest{Intent: intent, K: 5, Caller: scoped(server)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := ofServer(res, server)
+		if len(calls) != 5 || res.Shown != 5 {
+			t.Fatalf("%s: got %d of its tools, want 5: %+v", server, len(calls), res.Tools)
+		}
+		// execute_code's intent binds the same tools.
+		run := execute(t, e, ExecuteRequest{Caller: scoped(server), Intent: intent, Code: `return 1`})
+		slices.Sort(calls)
+		if !slices.Equal(run.Bound, calls) {
+			t.Fatalf("%s: the intent bound %v, search showed %v", server, run.Bound, calls)
+		}
+	}
+	// After both scoped searches (and their remembered hits), the operator
+	// gets the catalog's best, none of which is of either server, for the
+	// same k as theirs and for MaxK.
+	for _, k := range []int{5, vectorindex.MaxK} {
+		res, err := e.Search(ctx, SearchRequest{Intent: intent, K: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Shown != k {
+			t.Fatalf("the operator was shown %d tools, want %d", res.Shown, k)
+		}
+		for _, f := range res.Tools {
+			if strings.HasPrefix(f.ID, "gitlab-2:") || strings.HasPrefix(f.ID, "git-3:") {
+				t.Fatalf("%s is among the catalog's top %d: %+v", f.ID, k, res.Tools)
+			}
+		}
 	}
 }
