@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,6 +65,31 @@ func TestNoDrain(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		if resp.StatusCode != http.StatusOK || resp.Close {
 			t.Fatalf("request %d: %d, close %v", i+1, resp.StatusCode, resp.Close)
+		}
+	}
+}
+
+// TestNoDrainRefusalReachesAClientStillSending: a client that sends its
+// whole body at once, refused before the body is read (a 401 for a stale
+// token), gets the refusal, not a connection reset, for a small body and a
+// large one alike.
+func TestNoDrainRefusalReachesAClientStillSending(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(NoDrain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	})))
+	t.Cleanup(srv.Close)
+	for _, size := range []int{100, 64 << 10, 200 << 10, 4 << 20} {
+		for i := range 10 {
+			resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(strings.Repeat("x", size)))
+			if err != nil {
+				t.Fatalf("%d bytes, try %d: %v", size, i+1, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("%d bytes: got %d", size, resp.StatusCode)
+			}
 		}
 	}
 }
