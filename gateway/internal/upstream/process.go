@@ -409,7 +409,7 @@ func (s *idScanner) feed(b []byte) {
 			ch = b[i]
 		}
 		if s.inStr {
-			if s.capturing {
+			if s.capturing && len(s.val) <= maxIDBytes { // one byte past: too long to be an id
 				s.val = append(s.val, ch)
 			}
 			switch {
@@ -475,8 +475,12 @@ func (s *idScanner) feed(b []byte) {
 	}
 }
 
+// maxIDBytes is the longest id the scanner takes (ours are a few bytes);
+// it holds no more of a longer one, however long the line.
+const maxIDBytes = 256
+
 func (s *idScanner) finishID() {
-	if len(s.val) > 0 && len(s.val) <= 256 && s.id == nil {
+	if len(s.val) > 0 && len(s.val) <= maxIDBytes && s.id == nil {
 		s.id = append([]byte(nil), s.val...)
 	}
 	s.capturing, s.val = false, nil

@@ -98,3 +98,22 @@ func TestStdioServersInheritOnlyASafeEnvironment(t *testing.T) {
 		t.Fatalf("env = %v", env)
 	}
 }
+
+// A string id that goes on and on is not kept: the scanner holds at most
+// the longest id it would take, however much of a long line is the id.
+func TestIDScannerHoldsNoLongID(t *testing.T) {
+	t.Parallel()
+	s := &idScanner{}
+	s.feed([]byte(`{"jsonrpc":"2.0","id":"`))
+	chunk := bytes.Repeat([]byte("a"), 64<<10)
+	for range 160 { // 10 MiB of one id
+		s.feed(chunk)
+	}
+	if cap(s.val) > 4<<10 {
+		t.Fatalf("the scanner holds %d bytes of an id still being read", cap(s.val))
+	}
+	s.feed([]byte(`","result":{}}`))
+	if s.id != nil || !s.isResponse {
+		t.Fatalf("id = %.40q, isResponse = %v: an id too long to be ours is no id", s.id, s.isResponse)
+	}
+}
