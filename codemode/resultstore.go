@@ -88,8 +88,8 @@ func TooLargeToHold(r HeldResult, limits ResultLimits) *ResultLimitError {
 // FileResultStore is the default ResultStore: each result in a file of one
 // folder, the index in this process's memory. A result is written under a
 // temporary name and renamed when whole, so a reader never sees half of
-// one; the files a previous process left (their index is gone) are removed
-// when the store opens.
+// one; the files a previous process left (their index is gone), whole or
+// half written, are removed when the store opens.
 type FileResultStore struct {
 	dir    string
 	temp   bool // dir was made for this store: Close removes it
@@ -127,9 +127,11 @@ func NewFileResultStore(dir string, limits ResultLimits, now func() time.Time) (
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("codemode: the folder for big results: %w", err)
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "res_*"))
-	for _, f := range old {
-		_ = os.Remove(f)
+	for _, pattern := range []string{"res_*", ".writing-*"} { // held, and half written when the process died
+		old, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
 	}
 	return s, nil
 }

@@ -65,3 +65,24 @@ func TestFileResultStoreLinksWholeFiles(t *testing.T) {
 		t.Error("an id with a path in it was taken")
 	}
 }
+
+// A result a crashed process was still writing is removed with the rest
+// when the store opens on its folder again: nothing would ever read it.
+func TestFileResultStoreRemovesHalfWrittenResults(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "results")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"res_whole", ".writing-123"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := NewFileResultStore(dir, ResultLimits{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("files left from the last process: %v", left)
+	}
+}
