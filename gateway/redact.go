@@ -190,6 +190,7 @@ type redactingWriter struct {
 	secrets [][]byte // longest first
 	keep    int      // bytes held back for a secret that may go on in the next write
 	buf     []byte
+	next    []int // flush's, reused
 }
 
 func (rw *redactingWriter) Write(p []byte) (int, error) {
@@ -205,28 +206,44 @@ func (rw *redactingWriter) Close() error { return rw.flush(len(rw.buf)) }
 // flush writes the buffer up to limit, redacted: a secret that starts
 // before limit is whole in the buffer, since keep bytes follow limit.
 func (rw *redactingWriter) flush(limit int) error {
+	// next[k] is where secret k is next found at or after i (-1: nowhere
+	// in the buffer). A secret is searched for again only once a match has
+	// passed where it was found: a text dense with one secret costs a pass
+	// of the buffer per secret, not one per match.
+	next := rw.next[:0]
+	for range rw.secrets {
+		next = append(next, -2) // not searched yet
+	}
+	rw.next = next
 	i := 0
 	for i < limit {
 		at, n := -1, 0
-		for _, s := range rw.secrets {
-			if j := bytes.Index(rw.buf[i:], s); j >= 0 && (at < 0 || j < at) {
-				at, n = j, len(s) // longest first: a tie keeps the longer
+		for k, s := range rw.secrets {
+			if next[k] != -1 && next[k] < i {
+				if j := bytes.Index(rw.buf[i:], s); j >= 0 {
+					next[k] = i + j
+				} else {
+					next[k] = -1
+				}
+			}
+			if next[k] >= 0 && (at < 0 || next[k] < at) {
+				at, n = next[k], len(s) // longest first: a tie keeps the longer
 			}
 		}
-		if at < 0 || i+at >= limit {
+		if at < 0 || at >= limit {
 			if _, err := rw.w.Write(rw.buf[i:limit]); err != nil {
 				return err
 			}
 			i = limit
 			break
 		}
-		if _, err := rw.w.Write(rw.buf[i : i+at]); err != nil {
+		if _, err := rw.w.Write(rw.buf[i:at]); err != nil {
 			return err
 		}
 		if _, err := io.WriteString(rw.w, redacted); err != nil {
 			return err
 		}
-		i += at + n
+		i = at + n
 	}
 	rw.buf = rw.buf[:copy(rw.buf, rw.buf[max(i, 0):])]
 	return nil

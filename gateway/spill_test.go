@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -182,6 +183,30 @@ func TestRedactingWriterMatchesRaw(t *testing.T) {
 	}
 	if strings.Contains(want, "abcdefgh") || strings.Contains(want, `quote\"secret`) || strings.Contains(want, "999") || !json.Valid([]byte(want)) {
 		t.Fatalf("raw itself: %s", want)
+	}
+}
+
+// A text dense with one secret, while another is never found, is redacted
+// in one pass: the search for the absent one is not repeated after every
+// match (it was, and 2 MiB written at once took a quarter of a minute).
+func TestRedactingWriterIsLinearInMatches(t *testing.T) {
+	t.Parallel()
+	r := newRedactor([]string{"AAAAAAAA", "ZZZZZZZZZZZZZZZZ"})
+	text := strings.Repeat("AAAAAAAA", 1<<18) // 2 MiB
+	var out bytes.Buffer
+	w := r.writer(&out, "")
+	start := time.Now()
+	if _, err := w.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("redacting 2 MiB took %v", took)
+	}
+	if out.String() != strings.Repeat(redacted, 1<<18) {
+		t.Errorf("redacted %d bytes wrong", out.Len())
 	}
 }
 
