@@ -39,9 +39,6 @@ const maxInputRoundTrips = 10
 // MaxStagedBytes) comes back in a file instead of the bytes; the caller
 // must Remove it. Without, such an answer is ErrResultTooLarge.
 func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMessage, progress func(Progress), logLevel string, stage bool) (json.RawMessage, *Staged, error) {
-	if stage {
-		defer c.desk.expect()()
-	}
 	token := ""
 	if progress != nil {
 		token = "sbx-p-" + strconv.FormatUint(c.nextID.Add(1), 10)
@@ -60,7 +57,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		}
 	}
 	for round := 0; ; round++ {
-		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header)
+		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header, stage)
 		if staged != nil && !stage {
 			if raw, err = c.unstage(staged); err != nil {
 				return nil, nil, err

@@ -202,7 +202,7 @@ func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any
 // encoded as given (it carries its own _meta). An answer too long for
 // memory is ErrResultTooLarge (only tools/call takes one staged: CallTool).
 func (c *Conn) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
-	raw, staged, err := c.roundTrip(ctx, method, params, header)
+	raw, staged, err := c.roundTrip(ctx, method, params, header, false)
 	if staged != nil {
 		return c.unstage(staged)
 	}
@@ -235,8 +235,8 @@ func (c *Conn) unstage(st *Staged) (json.RawMessage, error) {
 }
 
 // roundTrip is request, with the answer either in memory or staged in a
-// file (staging.go).
-func (c *Conn) roundTrip(ctx context.Context, method string, params any, header http.Header) (_ json.RawMessage, _ *Staged, err error) {
+// file (staging.go); stage says the request takes a staged answer.
+func (c *Conn) roundTrip(ctx context.Context, method string, params any, header http.Header, stage bool) (_ json.RawMessage, _ *Staged, err error) {
 	if c.isDead() {
 		return nil, nil, &ConnLostError{c.deathReason()}
 	}
@@ -257,6 +257,9 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params any, header 
 	req, err := c.newRequest(method, params, header)
 	if err != nil {
 		return nil, nil, err
+	}
+	if stage {
+		defer c.desk.expect(req.ID)()
 	}
 	var tooLarge atomic.Bool
 	if c.isHTTP {

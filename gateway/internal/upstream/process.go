@@ -175,9 +175,10 @@ func (a activityReader) Read(p []byte) (int, error) {
 // them in several copies). While a request that takes staged answers is in
 // flight (stagingDesk.wanted), a line past stageAbove (or max, when less)
 // is written to a file
-// as it is read, up to the desk's maxBytes, and a response is replaced by a
-// stand-in that the connection trades for the file (staging.go); another
-// line that ends within max is handed on from the file. Otherwise, or past
+// as it is read, up to the desk's maxBytes, and a response to a request
+// that awaits it is replaced by a stand-in that the connection trades for
+// the file (staging.go); another line that ends within max is handed on
+// from the file, and another response is refused as below. Otherwise, or past
 // maxBytes, a line over max is skipped while its top-level "id" is picked
 // out, and replaced by a JSON-RPC error response for that id, so the
 // waiting call fails with RESULT_TOO_LARGE instead of the gateway running
@@ -303,7 +304,7 @@ func (c *lineReader) readLong(err error) {
 	}
 	switch {
 	case l.answered:
-	case l.file != nil && l.ids.isResponse && l.ids.id != nil:
+	case l.file != nil && l.ids.isResponse && l.ids.id != nil && c.desk.awaits(l.ids.id):
 		name := l.file.Name()
 		if cerr := l.file.Close(); cerr != nil {
 			c.desk.failed(cerr)
@@ -316,6 +317,13 @@ func (c *lineReader) readLong(err error) {
 		// Staged in case it was an answer, and it was not: it is short
 		// enough to hand on whole.
 		c.pending = l.readBack(c.desk)
+	case l.file != nil && l.ids.isResponse && l.ids.id != nil:
+		// An answer its request no longer awaits (the caller left while
+		// it was read), or one for a request that takes none: not kept
+		// for nobody, and refused at the memory cap.
+		l.drop()
+		l.limit = c.max
+		c.pending = c.tooLarge(l, false)
 	case !l.ids.isResponse || l.ids.id == nil:
 		l.drop()
 	default:

@@ -3,12 +3,14 @@ package upstream
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Answers too long to hold in memory. mcp-go's stdio transport reads a
@@ -35,8 +37,10 @@ func (s *Staged) Remove() { _ = os.Remove(s.Path) }
 const stagedRPCCode = -32098
 
 // stagedOrphanAge is how long a staged answer waits for its request to take
-// it. A request whose caller went away never does (mcp-go drops the
-// stand-in), so older ones are removed whenever another is staged.
+// it. An answer whose request has gone by the time its line ends is not
+// staged (lineReader); one whose caller goes away just after never is
+// taken (mcp-go drops the stand-in), so older ones are removed whenever
+// another is staged.
 const stagedOrphanAge = time.Minute
 
 // stagingDesk keeps one connection's staged answers until their requests
@@ -45,13 +49,15 @@ type stagingDesk struct {
 	dir      func() (string, error)
 	maxBytes int64 // the longest answer staged
 	log      *slog.Logger
-	// waiting counts the requests in flight that take a staged answer: with
-	// none, a long line is skipped rather than written to disk for nobody.
-	waiting atomic.Int64
 
-	mu     sync.Mutex
-	staged map[string]stagedEntry
-	closed bool
+	mu sync.Mutex
+	// awaited are the requests in flight that take a staged answer, by
+	// their ids (RequestId.String, as mcp-go matches answers): with none, a
+	// long line is skipped rather than written to disk for nobody, and an
+	// answer staged for a request that has gone is not kept.
+	awaited map[string]int
+	staged  map[string]stagedEntry
+	closed  bool
 }
 
 type stagedEntry struct {
@@ -64,21 +70,49 @@ func newStagingDesk(o Options, log *slog.Logger) *stagingDesk {
 	if o.StageDir == nil || o.MaxStagedBytes <= o.MaxResultBytes {
 		return nil
 	}
-	return &stagingDesk{dir: o.StageDir, maxBytes: o.MaxStagedBytes, log: log, staged: map[string]stagedEntry{}}
+	return &stagingDesk{dir: o.StageDir, maxBytes: o.MaxStagedBytes, log: log, awaited: map[string]int{}, staged: map[string]stagedEntry{}}
 }
 
-// expect says a request that takes a staged answer is in flight; call the
-// function it returns when it ends.
-func (k *stagingDesk) expect() (done func()) {
+// expect says request id, which takes a staged answer, is in flight; call
+// the function it returns when it ends.
+func (k *stagingDesk) expect(id mcp.RequestId) (done func()) {
 	if k == nil {
 		return func() {}
 	}
-	k.waiting.Add(1)
-	return func() { k.waiting.Add(-1) }
+	key := id.String()
+	k.mu.Lock()
+	k.awaited[key]++
+	k.mu.Unlock()
+	return func() {
+		k.mu.Lock()
+		if k.awaited[key]--; k.awaited[key] <= 0 {
+			delete(k.awaited, key)
+		}
+		k.mu.Unlock()
+	}
 }
 
 // wanted reports whether a long line should be staged now.
-func (k *stagingDesk) wanted() bool { return k != nil && k.waiting.Load() > 0 }
+func (k *stagingDesk) wanted() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.awaited) > 0
+}
+
+// awaits reports whether a request in flight takes a staged answer for
+// the JSON-RPC id raw (as the server wrote it).
+func (k *stagingDesk) awaits(raw []byte) bool {
+	var id mcp.RequestId
+	if json.Unmarshal(raw, &id) != nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.awaited[id.String()] > 0
+}
 
 // create opens a new file for an answer.
 func (k *stagingDesk) create() (*os.File, error) {

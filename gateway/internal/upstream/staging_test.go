@@ -10,15 +10,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // testDesk stages answers over 100 KB, up to maxBytes, in a folder of the
-// test's, with one request waiting for a staged answer.
-func testDesk(t *testing.T, maxBytes int64) (*stagingDesk, string) {
+// test's, with a request waiting for a staged answer under each of ids.
+func testDesk(t *testing.T, maxBytes int64, ids ...any) (*stagingDesk, string) {
 	t.Helper()
 	dir := t.TempDir()
 	desk := newStagingDesk(Options{MaxResultBytes: 100_000, MaxStagedBytes: maxBytes, StageDir: func() (string, error) { return dir, nil }}, slog.New(slog.DiscardHandler))
-	t.Cleanup(desk.expect())
+	for _, id := range ids {
+		t.Cleanup(desk.expect(mcp.NewRequestId(id)))
+	}
 	return desk, dir
 }
 
@@ -65,7 +69,7 @@ func assertEmpty(t *testing.T, dir string) {
 // UTF-8 included), and mcp-go reads a stand-in for the same id instead.
 func TestLongAnswersAreStagedInFiles(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 1<<20)
+	desk, dir := testDesk(t, 1<<20, "sbx-7")
 	big := `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("x\xff", 150_000) + `"}]},"jsonrpc":"2.0","id":"sbx-7"}` + "\n"
 	input := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + big + `{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"
 	lines := readLines(t, newLineReader(strings.NewReader(input), 100_000, desk))
@@ -95,7 +99,7 @@ func TestLongAnswersAreStagedInFiles(t *testing.T) {
 // of the line is skipped.
 func TestAnswersPastTheStagingCapAreRefusedEarly(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 300_000)
+	desk, dir := testDesk(t, 300_000, int64(9))
 	input := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"` + strings.Repeat("y", 500_000) + `"}]}}` + "\n" + `{"jsonrpc":"2.0","id":10,"result":{}}` + "\n"
 	lines := readLines(t, newLineReader(strings.NewReader(input), 100_000, desk))
 	if len(lines) != 2 || lines[1] != `{"jsonrpc":"2.0","id":10,"result":{}}` {
@@ -128,7 +132,7 @@ func (e *endless) Read(p []byte) (int, error) {
 // wait for its timeout, and neither memory nor disk grows.
 func TestALineThatNeverEndsIsRefusedAtTheCap(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 1<<20)
+	desk, dir := testDesk(t, 1<<20, "sbx-1")
 	r := newLineReader(&endless{head: []byte(`{"jsonrpc":"2.0","id":"sbx-1","result":{"content":[{"type":"text","text":"`)}, 100_000, desk)
 	buf := make([]byte, 4096)
 	done := make(chan error, 1)
@@ -157,7 +161,7 @@ func TestALineThatNeverEndsIsRefusedAtTheCap(t *testing.T) {
 // handed on.
 func TestAServerThatDiesMidLineLeavesNothing(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 1<<20)
+	desk, dir := testDesk(t, 1<<20, int64(2))
 	input := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{"content":"` + strings.Repeat("w", 400_000)
 	out, err := io.ReadAll(newLineReader(strings.NewReader(input), 100_000, desk))
 	if err != nil || string(out) != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
@@ -189,7 +193,7 @@ func TestNothingIsStagedForNobody(t *testing.T) {
 // when the next is staged, and all of them when the connection closes.
 func TestUntakenAnswersAreRemoved(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 1<<20)
+	desk, dir := testDesk(t, 1<<20, "sbx-1")
 	stage := func() *Staged {
 		f, err := desk.create()
 		if err != nil {
@@ -217,12 +221,40 @@ func TestUntakenAnswersAreRemoved(t *testing.T) {
 	assertEmpty(t, dir)
 }
 
+// An answer staged for a request that no longer awaits it (its caller
+// left while the line was read) is not kept for nobody: its file is
+// removed as soon as the line ends, and it is refused at the memory cap,
+// as for a request that takes no staged answer. One a request awaits is
+// staged, whatever escapes spell its id.
+func TestAnswersNobodyAwaitsAreNotKept(t *testing.T) {
+	t.Parallel()
+	desk, dir := testDesk(t, 1<<20, "sbx-1")
+	answer := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":"` + strings.Repeat("v", 200_000) + `"}`
+	}
+	input := answer(`"sbx-2"`) + "\n" + answer(`"sbx\u002d1"`) + "\n"
+	lines := readLines(t, newLineReader(strings.NewReader(input), 100_000, desk))
+	if len(lines) != 2 {
+		t.Fatalf("lines: %.300q", lines)
+	}
+	if r := decodeResponse(t, lines[0]); string(r.ID) != `"sbx-2"` || r.Error.Code != tooLargeRPCCode || r.Error.Data.Limit != 100_000 {
+		t.Fatalf("the answer nobody awaits: %s", lines[0])
+	}
+	r := decodeResponse(t, lines[1])
+	st, ok := desk.take(r.Error.Data.Token)
+	if r.Error.Code != stagedRPCCode || !ok {
+		t.Fatalf("the awaited answer: %s", lines[1])
+	}
+	st.Remove()
+	assertEmpty(t, dir)
+}
+
 // A line staged while a staged answer was awaited, that turns out not to
 // be an answer, is handed on whole when it is within the memory cap, and
 // dropped when it is not.
 func TestAStagedNotificationIsHandedOn(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 8<<20)
+	desk, dir := testDesk(t, 8<<20, "sbx-1")
 	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("n", 1500_000) + `"}}`
 	out, err := io.ReadAll(newLineReader(strings.NewReader(note+"\n"), 2<<20, desk)) // staged past 1 MiB
 	if err != nil || string(out) != note+"\n" {
@@ -240,7 +272,7 @@ func TestAStagedNotificationIsHandedOn(t *testing.T) {
 // within the memory cap, and too large otherwise.
 func TestUnstagedAnswersAreReadBack(t *testing.T) {
 	t.Parallel()
-	desk, dir := testDesk(t, 1<<20)
+	desk, dir := testDesk(t, 1<<20, "sbx-1")
 	c := &Conn{s: &Supervisor{opts: Options{MaxResultBytes: 100_000}}, desk: desk}
 	stage := func(body string) *Staged {
 		f, err := desk.create()
@@ -276,7 +308,7 @@ func FuzzStagingLineReader(f *testing.F) {
 		}
 		dir := t.TempDir()
 		desk := newStagingDesk(Options{MaxResultBytes: int64(max), MaxStagedBytes: int64(staged), StageDir: func() (string, error) { return dir, nil }}, slog.New(slog.DiscardHandler))
-		defer desk.expect()()
+		defer desk.expect(mcp.NewRequestId("q"))()
 		out, err := io.ReadAll(newLineReader(bytes.NewReader(data), int64(max), desk))
 		if err != nil {
 			t.Fatal(err)
