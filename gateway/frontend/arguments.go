@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -109,8 +110,43 @@ func splitArguments(body []byte) (rest []byte, args json.RawMessage, ok bool) {
 		return nil, nil, false
 	}
 	args = params[a].value
+	if !numbersFit(args) {
+		return nil, nil, false
+	}
 	top[p].value = writeObject(slices.Delete(params, a, a+1))
 	return writeObject(top), args, true
+}
+
+// numbersFit reports whether every number in the JSON text v fits a
+// float64: mcp-go decodes a body's arguments into a map as well, and
+// refuses the body when one does not (1e400), so such a body is left whole
+// for it to refuse. v is valid JSON; strings are skipped quote to quote.
+func numbersFit(v []byte) bool {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '"':
+			for i++; i < len(v); i++ {
+				k := bytes.IndexAny(v[i:], `"\\`)
+				if k < 0 {
+					return true // not JSON: the decoder has refused it already
+				}
+				if i += k; v[i] == '"' {
+					break
+				}
+				i++ // the escaped byte
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(v) && bytes.IndexByte([]byte("+-.0123456789eE"), v[j]) >= 0 {
+				j++
+			}
+			if _, err := strconv.ParseFloat(string(v[i:j]), 64); err != nil {
+				return false
+			}
+			i = j - 1
+		}
+	}
+	return true
 }
 
 // maxMembers bounds the members splitArguments reads at each of the two

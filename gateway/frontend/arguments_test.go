@@ -77,6 +77,10 @@ var splitBodies = []struct {
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}`, false},
 	{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}]`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, false},
+	// A number too large for a float64: mcp-go refuses the body (it
+	// decodes the arguments into a map), so it is left whole for it to.
+	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"input":{"n":1e400}}}}`, false},
+	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"s":"1e400","n":-1.5e308,"m":[0,1E-400]}}}`, true},
 	// Members by the thousand: left to mcp-go, which skips them.
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}` + strings.Repeat(`,"p":0`, maxMembers) + `}}`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}` + strings.Repeat(`,"p":0`, maxMembers) + `}`, false},
