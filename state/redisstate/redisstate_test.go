@@ -360,3 +360,36 @@ func TestShapeStoreUpdatesAreAtomic(t *testing.T) {
 		t.Fatal("an entry over the size limit was pooled")
 	}
 }
+
+// TestUsageHoldsNoWordsOfDroppedPairs: a principal that records a new word
+// with every search holds at most MaxUsagePairsPerPrincipal pairs, and so
+// at most that many words' keys: a pair dropped to keep the bound takes
+// its word's entry with it, or one principal fills Redis for UsageTTL.
+func TestUsageHoldsNoWordsOfDroppedPairs(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: "u:", EncryptionKey: newKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	u := c.Usage(nil)
+	if err := u.Record(ctx, "bob", []string{"w0000"}, []string{"s:t"}); err != nil {
+		t.Fatal(err)
+	}
+	n := codemode.MaxUsagePairsPerPrincipal + 500
+	for i := range n {
+		if err := u.Record(ctx, "alice", []string{fmt.Sprintf("w%04d", i)}, []string{"s:t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
+	defer raw.Close()
+	words, _ := raw.Keys(ctx, "u:usage:{usage}:w:*").Result()
+	if len(words) > codemode.MaxUsagePairsPerPrincipal+1 {
+		t.Errorf("%d words' keys for %d live pairs", len(words), codemode.MaxUsagePairsPerPrincipal+1)
+	}
+	if ev, _ := u.Evidence(ctx, []string{"w0000", fmt.Sprintf("w%04d", n-1)}); ev["w0000"]["s:t"] != 1 || ev[fmt.Sprintf("w%04d", n-1)]["s:t"] != 1 {
+		t.Errorf("evidence: %v", ev)
+	}
+}

@@ -41,22 +41,28 @@ func (u *Usage) base() string { return u.c.prefix + "usage:{usage}:" }
 
 // recordScript: KEYS principal's set, then a word's set and the pair's set
 // for each pair; ARGV now, TTL (ms), MaxUsagePairsPerPrincipal, principal,
-// the pair keys' prefix, then for each pair its member in the principal's
-// set (word:tool, escaped) and its tool (escaped).
+// the pair keys' prefix, the word keys' prefix, then for each pair its
+// member in the principal's set (word:tool, escaped) and its tool
+// (escaped). A pair nobody holds any more leaves its word's set too, so
+// that what a principal holds in Redis stays within its bound.
 var recordScript = redis.NewScript(`
 local p = KEYS[1]
 local now, ttl, maxPairs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local principal, pairPrefix = ARGV[4], ARGV[5]
+local principal, pairPrefix, wordPrefix = ARGV[4], ARGV[5], ARGV[6]
 local function drop(members)
   for _, m in ipairs(members) do
     redis.call('ZREM', pairPrefix .. m, principal)
     redis.call('ZREM', p, m)
+    if redis.call('EXISTS', pairPrefix .. m) == 0 then
+      local w, t = string.match(m, '^([^:]*):(.*)$')
+      redis.call('ZREM', wordPrefix .. w, t)
+    end
   end
 end
 drop(redis.call('ZRANGEBYSCORE', p, '-inf', now - ttl))
 for i = 1, (#KEYS - 1) / 2 do
   local word, pair = KEYS[2 * i], KEYS[2 * i + 1]
-  local member, tool = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  local member, tool = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
   redis.call('ZADD', p, now, member)
   redis.call('ZADD', pair, now, principal)
   redis.call('ZREMRANGEBYSCORE', pair, '-inf', now - ttl)
@@ -99,7 +105,7 @@ func (u *Usage) Record(ctx context.Context, principal string, words, tools []str
 	}
 	base := u.base()
 	keys := []string{base + "p:" + url.QueryEscape(principal)}
-	args := []any{u.now().UnixMilli(), codemode.UsageTTL.Milliseconds(), codemode.MaxUsagePairsPerPrincipal, principal, base + "wt:"}
+	args := []any{u.now().UnixMilli(), codemode.UsageTTL.Milliseconds(), codemode.MaxUsagePairsPerPrincipal, principal, base + "wt:", base + "w:"}
 	for _, pair := range pairs {
 		w, t := url.QueryEscape(pair.Word), url.QueryEscape(pair.Tool)
 		keys = append(keys, base+"w:"+w, base+"wt:"+w+":"+t)
