@@ -52,6 +52,20 @@ var engineTypeErrors = []struct {
 	{regexp.MustCompile(`^Object has no member '(?s:(.*))'$`), func(m []string, _ string) string {
 		return "the value has no method " + cutValue(m[1]) + " to call: it is not the type the code expects (log it to see what it is)"
 	}},
+	// A property's name (a computed key: a value of the snippet's) on a
+	// frozen, sealed or non-extensible object.
+	{regexp.MustCompile(`^Cannot add property (?s:(.*)), object is not extensible$`), func(m []string, native string) string {
+		return withNative(native, "Cannot add property "+cutValue(m[1])+", object is not extensible (frozen, sealed or made so)")
+	}},
+	{regexp.MustCompile(`^Cannot define property (?s:(.*)), object is not extensible$`), func(m []string, native string) string {
+		return withNative(native, "Cannot define property "+cutValue(m[1])+", object is not extensible (frozen, sealed or made so)")
+	}},
+	{regexp.MustCompile(`^(?s:(.*)) is not a symbol$`), func(m []string, native string) string {
+		return withNative(native, "a symbol was needed, not "+cutValue(m[1]))
+	}},
+	{regexp.MustCompile(`^Property description must be an object: (?s:(.*))$`), func(m []string, native string) string {
+		return withNative(native, "a property descriptor must be an object, not "+cutValue(m[1]))
+	}},
 }
 
 // withNative names the built-in that failed, when one did.

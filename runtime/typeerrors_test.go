@@ -26,6 +26,10 @@ func TestEngineTypeErrorsNameTheOperation(t *testing.T) {
 			{`const o: any = null; return o[s]`, "Cannot read properties of undefined or null (reading 'sk-012345678901234567890… (53 characters)')"},
 			{`const o: any = {}; return o.list.length`, "Cannot read properties of undefined or null (reading 'length')"},
 			{`return (s as any).map((x: any) => x)`, "the value has no method 'map' to call: it is not the type the code expects"},
+			{`const o: any = Object.freeze({}); o[s] = 1; return o`, "Cannot add property 'sk-012345678901234567890… (53 characters)', object is not extensible"},
+			{`return Object.defineProperty(Object.freeze({}), s, {value: 1})`, "defineProperty(): Cannot define property 'sk-0"},
+			{`return Symbol.keyFor(s)`, "keyFor(): a symbol was needed, not 'sk-0"},
+			{`return Object.defineProperty({}, "x", s)`, "defineProperty(): a property descriptor must be an object, not 'sk-0"},
 			{`throw new TypeError("my own text: " + s)`, "my own text: " + secret},
 		} {
 			res := run(t, rt, Request{Code: "const s: any = " + `"` + secret + `"` + ";\n" + c.code})
@@ -39,7 +43,7 @@ func TestEngineTypeErrorsNameTheOperation(t *testing.T) {
 			if strings.Contains(msg, secret) && !strings.Contains(c.code, "my own text") {
 				t.Errorf("%s: the whole value came back: %q", c.code, msg)
 			}
-			for _, raw := range []string{"Value is not an object", "Cannot read property '", "has no member", "Expecting a function", "may only be an Object"} {
+			for _, raw := range []string{"Value is not an object", "Cannot read property '", "has no member", "Expecting a function", "may only be an Object", "is not a symbol", "description must be"} {
 				if strings.Contains(msg, raw) {
 					t.Errorf("%s: goja's own text came through: %q", c.code, msg)
 				}
