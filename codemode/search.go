@@ -333,7 +333,9 @@ func (e *Engine) roster(st *catalogState, caller auth.Caller, found []FoundTool)
 			ns = typegen.NamespaceOf(s.Name) // no tools in the catalog
 		}
 		entry := ServerEntry{Name: s.Name, Namespace: ns, State: string(s.State), Tools: s.Tools}
-		if members := st.members[ns]; len(members) > 0 {
+		// A server with no tools in the catalog has no members: the name
+		// its namespace would have may be another server's.
+		if members := st.members[ns]; len(members) > 0 && st.namespaces[ns] == s.Name {
 			var others []string
 			entry.Tools = 0
 			for _, b := range members {

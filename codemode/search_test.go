@@ -590,3 +590,25 @@ func TestScopedSearchInALargeCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchRosterCountsOnlyTheServersOwnTools: a server with no tools in
+// the catalog (down, or none listed) is counted by its own tools, never by
+// those of a server the caller may not see whose tools took the namespace
+// its name would make.
+func TestSearchRosterCountsOnlyTheServersOwnTools(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, map[string]*server.MCPServer{
+		"google-maps": toolServer("google-maps", "", map[string]string{}),
+		"google_maps": toolServer("google_maps", "", map[string]string{"geocode": "Geocode an address.", "elevation": "Elevation of a place.", "directions": "Directions."}),
+	}, runtime.InProcess)
+	scoped := auth.Caller{Principal: auth.Principal{ID: "scoped", Scopes: []string{auth.ServerScope("google-maps")}}}
+	res, err := e.Search(context.Background(), SearchRequest{Intent: "geocode an address", K: 2, Caller: scoped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Servers {
+		if s.Name != "google-maps" || s.Tools != 0 || len(s.Others) != 0 {
+			t.Errorf("the roster shows %+v to a caller scoped to google-maps", s)
+		}
+	}
+}
