@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -184,6 +185,13 @@ func CheckServerName(name string) error {
 	}
 	if owner, reserved := reservedServerNames[name]; reserved {
 		return fmt.Errorf("server name %q is reserved for %s; rename the server", name, owner)
+	}
+	// Separators around a name are dropped in a snippet's namespace
+	// ("scripts_" is `scripts`): such a name is the reserved one there.
+	if bare := strings.Trim(name, "_-"); bare != name {
+		if owner, reserved := reservedServerNames[bare]; reserved {
+			return fmt.Errorf("server name %q reads as %q in a snippet, which is reserved for %s; rename the server", name, bare, owner)
+		}
 	}
 	return nil
 }

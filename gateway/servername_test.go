@@ -7,6 +7,7 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/typegen"
 )
 
 // TestReservedServerNamesAreRefusedEveryWay: a server may not take a name
@@ -41,6 +42,26 @@ func TestCodeModeNamespacesAreReservedServerNames(t *testing.T) {
 	for _, ns := range []string{codemode.ScriptNamespace, "sandbox"} {
 		if err := gateway.CheckServerName(ns); err == nil {
 			t.Errorf("code mode's namespace %q is not a reserved server name", ns)
+		}
+	}
+}
+
+// TestNamesThatReadAsCodeModesNamespacesAreRefused: a server whose name
+// is a reserved one with separators around it ("scripts_", "-scripts")
+// would get the reserved namespace in a snippet (typegen drops the
+// separators), its tools mixed with the saved scripts; it is refused too.
+func TestNamesThatReadAsCodeModesNamespacesAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, ns := range []string{codemode.ScriptNamespace, "sandbox", "gateway"} {
+		for _, name := range []string{ns + "_", "_" + ns, ns + "-", "-" + ns, "__" + ns + "__", ns + "-_"} {
+			if err := gateway.CheckServerName(name); err == nil || !strings.Contains(err.Error(), "reserved") {
+				t.Errorf("CheckServerName(%q) = %v (its namespace: %q)", name, err, typegen.NamespaceOf(name))
+			}
+		}
+	}
+	for _, name := range []string{"scripts1", "s-cripts", "my-scripts", "sandboxes"} {
+		if err := gateway.CheckServerName(name); err != nil {
+			t.Errorf("CheckServerName(%q) = %v", name, err)
 		}
 	}
 }
