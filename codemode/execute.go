@@ -176,7 +176,15 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 				return nil, resultTooLarge(id, 0, e.maxToolResult(gatewayCap(ge)))
 			}
 			if errors.As(err, &ge) {
-				return nil, &runtime.ToolError{Code: string(ge.Code), Message: ge.Message, Data: ge.Data}
+				msg, data := ge.Message, ge.Data
+				if len(data) > 0 && !budget.take(int64(len(data))) {
+					// A tool's refusal carries its content as data, which
+					// counts as a result does: a refusal too long for what
+					// is left of the budget comes without it.
+					msg += fmt.Sprintf(" (the error's data, %d bytes, is left out: more than this run may still receive)", len(data))
+					data = nil
+				}
+				return nil, &runtime.ToolError{Code: string(ge.Code), Message: msg, Data: data}
 			}
 			return nil, err
 		}

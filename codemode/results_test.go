@@ -236,6 +236,41 @@ func TestBigResultsArriveAsHandles(t *testing.T) {
 	}
 }
 
+// A tool's refusal carries its content as the error's data: counted as a
+// result is, so that a refusal longer than what is left of the run's budget
+// comes without its data (saying so) and the snippet can catch it, rather
+// than the run ending at its memory limit.
+func TestAToolErrorsDataCountsAgainstTheBudget(t *testing.T) {
+	t.Parallel()
+	s := server.NewMCPServer("t", "1")
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Fail at length.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError(strings.Repeat("x", 12<<20)), nil
+	})
+	s.AddTool(mcp.NewTool("refuse", mcp.WithDescription("Fail briefly.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("no such project"), nil
+	})
+	e := newEngineWith(t, map[string]*server.MCPServer{"t": s}, runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1})
+	res := execute(t, e, ExecuteRequest{Caller: caller("alice", "s1"), Limits: runtime.Limits{MemoryBytes: 32 << 20}, Code: `
+		const out: any[] = [];
+		for (const call of [() => t.fail({}), () => t.refuse({})]) {
+			try { await call() } catch (e: any) { out.push({ code: e.code, message: e.message.slice(-80), data: e.data === undefined ? "none" : JSON.stringify(e.data).slice(0, 60) }) }
+		}
+		return out`})
+	if !res.OK {
+		t.Fatalf("%+v", res.Error)
+	}
+	var got []struct{ Code, Message, Data string }
+	if err := json.Unmarshal(res.Value, &got); err != nil || len(got) != 2 {
+		t.Fatalf("%s: %v", res.Value, err)
+	}
+	if got[0].Code != "TOOL_ERROR" || !strings.Contains(got[0].Message, "left out") || got[0].Data != "none" {
+		t.Errorf("the long refusal: %+v", got[0])
+	}
+	if got[1].Code != "TOOL_ERROR" || got[1].Message != "no such project" || !strings.Contains(got[1].Data, "no such project") {
+		t.Errorf("the short refusal: %+v", got[1])
+	}
+}
+
 // A result over the gateway's memory cap is spilled to a file, counted
 // once, and reaches the snippet as a handle whose paths go into the text
 // it holds; lines read it as text. The gateway's spill folder and the
