@@ -186,12 +186,12 @@ func TestNearestAmongInParallel(t *testing.T) {
 			t.Fatal(err)
 		}
 		var serial []int32
-		for _, n := range st.nearestIn(qv, in, 0, len(st.entries)) {
+		for _, n := range st.nearestIn(qv, in, 0, len(st.entries), candidates) {
 			serial = append(serial, n.d)
 		}
 		for _, procs := range []int{2, 3, 7} {
 			old := runtime.GOMAXPROCS(procs)
-			got := st.nearestAmong(qv, in)
+			got := st.nearestAmong(qv, in, candidates)
 			runtime.GOMAXPROCS(old)
 			if len(got) != candidates || !slices.Equal(got, serial) {
 				t.Fatalf("%q with %d procs: %v, serially %v", intent, procs, got, serial)

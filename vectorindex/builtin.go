@@ -5,8 +5,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-
-	"github.com/philippgille/chromem-go"
 )
 
 // The built-in embedder's vectors are three blocks: hashed sparse WordNet
@@ -58,11 +56,6 @@ func newBuiltinEmbedder() *builtinEmbedder { return &builtinEmbedder{a: defaultA
 
 func (e *builtinEmbedder) id() string   { return builtinVersion }
 func (e *builtinEmbedder) remote() bool { return false }
-func (e *builtinEmbedder) chromemFunc() chromem.EmbeddingFunc {
-	return func(_ context.Context, text string) ([]float32, error) {
-		return e.embedFields([]field{{text: text, weight: 1}}), nil
-	}
-}
 
 func (e *builtinEmbedder) embedTool(_ context.Context, t Tool) ([]float32, error) {
 	return e.embedFields(t.embedFields()), nil
@@ -127,8 +120,8 @@ func (e *builtinEmbedder) embedFields(fs []field) []float32 {
 // on the query's coverage (see coverage): blockDirect when the tools use
 // all of its words, blockPara when they use none (a paraphrase: there the
 // WordNet features, which mostly reward shared words and senses, say less
-// and the software-domain vectors more). chromem-go normalises the query,
-// which scales every dot product alike and leaves the ranking as it is.
+// and the software-domain vectors more). The result is not normalised:
+// that would scale every dot product alike and leave the ranking as it is.
 func (e *builtinEmbedder) reweight(qv []float32, cov float64) []float32 {
 	shares := [3]float64{sparseShare, lsaShare, 1 - sparseShare - lsaShare}
 	if len(qv) <= sparseDims+lsaDims {

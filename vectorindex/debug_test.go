@@ -45,8 +45,8 @@ func TestDebugQuery(t *testing.T) {
 	cov := coverage(groups, st.lex)
 	qv = ix.queryVector(qv, cov)
 	fmt.Printf("coverage %.2f\n", cov)
-	near, _ := ix.nearest(context.Background(), st, qv)
-	scores := ix.rank(st, groups, cov, qv, nil, near)
+	near := st.nearestAmong(qv, nil, candidates)
+	scores := ix.rank(st, groups, cov, qv, nil, near, candidates)
 	type row struct {
 		id       string
 		s        float64

@@ -48,11 +48,8 @@ type embedder interface {
 	embedQuery(ctx context.Context, q string) ([]float32, error)
 	// id names the vector space: vectors with different ids never mix, so
 	// changing the embedder (or its model) re-embeds instead of comparing
-	// apples with pears. It names the chromem collection.
+	// apples with pears. The store records it beside the vectors.
 	id() string
-	// chromemFunc is handed to chromem so that it never falls back to its
-	// default (OpenAI over the network) when given no function.
-	chromemFunc() chromem.EmbeddingFunc
 	// remote embedders are called concurrently when a catalog is synced.
 	remote() bool
 }
@@ -134,8 +131,7 @@ type remoteEmbedder struct {
 func (r *remoteEmbedder) id() string {
 	return "v1|" + r.name + "|" + strings.TrimRight(r.base, "/") + "|" + r.model
 }
-func (r *remoteEmbedder) remote() bool                       { return true }
-func (r *remoteEmbedder) chromemFunc() chromem.EmbeddingFunc { return r.embed }
+func (r *remoteEmbedder) remote() bool { return true }
 
 func (r *remoteEmbedder) embedTool(ctx context.Context, t Tool) ([]float32, error) {
 	return r.embed(ctx, t.docText())

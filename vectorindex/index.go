@@ -10,8 +10,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-
-	"github.com/philippgille/chromem-go"
 )
 
 // Options configure an Index.
@@ -26,16 +24,16 @@ type Options struct {
 	Embedder Embedder
 }
 
-// Index is a hybrid (BM25 + vector) search index over MCP tools, backed by
-// an embedded chromem-go collection. All methods are safe for concurrent
-// use: searches run while the catalog is being updated and see either the
-// old or the new set of tools, never a mix.
+// Index is a hybrid (BM25 + vector) search index over MCP tools. All
+// methods are safe for concurrent use: searches run while the catalog is
+// being updated and see either the old or the new set of tools, never a
+// mix. The vectors live in the published state beside the terms, and a
+// search's nearest neighbours are found by one pass over that state's
+// vectors (RATIONALE.md: why not a chromem-go collection).
 type Index struct {
-	emb  embedder
-	an   *analyzer
-	db   *chromem.DB
-	coll *chromem.Collection
-	dir  string
+	emb embedder
+	an  *analyzer
+	dir string
 
 	updateMu sync.Mutex // serialises Sync, Upsert and Remove
 	state    atomic.Pointer[state]
@@ -63,9 +61,6 @@ type entry struct {
 	traits traits    // of tool; set before the entry is published
 	vec    []float32 // unit length; shared with chromem, never modified
 }
-
-// collectionPrefix marks the chromem collections this package owns in Dir.
-const collectionPrefix = "sandbox-tools|"
 
 // New opens an index. With Options.Dir set, the tools persisted there by an
 // earlier process are loaded and searchable at once; Sync then embeds only
@@ -101,16 +96,9 @@ func readStoreAsync(dir string) <-chan persisted {
 // newIndex opens the index in dir (none: in memory) with emb; stored, when
 // not nil, delivers what readStore found there.
 func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error) {
-	var err error
 	ix := &Index{emb: emb, an: defaultAnalyzer(), dir: dir}
-	// chromem holds the vectors in memory and answers nearest-neighbour
-	// queries; the persisted copy is our own file (store.go), read here and
-	// written after each change.
-	ix.db = chromem.NewDB()
-	ix.coll, err = ix.db.GetOrCreateCollection(collectionPrefix+emb.id(), nil, emb.chromemFunc())
-	if err != nil {
-		return nil, fmt.Errorf("vectorindex: %w", err)
-	}
+	// The persisted copy is our own file (store.go), read here and written
+	// after each change.
 	var entries []*entry
 	reanalysed := false
 	if dir != "" {
@@ -140,11 +128,6 @@ func newIndex(dir string, emb embedder, stored <-chan persisted) (*Index, error)
 			}
 			entries[i].traits = toolTraits(ix.an, entries[i].tool, &effects)
 		})
-	}
-	for _, e := range entries {
-		if err := ix.coll.AddDocument(context.Background(), chromem.Document{ID: e.tool.ID, Embedding: e.vec}); err != nil {
-			return nil, fmt.Errorf("vectorindex: %w", err)
-		}
 	}
 	ix.state.Store(newState(entries))
 	if reanalysed {
@@ -327,27 +310,11 @@ func (ix *Index) update(ctx context.Context, tools []Tool, remove []string, exac
 		return SyncStats{}, err
 	}
 
-	// Add to chromem first, then publish the new state, then delete: the
-	// collection always holds at least the tools the published state names.
-	if len(changed) > 0 {
-		docs := make([]chromem.Document, len(changed))
-		for i, e := range changed {
-			docs[i] = chromem.Document{ID: e.tool.ID, Embedding: e.vec}
-		}
-		if err := ix.coll.AddDocuments(ctx, docs, 1); err != nil {
-			return SyncStats{}, fmt.Errorf("vectorindex: storing embeddings: %w", err)
-		}
-	}
 	entries := make([]*entry, 0, len(next))
 	for _, e := range next {
 		entries = append(entries, e)
 	}
 	ix.state.Store(newState(entries))
-	if len(gone) > 0 {
-		if err := ix.coll.Delete(ctx, nil, nil, gone...); err != nil {
-			return st, fmt.Errorf("vectorindex: removing tools from the store: %w", err)
-		}
-	}
 	if err := ix.save(); err != nil {
 		return st, err
 	}
