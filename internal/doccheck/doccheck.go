@@ -15,6 +15,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -210,19 +211,28 @@ var backticked = regexp.MustCompile("`([^`\n]+)`")
 // pkg.Type.Member or Type.Member, optionally followed by a call's "(".
 var dotted = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.$])([A-Za-z][A-Za-z0-9_]*)\.([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?`)
 
+// proseLines yields the lines of a markdown text outside fenced blocks,
+// with their 0-based index.
+func proseLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fenced := false
+		for i, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fenced = !fenced
+				continue
+			}
+			if !fenced && !yield(i, line) {
+				return
+			}
+		}
+	}
+}
+
 // Check returns the backticked names of text (a markdown file's contents)
 // that name one of d's packages or types but resolve to nothing.
 func (d *Decls) Check(file, text string) []Problem {
 	var out []Problem
-	fenced := false
-	for i, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
+	for i, line := range proseLines(text) {
 		for _, span := range backticked.FindAllStringSubmatch(line, -1) {
 			for _, m := range literal.FindAllStringSubmatch(span[1], -1) {
 				out = append(out, d.checkLiteral(file, i+1, m[1], m[2])...)
@@ -340,21 +350,14 @@ var goName = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_]*$`)
 // the folder of the package the doc is named after (docs/vectorindex.md:
 // vectorindex/), then,
 // for a bare file name, in the folder of the nearest path named before it on
-// the same line ("`runtime/globals.go` and `setup.go`"), then anywhere in
-// the module; a span with a wildcard or braces is a pattern and is skipped,
+// the same line ("`runtime/globals.go` and `setup.go`"); a bare name with no
+// such folder is not checked; a span with a wildcard or braces is a pattern
+// and is skipped,
 // and only spans whose first folder exists at the root count as paths (so
 // `server/tool` in prose is not one).
 func CheckPaths(root, file, text string, exists func(string) bool) []Problem {
 	var out []Problem
-	fenced := false
-	for i, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
+	for i, line := range proseLines(text) {
 		lastDir := ""
 		for _, span := range backticked.FindAllStringSubmatch(line, -1) {
 			p := strings.TrimSuffix(span[1], "/...") // a Go package pattern names its folder
