@@ -159,7 +159,7 @@ func TestReplicasShareState(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	if code, body := ready(urls[0]); code != http.StatusServiceUnavailable || !strings.Contains(body, "redis is unavailable") {
+	if code, body := ready(urls[0]); code != http.StatusServiceUnavailable || !strings.Contains(body, notReadySharedState) {
 		t.Fatalf("/readyz with Redis down: %d %s", code, body)
 	}
 	redisSrv.Restart()

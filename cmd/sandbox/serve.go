@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -359,7 +360,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { readiness(w, r, g, workersWarm, shared) })
+	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
 	// NoDrain: a request refused before its body is read (401 above all,
 	// which anyone can get) is answered at once and its connection closed,
 	// not held while net/http waits for the rest of the body.
@@ -444,32 +445,78 @@ func unrestrictedOnly(h http.Handler) http.Handler {
 	})
 }
 
-// readiness answers /readyz: 200 when every enabled server has finished its
-// first connection attempt (ready, or failed and retrying: its tools are
-// then absent, which a restart of serve would not change) and the code-mode
-// workers are up; 503 with the reason otherwise, for a load balancer to
-// hold traffic back. /healthz says only that the process answers.
-func readiness(w http.ResponseWriter, r *http.Request, g *gateway.Gateway, warm func() bool, shared *sharedState) {
+// The reasons /readyz gives. They are classes, the same for every
+// deployment: the answer goes to anyone who reaches the port (a load
+// balancer needs no credential), so it never carries an address, an error's
+// text or a server's name. The detail goes to serve's log (readinessLog).
+const (
+	notReadySharedState = "the shared state does not answer"
+	notReadyServers     = "servers are still connecting"
+	notReadyWorkers     = "the code-mode workers are starting"
+)
+
+// readiness is what /readyz answers: "" when ready, else one of the
+// notReady classes and the operator's detail. Ready is: the shared state
+// answers (when there is one), every enabled server has finished its first
+// connection attempt (ready, or failed and retrying: its tools are then
+// absent, which a restart of serve would not change), and the code-mode
+// workers are up.
+func readiness(ctx context.Context, servers []gateway.ServerStatus, warm func() bool, shared *sharedState) (class, detail string) {
 	if shared != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		if err := shared.ping(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error()+" (the state replicas share is in "+shared.backend+")", http.StatusServiceUnavailable)
-			return
+			return notReadySharedState, shared.backend + ": " + err.Error()
 		}
 	}
 	var waiting []string
-	for _, s := range g.Servers() {
+	for _, s := range servers {
 		if s.State == gateway.StateStarting {
 			waiting = append(waiting, s.Name)
 		}
 	}
 	switch {
 	case len(waiting) > 0:
-		http.Error(w, "not ready: servers still connecting: "+strings.Join(waiting, ", "), http.StatusServiceUnavailable)
+		return notReadyServers, "still connecting: " + strings.Join(waiting, ", ")
 	case !warm():
-		http.Error(w, "not ready: the code-mode workers are starting", http.StatusServiceUnavailable)
-	default:
+		return notReadyWorkers, "the workers are starting"
+	}
+	return "", ""
+}
+
+// readyHandler answers /readyz: 200 "ready", or 503 "not ready: " and the
+// class, for a load balancer to hold traffic back. /healthz says only that
+// the process answers.
+func readyHandler(g *gateway.Gateway, warm func() bool, shared *sharedState, log *readinessLog) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		class, detail := readiness(r.Context(), g.Servers(), warm, shared)
+		log.note(class, detail)
+		if class != "" {
+			http.Error(w, "not ready: "+class, http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ready")
 	}
+}
+
+// readinessLog writes the detail of /readyz's answer to serve's log when it
+// changes, not at every probe: a balancer asks every few seconds.
+type readinessLog struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	last string // the detail last logged; "" while ready
+}
+
+func (l *readinessLog) note(class, detail string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if detail == l.last {
+		return
+	}
+	if class == "" {
+		l.log.Info("ready again", "was", l.last)
+	} else {
+		l.log.Warn("not ready: "+class, "detail", detail)
+	}
+	l.last = detail
 }
