@@ -337,14 +337,14 @@ func (g *Gateway) oauthHandlerFor(u *route, owner string, grant *OAuthGrant) *tr
 	if o.handlers == nil {
 		o.handlers = map[oauthKey]*oauthHandler{}
 	}
-	h := newGrantHandler(u.sc, grant, grantTokens{store: o.store, owner: owner, server: u.name, url: grant.URL})
+	h := newGrantHandler(u.sc, grant, grantTokens{store: o.store, owner: owner, server: u.name, url: grant.URL}, oauthHTTPClient())
 	o.handlers[key] = &oauthHandler{h: h, clientID: grant.ClientID, url: grant.URL}
 	return h
 }
 
 // newGrantHandler is mcp-go's handler for a grant's client, renewing into
 // tokens.
-func newGrantHandler(sc *ServerConfig, grant *OAuthGrant, tokens transport.TokenStore) *transport.OAuthHandler {
+func newGrantHandler(sc *ServerConfig, grant *OAuthGrant, tokens transport.TokenStore, client *http.Client) *transport.OAuthHandler {
 	h := transport.NewOAuthHandler(transport.OAuthConfig{
 		ClientID:                     grant.ClientID,
 		ClientSecret:                 grant.ClientSecret,
@@ -354,7 +354,7 @@ func newGrantHandler(sc *ServerConfig, grant *OAuthGrant, tokens transport.Token
 		TokenStore:                   tokens,
 		ProtectedResourceMetadataURL: grant.ResourceMetadata,
 		PKCEEnabled:                  true,
-		HTTPClient:                   oauthHTTPClient(),
+		HTTPClient:                   client,
 	})
 	h.SetBaseURL(sc.URL)
 	return h

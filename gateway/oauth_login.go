@@ -5,6 +5,7 @@ package gateway
 // (RFC 8252 §7.3), leaving an OAuthGrant in the store.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -101,12 +103,16 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 		Scopes:           scopes,
 	}
 	tokens := transport.NewMemoryTokenStore()
-	h := newGrantHandler(u.sc, grant, tokens)
+	discovery := &issuerDocuments{next: opts.HTTPClient.Transport}
+	client := *opts.HTTPClient
+	client.Transport = discovery
+	h := newGrantHandler(u.sc, grant, tokens, &client)
 
 	meta, err := h.GetServerMetadata(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("finding the authorization server of %q: %w", u.name, err)
 	}
+	expect := issuerCheck{issuer: meta.Issuer, required: discovery.advertisesIss(meta.Issuer)}
 	if !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
 		// The MCP authorization spec: no PKCE S256 in the metadata, no login.
 		return nil, fmt.Errorf("the authorization server %s does not offer PKCE with S256, which MCP requires; it cannot be used", meta.Issuer)
@@ -133,7 +139,7 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 	if err != nil {
 		return nil, err
 	}
-	code, err := awaitRedirect(ctx, ln, state, opts.Wait, func() { opts.Show(authURL) })
+	code, err := awaitRedirect(ctx, ln, state, expect, opts.Wait, func() { opts.Show(authURL) })
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +290,106 @@ func resourceScopes(ctx context.Context, client *http.Client, metadataURL string
 	return m.Scopes
 }
 
+// issuerCheck is what the authorization response's iss parameter must be
+// (RFC 9207): the issuer the login sent the person to, and whether that
+// issuer's metadata promises to name itself in every response.
+type issuerCheck struct {
+	issuer   string
+	required bool
+}
+
+// check refuses a response from another issuer than the one the login
+// used, and one without iss from an issuer that promises it. Without it a
+// mix-up attack works: an authorization server the config trusts less
+// sends the person on to one it trusts more, and receives the code that
+// one issues when the login exchanges it at the first one's token
+// endpoint. A present iss is compared whatever the metadata says (RFC
+// 9207 §2.4): it is the answer of a server that names itself.
+func (e issuerCheck) check(q url.Values) error {
+	const why = "it may be a mix-up attack (RFC 9207), in which another authorization server's answer is passed off as this one's, so its code was not sent anywhere; check which authorization servers the config's servers use, and log in again"
+	iss, named := q.Get("iss"), q.Has("iss")
+	switch {
+	case named && iss != e.issuer:
+		return fmt.Errorf("the authorization response was issued by %q, not by %q where the login sent you: %s", clip(iss, 200), e.issuer, why)
+	case !named && e.required:
+		return fmt.Errorf("the authorization response has no iss, which %s says it always sends: %s", e.issuer, why)
+	}
+	return nil
+}
+
+// clip cuts what another party chose to at most n bytes, for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// issuerDocuments is the login's HTTP transport: it passes every request on
+// and notes, of each authorization server metadata document discovery
+// reads (RFC 8414, OIDC discovery), whether it advertises
+// authorization_response_iss_parameter_supported, which mcp-go's
+// AuthServerMetadata does not keep. A document is noted under the issuer
+// it names; mcp-go uses a document only when that issuer is the one it
+// looked for, so the issuer of the metadata it returns is the one to ask
+// about.
+type issuerDocuments struct {
+	next http.RoundTripper // nil: http.DefaultTransport
+
+	mu         sync.Mutex
+	advertised map[string]bool
+}
+
+func (d *issuerDocuments) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := d.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK ||
+		!(strings.Contains(req.URL.Path, "/.well-known/oauth-authorization-server") || strings.Contains(req.URL.Path, "/.well-known/openid-configuration")) {
+		return resp, err
+	}
+	// Read what mcp-go reads of it (1 MiB), and hand it the same bytes.
+	head, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	var doc struct {
+		Issuer string `json:"issuer"`
+		Iss    bool   `json:"authorization_response_iss_parameter_supported"`
+	}
+	if json.Unmarshal(head, &doc) == nil && doc.Iss {
+		d.mu.Lock()
+		if d.advertised == nil {
+			d.advertised = map[string]bool{}
+		}
+		d.advertised[doc.Issuer] = true
+		d.mu.Unlock()
+	}
+	return resp, nil
+}
+
+// advertisesIss reports whether a document of issuer read during discovery
+// promised the iss parameter.
+func (d *issuerDocuments) advertisesIss(issuer string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.advertised[issuer]
+}
+
 // awaitRedirect serves the loopback redirect until it brings the code for
 // state (a request with another state is answered and ignored: anything on
 // this machine can reach the port), the authorization server reports an
-// error, ctx ends or wait passes. show runs once the listener is serving.
-func awaitRedirect(ctx context.Context, ln net.Listener, state string, wait time.Duration, show func()) (string, error) {
+// error, ctx ends or wait passes. A response of another issuer than expect
+// ends the login with an error before its code goes anywhere. show runs
+// once the listener is serving.
+func awaitRedirect(ctx context.Context, ln net.Listener, state string, expect issuerCheck, wait time.Duration, show func()) (string, error) {
 	type outcome struct {
 		code string
 		err  error
@@ -302,6 +403,15 @@ func awaitRedirect(ctx context.Context, ln net.Listener, state string, wait time
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err := expect.check(q); err != nil {
+			fmt.Fprintf(w, "<p>sandbox refused this login: %s. You can close this tab.</p>", html.EscapeString(err.Error()))
+			http.NewResponseController(w).Flush()
+			select {
+			case done <- outcome{err: err}:
+			default:
+			}
+			return
+		}
 		if e := q.Get("error"); e != "" {
 			msg := e
 			if d := q.Get("error_description"); d != "" {

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/oauthtest"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
@@ -131,5 +134,52 @@ func TestReadinessNamesNoServer(t *testing.T) {
 	}
 	if class, detail := readiness(t.Context(), servers[1:], warm, nil); class != "" || detail != "" {
 		t.Fatalf("ready: %q %q", class, detail)
+	}
+}
+
+// TestLoginChecksTheIssuer: `sandbox login` compares the authorization
+// response's iss with the issuer it sent the person to (RFC 9207), and
+// requires it of an issuer that promises it: a response naming another
+// issuer (a mix-up) or none is refused before its code is exchanged, and
+// nothing is kept. An honest issuer, and one that knows nothing of RFC
+// 9207, log in. (oidc-provider, the real server of TestLoginThroughTheCLI,
+// promises iss and sends it: that login passes the same check.)
+func TestLoginChecksTheIssuer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sandbox login")
+	}
+	for _, c := range []struct {
+		name   string
+		as     *oauthtest.FakeAuth
+		refuse string // "" when the login succeeds
+	}{
+		{"honest", &oauthtest.FakeAuth{AdvertiseIss: true}, ""},
+		{"knows nothing of iss", &oauthtest.FakeAuth{Iss: func(string) string { return "" }}, ""},
+		{"mix-up", &oauthtest.FakeAuth{Iss: func(string) string { return "https://login.trusted.example" }}, `issued by "https://login.trusted.example"`},
+		{"mix-up, advertised", &oauthtest.FakeAuth{AdvertiseIss: true, Iss: func(string) string { return "https://login.trusted.example" }}, `issued by "https://login.trusted.example"`},
+		{"iss missing", &oauthtest.FakeAuth{AdvertiseIss: true, Iss: func(string) string { return "" }}, "has no iss"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.as.Start(t)
+			tokens := filepath.Join(t.TempDir(), "tokens.json")
+			cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"fake": {"url": %q}}, "gateway": {"oauthTokens": %q}}`, c.as.MCPURL, tokens))
+			r := login(t, "fake", "-c", cfg)
+			kept, _ := os.ReadFile(tokens)
+			if c.refuse == "" {
+				if r.code != 0 || c.as.Exchanged() != 1 || !strings.Contains(string(kept), "fake-access-token") {
+					t.Fatalf("login: %d, %d codes exchanged, kept %q\n%s", r.code, c.as.Exchanged(), kept, r.stderr)
+				}
+				return
+			}
+			if r.code != 1 || !strings.Contains(r.stderr, c.refuse) || !strings.Contains(r.stderr, "mix-up attack") {
+				t.Fatalf("login: %d\n%s", r.code, r.stderr)
+			}
+			if n := c.as.Exchanged(); n != 0 {
+				t.Fatalf("the code was exchanged %d times", n)
+			}
+			if strings.Contains(string(kept), "fake-access-token") {
+				t.Fatalf("a refused login kept a token: %s", kept)
+			}
+		})
 	}
 }

@@ -1,16 +1,21 @@
 // Package oauthtest runs the real OAuth world the upstream-login tests need:
 // an authorization server (oidc-provider, an npm peer, by oauthserver.mjs),
-// MCP servers that require its tokens, and the person in the browser.
+// MCP servers that require its tokens, and the person in the browser; and a
+// fake authorization server (FakeAuth) for the answers a real one never
+// gives.
 package oauthtest
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,3 +127,78 @@ func Revoke(t *testing.T, issuer, refreshToken string) {
 		t.Fatalf("revoke: %s", body)
 	}
 }
+
+// FakeAuth is an authorization server written for one test, in front of an
+// MCP server that requires a login (both on one listener): it registers any
+// client, approves every authorization request at once, and answers it with
+// the iss the test chooses, for the cases no real server produces (RFC
+// 9207's mix-up: an answer naming another issuer, or none).
+type FakeAuth struct {
+	// AdvertiseIss sets authorization_response_iss_parameter_supported in
+	// its metadata.
+	AdvertiseIss bool
+	// Iss is the iss of its authorization responses, given its own issuer;
+	// "" sends none. Nil: its own issuer, as an honest server does.
+	Iss func(issuer string) string
+
+	// Issuer and MCPURL are set by Start.
+	Issuer, MCPURL string
+	exchanged      atomic.Int32
+}
+
+// Start serves f until the test ends.
+func (f *FakeAuth) Start(t *testing.T) {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	f.Issuer, f.MCPURL = srv.URL, srv.URL+"/mcp"
+	writeJSON := func(w http.ResponseWriter, status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		http.Error(w, "log in first", http.StatusUnauthorized)
+	})
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"resource": f.MCPURL, "authorization_servers": []string{f.Issuer}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"issuer": f.Issuer, "authorization_endpoint": f.Issuer + "/authorize", "token_endpoint": f.Issuer + "/token",
+			"registration_endpoint": f.Issuer + "/register", "response_types_supported": []string{"code"},
+			"code_challenge_methods_supported":               []string{"S256"},
+			"authorization_response_iss_parameter_supported": f.AdvertiseIss,
+		})
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusCreated, map[string]any{"client_id": "fake-client", "token_endpoint_auth_method": "none"})
+	})
+	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		back, err := url.Parse(q.Get("redirect_uri"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		answer := url.Values{"code": {"fake-code"}, "state": {q.Get("state")}}
+		iss := f.Issuer
+		if f.Iss != nil {
+			iss = f.Iss(f.Issuer)
+		}
+		if iss != "" {
+			answer.Set("iss", iss)
+		}
+		back.RawQuery = answer.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		f.exchanged.Add(1)
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": "fake-access-token", "token_type": "Bearer", "expires_in": 3600})
+	})
+}
+
+// Exchanged counts the codes sent to its token endpoint.
+func (f *FakeAuth) Exchanged() int { return int(f.exchanged.Load()) }
