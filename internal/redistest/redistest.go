@@ -9,13 +9,17 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Server is a redis-server the test started.
@@ -101,4 +105,57 @@ func ping(port int) bool {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && strings.HasPrefix(line, "+PONG")
+}
+
+// Contents is every key of the server and all it holds (members, fields
+// and values, read by type: a DUMP compresses long strings, which would
+// hide a plaintext from a search), one string per key, written with %q.
+func (s *Server) Contents(t testing.TB) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.Port)})
+	defer raw.Close()
+	keys, err := raw.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		var held any
+		switch typ := raw.Type(ctx, k).Val(); typ {
+		case "string":
+			held = raw.Get(ctx, k).Val()
+		case "hash":
+			held = raw.HGetAll(ctx, k).Val()
+		case "list":
+			held = raw.LRange(ctx, k, 0, -1).Val()
+		case "set":
+			held = raw.SMembers(ctx, k).Val()
+		case "zset":
+			held = raw.ZRange(ctx, k, 0, -1).Val()
+		default:
+			t.Fatalf("%s is a %s, which Contents does not read", k, typ)
+		}
+		out[k] = fmt.Sprintf("%q", held)
+	}
+	return out
+}
+
+// Disk is every byte the server wrote to its folder (the append-only
+// file), for a test that what reached the disk holds no plaintext.
+func (s *Server) Disk(t testing.TB) []byte {
+	t.Helper()
+	var all []byte
+	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		all = append(all, b...)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }

@@ -1,9 +1,11 @@
 package redisstate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -15,7 +17,7 @@ import (
 // redis-server, over loopback) costs per operation, beside the in-memory
 // default in the same run: the overhead a replica pays per call that needs
 // shared state (a rate-limited call: one Reserve; a sandbox.store call:
-// one Get or Set).
+// one Get or Set; a big result: kept once, read whole).
 func BenchmarkSharedStateOverhead(b *testing.B) {
 	ctx := context.Background()
 	_, open := clients(b)
@@ -46,6 +48,30 @@ func BenchmarkSharedStateOverhead(b *testing.B) {
 				if _, _, err := s.Get(ctx, scope, fmt.Sprint("k", i%64)); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+	files, err := codemode.NewFileResultStore(b.TempDir(), codemode.ResultLimits{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	result := bytes.Repeat([]byte(`{"id":12345,"title":"a row of a big result","done":false},`), (4<<20)/58)
+	for name, s := range map[string]codemode.ResultStore{"file": files, "redis": c.ResultStore(codemode.ResultLimits{}, nil)} {
+		b.Run("result-4MiB/"+name, func(b *testing.B) {
+			b.SetBytes(int64(len(result)))
+			for i := 0; b.Loop(); i++ {
+				r := codemode.HeldResult{ID: fmt.Sprint("res_b", i), Principal: "acme/alice", Tool: "files:read", Bytes: int64(len(result))}
+				if err := s.Put(ctx, r, bytes.NewReader(result)); err != nil {
+					b.Fatal(err)
+				}
+				rc, err := s.Open(ctx, r.Principal, r.ID, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n, err := io.Copy(io.Discard, rc); err != nil || n != r.Bytes {
+					b.Fatal(n, err)
+				}
+				rc.Close()
 			}
 		})
 	}

@@ -7,17 +7,24 @@
 // conformance suite as the in-memory default (state/statetest).
 //
 // Every multi-step change is one Lua script, so it is atomic across
-// replicas. Tokens and grants are encrypted (AES-256-GCM) with a key from
-// the configuration before they reach Redis: a Redis dump holds no usable
-// credential. Times come from the caller's clock (replicas keep theirs in
-// step with NTP), so the suites can move time by hand.
+// replicas. Tokens and grants, and what users keep (store values, saved
+// scripts, call streams' events, big results), are encrypted (AES-256-GCM)
+// with a key from the configuration before they reach Redis, each bound to
+// where it is stored; the words search learns from are keyed by an HMAC of
+// them. A Redis dump or a stranger reading Redis gets no credential and no
+// user's data; what stays in clear (names, sizes, times) is listed in
+// docs/deploy.md. Times come from the caller's clock (replicas keep theirs
+// in step with NTP), so the suites can move time by hand.
 package redisstate
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -37,8 +44,8 @@ type Config struct {
 	// KeyPrefix starts every key (default "sandbox:"), so deployments can
 	// share a Redis.
 	KeyPrefix string
-	// EncryptionKey is 32 bytes, base64: tokens and grants are encrypted
-	// with it before they are stored.
+	// EncryptionKey is 32 bytes, base64: tokens, grants and users' data
+	// are encrypted with it before they are stored.
 	EncryptionKey string
 }
 
@@ -48,6 +55,7 @@ type Client struct {
 	rdb    *redis.Client
 	prefix string
 	aead   cipher.AEAD
+	words  []byte // the HMAC key of the words search learns from (Usage)
 }
 
 func init() {
@@ -76,7 +84,7 @@ func Open(cfg Config) (*Client, error) {
 	opts.MaxRetries = 1
 	key, err := base64.StdEncoding.DecodeString(cfg.EncryptionKey)
 	if err != nil || len(key) != 32 {
-		return nil, errors.New(`redis "encryptionKey" must be 32 random bytes in base64 (make one with: head -c 32 /dev/urandom | base64); tokens are encrypted with it before they are stored`)
+		return nil, errors.New(`redis "encryptionKey" must be 32 random bytes in base64 (make one with: head -c 32 /dev/urandom | base64); tokens and users' data are encrypted with it before they are stored`)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
@@ -90,7 +98,11 @@ func Open(cfg Config) (*Client, error) {
 	if prefix == "" {
 		prefix = "sandbox:"
 	}
-	return &Client{rdb: redis.NewClient(opts), prefix: prefix, aead: aead}, nil
+	// A key of its own for the words' HMAC, derived from the one key: a
+	// word's digest says nothing about the encryption key.
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("sandbox redisstate usage words v1"))
+	return &Client{rdb: redis.NewClient(opts), prefix: prefix, aead: aead, words: mac.Sum(nil)}, nil
 }
 
 func hostOf(addr string) string {
@@ -146,6 +158,58 @@ func (c *Client) open(where, sealed string) (string, error) {
 	}
 	return string(plain), nil
 }
+
+// Users' data is sealed in a binary form: sealedPrefix, the nonce, the
+// ciphertext and its tag. No JSON text starts with the prefix (a NUL), so a
+// value written in clear before values were sealed is told apart and read
+// as it is (SealLegacy seals those in place).
+const (
+	sealedPrefix = "\x00\x01"
+	// sealedOverhead is what sealing adds to a value: the store's scripts
+	// subtract it, so a principal's limits count the bytes it stored, as
+	// every backend's do. (GCM's standard nonce and tag: 12 and 16 bytes.)
+	sealedOverhead = len(sealedPrefix) + 12 + 16
+)
+
+// sealData encrypts a user's data, bound to where it is stored (the
+// associated data), so a value copied to another key, field or position
+// does not decrypt.
+func (c *Client) sealData(where string, plain []byte) []byte {
+	n := c.aead.NonceSize()
+	out := make([]byte, len(sealedPrefix)+n, sealedOverhead+len(plain))
+	copy(out, sealedPrefix)
+	nonce := out[len(sealedPrefix):]
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return c.aead.Seal(out, nonce, plain, []byte(where))
+}
+
+// openData decrypts what sealData made for where. Data without the prefix
+// was written in clear by a version before sealing: it is returned as it is.
+func (c *Client) openData(where string, stored []byte) ([]byte, error) {
+	if !bytes.HasPrefix(stored, []byte(sealedPrefix)) {
+		return stored, nil
+	}
+	if len(stored) < sealedOverhead {
+		return nil, errors.New("a value in Redis is damaged (shorter than its encryption)")
+	}
+	nonce := stored[len(sealedPrefix) : len(sealedPrefix)+c.aead.NonceSize()]
+	plain, err := c.aead.Open(nil, nonce, stored[len(sealedPrefix)+len(nonce):], []byte(where))
+	if err != nil {
+		return nil, errors.New("a value in Redis does not decrypt with this encryptionKey (was the key changed, or the value moved to another key?)")
+	}
+	return plain, nil
+}
+
+// sealedSize is a Lua function: the size of a value before sealData (a
+// value in clear, from before sealing, is its own size).
+var sealedSize = fmt.Sprintf(`
+local function sealedSize(v)
+  if string.sub(v, 1, 2) == '\0\1' then return #v - %d end
+  return #v
+end
+`, sealedOverhead)
 
 // unavailable wraps a Redis failure so callers can say what happened.
 func unavailable(err error) error {

@@ -15,9 +15,10 @@ import (
 
 // ResultStore is codemode.ResultStore (the results sandbox.results reads in
 // parts) on Redis: a handle made on one replica is read on another. A
-// result's bytes are a hash of 1 MiB chunks (field: the chunk's index),
-// written one chunk at a time and read one chunk at a time, so neither
-// side holds more than a chunk. Beside them: a hash of each result's
+// result's bytes are a hash of 1 MiB chunks (field: the chunk's index;
+// each chunk sealed, bound to its hash and index), written one chunk at a
+// time and read one chunk at a time, so neither side holds more than a
+// chunk (and its decryption). Beside them: a hash of each result's
 // description, a sorted set of last uses (everyone's, and one per
 // principal), the bytes each principal holds, the total, and the set of
 // results still being written. Every key carries the hash tag {results}:
@@ -186,7 +187,7 @@ func (s *ResultStore) write(ctx context.Context, r codemode.HeldResult, body io.
 			return fmt.Errorf("codemode: the result ended after %d of its %d bytes: %w", written+int64(n), r.Bytes, err)
 		}
 		pipe := s.c.rdb.Pipeline()
-		pipe.HSet(ctx, key, strconv.Itoa(i), buf[:n])
+		pipe.HSet(ctx, key, strconv.Itoa(i), s.c.sealData(where(key, strconv.Itoa(i)), buf[:n]))
 		pipe.PExpire(ctx, key, s.dataTTL())
 		if _, err := pipe.Exec(ctx); err != nil {
 			return unavailable(err)
@@ -247,15 +248,19 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 		if c.off >= c.size {
 			return 0, io.EOF
 		}
-		i := c.off / resultChunk
-		b, err := c.s.c.rdb.HGet(c.ctx, c.key, strconv.FormatInt(i, 10)).Bytes()
+		i := strconv.FormatInt(c.off/resultChunk, 10)
+		stored, err := c.s.c.rdb.HGet(c.ctx, c.key, i).Bytes()
 		if err == redis.Nil {
 			return 0, fmt.Errorf("the result was dropped while it was read (the sandbox made room for others)")
 		}
 		if err != nil {
 			return 0, unavailable(err)
 		}
-		skip := c.off - i*resultChunk
+		b, err := c.s.c.openData(where(c.key, i), stored)
+		if err != nil {
+			return 0, err
+		}
+		skip := c.off % resultChunk
 		if skip > int64(len(b)) {
 			return 0, fmt.Errorf("redis holds a short chunk of a result")
 		}

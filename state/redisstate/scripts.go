@@ -3,7 +3,7 @@ package redisstate
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
@@ -15,9 +15,10 @@ import (
 
 // ScriptStore is codemode.ScriptStore on Redis, so a script saved through
 // one replica runs on every other. An owner's scripts are one hash (name ->
-// JSON) beside a hash of their sizes; shared scripts are members of one set
-// ("owner NUL name"); owners with scripts, another set. Put checks the
-// owner's count and bytes in the same Lua script that writes.
+// JSON, sealed: sealData, bound to the hash and the name) beside a hash of
+// their sizes; shared scripts are members of one set ("owner NUL name");
+// owners with scripts, another set. Put checks the owner's count and bytes
+// in the same Lua script that writes.
 type ScriptStore struct{ c *Client }
 
 // ScriptStore returns the shared saved scripts.
@@ -58,7 +59,8 @@ func (s *ScriptStore) Put(ctx context.Context, sc codemode.Script) error {
 		return err
 	}
 	scripts, sizes := s.ownerKeys(sc.Owner)
-	res, err := putScript.Run(ctx, s.c.rdb, []string{scripts, sizes}, sc.Name, data, sc.Size(),
+	sealed := s.c.sealData(where(scripts, sc.Name), data)
+	res, err := putScript.Run(ctx, s.c.rdb, []string{scripts, sizes}, sc.Name, sealed, sc.Size(),
 		codemode.MaxScriptsPerPrincipal, codemode.MaxScriptBytesPerPrincipal).Slice()
 	if err != nil {
 		return unavailable(err)
@@ -83,15 +85,28 @@ func (s *ScriptStore) ownerScripts(ctx context.Context, owner string, shared map
 		return nil, unavailable(err)
 	}
 	out := make([]codemode.Script, 0, len(all))
-	for _, data := range all {
-		var sc codemode.Script
-		if err := json.Unmarshal([]byte(data), &sc); err != nil {
-			return nil, errors.New("a saved script in Redis is damaged")
+	for name, stored := range all {
+		sc, err := s.decode(scripts, name, stored)
+		if err != nil {
+			return nil, err
 		}
 		sc.Shared = shared[sharedMember(sc.Owner, sc.Name)]
 		out = append(out, sc)
 	}
 	return out, nil
+}
+
+// decode reads the script stored under name in the hash scripts.
+func (s *ScriptStore) decode(scripts, name, stored string) (codemode.Script, error) {
+	var sc codemode.Script
+	data, err := s.c.openData(where(scripts, name), []byte(stored))
+	if err != nil {
+		return sc, fmt.Errorf("saved script %q: %w", name, err)
+	}
+	if err := json.Unmarshal(data, &sc); err != nil {
+		return sc, fmt.Errorf("saved script %q in Redis is damaged", name)
+	}
+	return sc, nil
 }
 
 func (s *ScriptStore) sharedSet(ctx context.Context) (map[string]bool, error) {
@@ -144,16 +159,16 @@ func (s *ScriptStore) Visible(ctx context.Context, principal string) ([]codemode
 			continue
 		}
 		scripts, _ := s.ownerKeys(owner)
-		data, err := s.c.rdb.HGet(ctx, scripts, name).Result()
+		stored, err := s.c.rdb.HGet(ctx, scripts, name).Result()
 		if err == redis.Nil {
 			continue // deleted meanwhile
 		}
 		if err != nil {
 			return nil, unavailable(err)
 		}
-		var sc codemode.Script
-		if json.Unmarshal([]byte(data), &sc) != nil {
-			continue
+		sc, err := s.decode(scripts, name, stored)
+		if err != nil {
+			continue // another's script that does not read: not offered
 		}
 		sc.Shared = true
 		if cur, ok := byName[name]; !ok || sc.Owner < cur.Owner {

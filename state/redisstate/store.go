@@ -17,7 +17,9 @@ import (
 // NUL, key), a hash of its byte and key counts, a sorted set of expiry
 // times, and one lexically sorted index per scope for listing. The limits
 // are checked and the counts kept in the same Lua script as each write, so
-// two replicas cannot both take the last room.
+// two replicas cannot both take the last room. Values are sealed (sealData,
+// bound to their hash and field); the scripts count them at the size the
+// snippet stored. Keys stay in clear: listing by prefix is Redis's.
 type Store struct {
 	c      *Client
 	limits codemode.StoreLimits
@@ -47,9 +49,12 @@ func (s *Store) principalKey(principal string) string {
 
 func field(scope codemode.StoreScope, key string) string { return scope.Session + "\x00" + key }
 
+// where is what a value is sealed to: its hash and field.
+func where(values, field string) string { return values + "\x00" + field }
+
 // storeLib is shared by the scripts: purge drops the principal's expired
 // values (their room is free) and fixes the counts.
-const storeLib = `
+var storeLib = sealedSize + `
 local function purge(values, counts, expiry, now, indexPrefix)
   local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
   for _, f in ipairs(gone) do
@@ -58,7 +63,7 @@ local function purge(values, counts, expiry, now, indexPrefix)
     local session, key = string.sub(f, 1, sep - 1), string.sub(f, sep + 1)
     if v then
       redis.call('HDEL', values, f)
-      redis.call('HINCRBY', counts, 'bytes', -(#key + #v))
+      redis.call('HINCRBY', counts, 'bytes', -(#key + sealedSize(v)))
       redis.call('HINCRBY', counts, 'keys', -1)
     end
     redis.call('ZREM', indexPrefix .. session, key)
@@ -78,9 +83,9 @@ local maxKeys, maxBytes = tonumber(ARGV[6]), tonumber(ARGV[7])
 local function after()
   local c = redis.call('HMGET', counts, 'bytes', 'keys')
   local b, k = tonumber(c[1] or '0') or 0, tonumber(c[2] or '0') or 0
-  b, k = b + #key + #value, k + 1
+  b, k = b + #key + sealedSize(value), k + 1
   local old = redis.call('HGET', values, f)
-  if old then b, k = b - #key - #old, k - 1 end
+  if old then b, k = b - #key - sealedSize(old), k - 1 end
   return b, k
 end
 local b, k = after()
@@ -107,12 +112,12 @@ return redis.call('HGET', KEYS[1], ARGV[1])
 
 // deleteScript: KEYS values, counts, expiry, index; ARGV field, key, now.
 // Returns 1 when a live value was deleted.
-var deleteScript = redis.NewScript(`
+var deleteScript = redis.NewScript(sealedSize + `
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 local e = redis.call('ZSCORE', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HINCRBY', KEYS[2], 'bytes', -(#ARGV[2] + #v))
+redis.call('HINCRBY', KEYS[2], 'bytes', -(#ARGV[2] + sealedSize(v)))
 redis.call('HINCRBY', KEYS[2], 'keys', -1)
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[2])
@@ -134,15 +139,19 @@ func (s *Store) indexPrefix(scope codemode.StoreScope) string {
 }
 
 func (s *Store) Get(ctx context.Context, scope codemode.StoreScope, key string) (json.RawMessage, bool, error) {
-	k := s.keys(scope)
-	v, err := getScript.Run(ctx, s.c.rdb, []string{k[0], k[2]}, field(scope, key), s.now().UnixMilli()).Text()
+	k, f := s.keys(scope), field(scope, key)
+	v, err := getScript.Run(ctx, s.c.rdb, []string{k[0], k[2]}, f, s.now().UnixMilli()).Text()
 	if err == redis.Nil {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, unavailable(err)
 	}
-	return json.RawMessage(v), true, nil
+	plain, err := s.c.openData(where(k[0], f), []byte(v))
+	if err != nil {
+		return nil, false, fmt.Errorf("sandbox.store key %q: %w", key, err)
+	}
+	return json.RawMessage(plain), true, nil
 }
 
 func (s *Store) Set(ctx context.Context, scope codemode.StoreScope, key string, value json.RawMessage, ttl time.Duration) error {
@@ -153,7 +162,9 @@ func (s *Store) Set(ctx context.Context, scope codemode.StoreScope, key string, 
 	if ttl > 0 {
 		expires = s.now().Add(ttl).UnixMilli()
 	}
-	res, err := setScript.Run(ctx, s.c.rdb, s.keys(scope), field(scope, key), key, string(value), expires, s.now().UnixMilli(),
+	k, f := s.keys(scope), field(scope, key)
+	sealed := s.c.sealData(where(k[0], f), value)
+	res, err := setScript.Run(ctx, s.c.rdb, k, f, key, sealed, expires, s.now().UnixMilli(),
 		s.limits.Keys, s.limits.TotalBytes, s.indexPrefix(scope)).Slice()
 	if err != nil {
 		return unavailable(err)

@@ -2,6 +2,8 @@ package redisstate
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,8 +13,10 @@ import (
 
 // CallStreams is frontend.CallStreamStore on Redis: per handed-over call
 // stream a hash (session, principal, complete), a list of its events in
-// order, and a lease key the replica running the call renews. All expire a
-// few minutes after the last news, past the longest a detached call runs.
+// order (each sealed: sealData, bound to the list and its place in it, so
+// events cannot be reordered or moved to another stream), and a lease key
+// the replica running the call renews. All expire a few minutes after the
+// last news, past the longest a detached call runs.
 type CallStreams struct{ c *Client }
 
 // CallStreams returns the call streams replicas hand each other.
@@ -56,11 +60,18 @@ func (s *CallStreams) Append(ctx context.Context, id string, info frontend.Strea
 	if complete {
 		done = "1"
 	}
+	k := s.keys(id)
 	args := []any{info.Session, info.Principal, done, lease.Milliseconds(), streamTTL.Milliseconds(), first}
 	for _, ev := range events {
-		args = append(args, ev.Data)
+		args = append(args, s.c.sealData(eventWhere(k[1], ev.Seq), ev.Data))
 	}
-	return unavailable(appendScript.Run(ctx, s.c.rdb, s.keys(id), args...).Err())
+	return unavailable(appendScript.Run(ctx, s.c.rdb, k, args...).Err())
+}
+
+// eventWhere is what an event is sealed to: its stream's list and its
+// sequence number, which is its index in the list.
+func eventWhere(events string, seq int) string {
+	return events + "\x00" + strconv.Itoa(seq)
 }
 
 func (s *CallStreams) Read(ctx context.Context, id string, from int) (frontend.StreamInfo, []frontend.StreamEvent, bool, bool, bool, error) {
@@ -85,8 +96,12 @@ func (s *CallStreams) Read(ctx context.Context, id string, from int) (frontend.S
 	}
 	done, _ := m[2].(string)
 	var out []frontend.StreamEvent
-	for i, data := range evs.Val() {
-		out = append(out, frontend.StreamEvent{Seq: from + i, Data: []byte(data)})
+	for i, stored := range evs.Val() {
+		data, err := s.c.openData(eventWhere(k[1], from+i), []byte(stored))
+		if err != nil {
+			return frontend.StreamInfo{}, nil, false, false, false, fmt.Errorf("call stream %s: %w", id, err)
+		}
+		out = append(out, frontend.StreamEvent{Seq: from + i, Data: data})
 	}
 	return frontend.StreamInfo{Session: session, Principal: principal}, out, done == "1", lease.Val() == 1, true, nil
 }

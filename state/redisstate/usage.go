@@ -2,6 +2,9 @@ package redisstate
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/url"
 	"time"
 
@@ -14,11 +17,16 @@ import (
 // shared by every replica, so that a deployment learns from all of its
 // sessions. Three kinds of sorted sets, their scores the time in ms:
 //
-//   - per principal, its pairs (member: word:tool, each escaped), to hold
-//     it to MaxUsagePairsPerPrincipal and to expire its pairs;
+//   - per principal, its pairs (member: word:tool), to hold it to
+//     MaxUsagePairsPerPrincipal and to expire its pairs;
 //   - per pair (word:tool), the principals that recorded it, which
 //     Evidence counts;
 //   - per word, the tools with a pair (member: the tool, escaped).
+//
+// A word is the words of agents' searches: it appears only as its HMAC
+// under a key derived from the encryption key (wordDigest), which
+// Evidence computes the same way, so Redis never holds the words. Tools,
+// the operator's catalog ids, are escaped.
 //
 // Every key carries the hash tag {usage}, so a Redis Cluster keeps them in
 // one slot: the scripts reach the pair keys of the pairs they drop, which
@@ -42,7 +50,7 @@ func (u *Usage) base() string { return u.c.prefix + "usage:{usage}:" }
 // recordScript: KEYS principal's set, then a word's set and the pair's set
 // for each pair; ARGV now, TTL (ms), MaxUsagePairsPerPrincipal, principal,
 // the pair keys' prefix, the word keys' prefix, then for each pair its
-// member in the principal's set (word:tool, escaped) and its tool
+// member in the principal's set (word digest:tool escaped) and its tool
 // (escaped). A pair nobody holds any more leaves its word's set too, so
 // that what a principal holds in Redis stays within its bound.
 var recordScript = redis.NewScript(`
@@ -78,7 +86,7 @@ return 1
 `)
 
 // evidenceScript: KEYS the words' sets; ARGV the oldest live time (ms),
-// the pair keys' prefix, then each word escaped. Returns, per word, a flat
+// the pair keys' prefix, then each word's digest. Returns, per word, a flat
 // list of tool (escaped) and count, for the tools with live pairs.
 var evidenceScript = redis.NewScript(`
 local since, pairPrefix = tonumber(ARGV[1]), ARGV[2]
@@ -107,7 +115,7 @@ func (u *Usage) Record(ctx context.Context, principal string, words, tools []str
 	keys := []string{base + "p:" + url.QueryEscape(principal)}
 	args := []any{u.now().UnixMilli(), codemode.UsageTTL.Milliseconds(), codemode.MaxUsagePairsPerPrincipal, principal, base + "wt:", base + "w:"}
 	for _, pair := range pairs {
-		w, t := url.QueryEscape(pair.Word), url.QueryEscape(pair.Tool)
+		w, t := u.c.wordDigest(pair.Word), url.QueryEscape(pair.Tool)
 		keys = append(keys, base+"w:"+w, base+"wt:"+w+":"+t)
 		args = append(args, w+":"+t, t)
 	}
@@ -130,8 +138,8 @@ func (u *Usage) Evidence(ctx context.Context, words []string) (map[string]map[st
 	keys := make([]string, len(asked))
 	args := []any{u.now().Add(-codemode.UsageTTL).UnixMilli(), base + "wt:"}
 	for i, w := range asked {
-		keys[i] = base + "w:" + url.QueryEscape(w)
-		args = append(args, url.QueryEscape(w))
+		keys[i] = base + "w:" + u.c.wordDigest(w)
+		args = append(args, u.c.wordDigest(w))
 	}
 	res, err := evidenceScript.Run(ctx, u.c.rdb, keys, args...).Slice()
 	if err != nil {
@@ -154,4 +162,12 @@ func (u *Usage) Evidence(ctx context.Context, words []string) (map[string]map[st
 		}
 	}
 	return out, nil
+}
+
+// wordDigest is how a word is named in Redis: 128 bits of its HMAC, in hex
+// (no ':' to split on), under the words' key.
+func (c *Client) wordDigest(word string) string {
+	mac := hmac.New(sha256.New, c.words)
+	mac.Write([]byte(word))
+	return hex.EncodeToString(mac.Sum(nil)[:16])
 }
