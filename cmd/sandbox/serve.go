@@ -260,6 +260,17 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		file.CodeMode.Engine.Shapes = shared.shapes
 		file.CodeMode.Engine.Usage = shared.usage
 		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
+		upgradeCtx, stopUpgrade := context.WithCancel(cmd.Context())
+		defer stopUpgrade() // before the pool closes (defers run last first)
+		go func() {
+			done, err := shared.upgrade(upgradeCtx)
+			if done != "" {
+				log.Info(done)
+			}
+			if err != nil && upgradeCtx.Err() == nil {
+				log.Warn("bringing up to date what an earlier version kept in "+shared.backend+" failed; the next start tries again", "error", err)
+			}
+		}()
 	}
 	if dir := file.CodeMode.Engine.DataDir; dir != "" {
 		// Answers too large for memory are written where code mode keeps

@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/oauthtest"
 	"github.com/sandboxrt/sandbox/internal/testwait"
@@ -181,5 +184,80 @@ func TestLoginChecksTheIssuer(t *testing.T) {
 				t.Fatalf("a refused login kept a token: %s", kept)
 			}
 		})
+	}
+}
+
+// TestRedisHoldsNoUsersDataInClear: through serve, what an agent keeps in
+// the shared state (a store value, a saved script, the words of a search
+// that taught a tool) is in Redis, and on its disk, only sealed (or, for
+// the words, as digests); the agent reads it back as it was. A value an
+// earlier version left in clear is read, and sealed by serve at start.
+func TestRedisHoldsNoUsersDataInClear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and sandbox serve")
+	}
+	redisSrv := startSharedRedis(t)
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", redisSrv.Port)})
+	defer raw.Close()
+	const legacy, legacyKey = `{"old":"legacy-secret-4410"}`, "notes"
+	base := "sealed:store:{agent-a%2Fagent-a}:" // as an earlier version wrote it
+	raw.HSet(t.Context(), base+"values", "\x00"+legacyKey, legacy)
+	raw.HSet(t.Context(), base+"counts", "bytes", len(legacyKey)+len(legacy), "keys", 1)
+	raw.ZAdd(t.Context(), base+"index:", redis.Z{Member: legacyKey})
+
+	url, log := serveLogged(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
+  "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}", "keyPrefix": "sealed:"},
+    "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}]}}}`, exampleServerBinary(t), redisSrv.URL()))
+	testwait.Until(t, 10*time.Second, "serve to seal what was in clear", func() bool { return strings.Contains(log(), "sealed 1 store values") })
+	c := keyClient(t, url, agentKey)
+	if out := execute(t, c, `return await sandbox.store.get("notes", {scope: "principal"})`); !strings.Contains(out, "legacy-secret-4410") {
+		t.Fatalf("the value written in clear, read after sealing: %s", out)
+	}
+	const value, body = "alice-diary-entry-7731", "alice-script-body-5519"
+	if out := execute(t, c, `await sandbox.store.set("diary", {entry: "`+value+`"}, {scope: "principal"}); return "kept"`); !strings.Contains(out, `"kept"`) {
+		t.Fatalf("set: %s", out)
+	}
+	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "save_script", Arguments: map[string]any{
+		"name": "quarterly", "description": "The quarter's figures", "code": `return "` + body + `"`}}})
+	if err != nil || res.IsError {
+		t.Fatalf("save_script: %v %s", err, toolText(res))
+	}
+	if _, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"intent": "who is swamped in the zymurgy ledger"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if out := execute(t, c, `return typeof (await demo.teamWorkload({}))`); !strings.Contains(out, `"value":"string"`) {
+		t.Fatalf("the call after the search: %s", out)
+	}
+	testwait.Until(t, 10*time.Second, "the search's words to be learnt", func() bool {
+		for k := range redisSrv.Contents(t) {
+			if strings.Contains(k, ":usage:{usage}:w:") {
+				return true
+			}
+		}
+		return false
+	})
+
+	// The append-only file still has the value written in clear until Redis
+	// rewrites it, as docs/deploy.md says to have it do.
+	if err := raw.BgRewriteAOF(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 10*time.Second, "the append-only file to be rewritten", func() bool {
+		info := raw.Info(t.Context(), "persistence").Val()
+		return strings.Contains(info, "aof_rewrite_in_progress:0") && strings.Contains(info, "aof_rewrite_scheduled:0") && strings.Contains(info, "aof_last_bgrewrite_status:ok")
+	})
+	held, disk := redisSrv.Contents(t), redisSrv.Disk(t)
+	for _, secret := range []string{value, body, "zymur", "legacy-secret"} {
+		for k, v := range held {
+			if strings.Contains(k, secret) || strings.Contains(v, secret) {
+				t.Errorf("%s holds %q in clear: %s", k, secret, v)
+			}
+		}
+		if strings.Contains(string(disk), secret) {
+			t.Errorf("Redis wrote %q to disk in clear", secret)
+		}
+	}
+	if out := execute(t, c, `const d = await sandbox.store.get("diary", {scope: "principal"}); return [d.entry, await scripts.quarterly({})]`); !strings.Contains(out, value) || !strings.Contains(out, body) {
+		t.Fatalf("read back: %s", out)
 	}
 }

@@ -37,8 +37,12 @@ type sharedState struct {
 	sessions    frontend.SessionDirectory
 	callStreams frontend.CallStreamStore
 
-	ping  func(context.Context) error // for /readyz
-	close func() error
+	ping func(context.Context) error // for /readyz
+	// upgrade brings up to date what an earlier version kept in the
+	// backend (serve runs it once at start, beside the traffic): a
+	// summary for the log, "" when there was nothing to do.
+	upgrade func(context.Context) (string, error)
+	close   func() error
 }
 
 // stateBackend opens the shared state of one backend: nil, nil when the
@@ -106,6 +110,13 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		sessions:    c.SessionDirectory(),
 		callStreams: c.CallStreams(),
 		ping:        c.Ping,
-		close:       c.Close,
+		upgrade: func(ctx context.Context) (string, error) {
+			sealed, dropped, err := c.SealLegacy(ctx)
+			if sealed == 0 && dropped == 0 {
+				return "", err
+			}
+			return fmt.Sprintf("sealed %d store values and saved scripts an earlier version kept in clear, dropped %d keys of what search learned under words in clear", sealed, dropped), err
+		},
+		close: c.Close,
 	}, nil
 }
