@@ -524,10 +524,13 @@ func (l *readinessLog) note(class, detail string) {
 	if detail == l.last {
 		return
 	}
-	if class == "" {
+	switch class {
+	case "":
 		l.log.Info("ready again", "was", l.last)
-	} else {
+	case notReadySharedState:
 		l.log.Warn("not ready: "+class, "detail", detail)
+	default: // starting up: expected
+		l.log.Info("not ready: "+class, "detail", detail)
 	}
 	l.last = detail
 }

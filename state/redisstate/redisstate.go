@@ -185,6 +185,10 @@ func (c *Client) sealData(where string, plain []byte) []byte {
 	return c.aead.Seal(out, nonce, plain, []byte(where))
 }
 
+// where is what a value is sealed to: its key, and its field (or index)
+// there.
+func where(key, field string) string { return key + "\x00" + field }
+
 // openData decrypts what sealData made for where. Data without the prefix
 // was written in clear by a version before sealing: it is returned as it is.
 func (c *Client) openData(where string, stored []byte) ([]byte, error) {

@@ -49,9 +49,6 @@ func (s *Store) principalKey(principal string) string {
 
 func field(scope codemode.StoreScope, key string) string { return scope.Session + "\x00" + key }
 
-// where is what a value is sealed to: its hash and field.
-func where(values, field string) string { return values + "\x00" + field }
-
 // storeLib is shared by the scripts: purge drops the principal's expired
 // values (their room is free) and fixes the counts.
 var storeLib = sealedSize + `

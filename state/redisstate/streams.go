@@ -63,15 +63,10 @@ func (s *CallStreams) Append(ctx context.Context, id string, info frontend.Strea
 	k := s.keys(id)
 	args := []any{info.Session, info.Principal, done, lease.Milliseconds(), streamTTL.Milliseconds(), first}
 	for _, ev := range events {
-		args = append(args, s.c.sealData(eventWhere(k[1], ev.Seq), ev.Data))
+		// Sealed to its list and its sequence number, its index there.
+		args = append(args, s.c.sealData(where(k[1], strconv.Itoa(ev.Seq)), ev.Data))
 	}
 	return unavailable(appendScript.Run(ctx, s.c.rdb, k, args...).Err())
-}
-
-// eventWhere is what an event is sealed to: its stream's list and its
-// sequence number, which is its index in the list.
-func eventWhere(events string, seq int) string {
-	return events + "\x00" + strconv.Itoa(seq)
 }
 
 func (s *CallStreams) Read(ctx context.Context, id string, from int) (frontend.StreamInfo, []frontend.StreamEvent, bool, bool, bool, error) {
@@ -97,7 +92,7 @@ func (s *CallStreams) Read(ctx context.Context, id string, from int) (frontend.S
 	done, _ := m[2].(string)
 	var out []frontend.StreamEvent
 	for i, stored := range evs.Val() {
-		data, err := s.c.openData(eventWhere(k[1], from+i), []byte(stored))
+		data, err := s.c.openData(where(k[1], strconv.Itoa(from+i)), []byte(stored))
 		if err != nil {
 			return frontend.StreamInfo{}, nil, false, false, false, fmt.Errorf("call stream %s: %w", id, err)
 		}
