@@ -114,7 +114,7 @@ func TestReadinessTellsAStrangerOnlyAClass(t *testing.T) {
 	if !strings.Contains(said, "not ready: "+notReadySharedState) || !strings.Contains(said, "127.0.0.1:"+port) {
 		t.Fatalf("serve's log has no detail of the failure:\n%s", said)
 	}
-	if n := strings.Count(said, "not ready: "); n != 1 {
+	if n := strings.Count(said, "not ready: "+notReadySharedState); n != 1 {
 		t.Errorf("the same failure was logged %d times for three probes:\n%s", n, said)
 	}
 
