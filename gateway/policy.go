@@ -188,19 +188,18 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	if peer == nil || !peer.Supports("elicitation") {
 		return denied("this client cannot be asked (it does not support MCP elicitation)")
 	}
-	args := string(c.req.Arguments)
-	if len(args) > 600 {
-		args = args[:600] + "…"
-	}
-	if args == "" {
-		args = "{}"
+	// The question shows what will run: the arguments as validated and
+	// forwarded (c.decoded), every key of them (approval.go).
+	question, err := approvalQuestion(c.tool, c.decoded)
+	if err != nil {
+		return denied(err.Error())
 	}
 	options := []string{"approve", "deny"}
 	if c.req.Run != "" {
 		options = []string{"approve", "approve every call of this tool in this run", "deny"}
 	}
 	params, _ := json.Marshal(map[string]any{
-		"message": fmt.Sprintf("An agent wants to call %s with %s. Allow it?", c.toolID, args),
+		"message": question,
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{
 			"decision": map[string]any{"type": "string", "title": "Decision", "enum": options},
 		}, "required": []string{"decision"}},

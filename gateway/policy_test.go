@@ -126,7 +126,7 @@ func TestPolicyDeniesApprovesAndAudits(t *testing.T) {
 			t.Errorf("answer %q: %s %s", c.answer, code, msg)
 		}
 	}
-	if !strings.Contains(peer.messages[0], `a:update_thing with {\"id\": 7}`) {
+	if !strings.Contains(peer.messages[0], `\n  id: 7\n`) {
 		t.Errorf("the question does not say what is asked: %s", peer.messages[0])
 	}
 	// "every call of this tool in this run" is asked once per run.

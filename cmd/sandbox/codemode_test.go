@@ -514,7 +514,7 @@ await client.close();
 	if got.Slow != "ran" {
 		t.Errorf("an approval slower than the snippet's time limit: %q", got.Slow)
 	}
-	if len(got.Asked) != 4 || !strings.Contains(got.Asked[0], `demo:delete_task with {"task_id":"T-106"}`) {
+	if len(got.Asked) != 4 || !strings.Contains(got.Asked[0], "\n  task_id: \"T-106\"\n") {
 		t.Errorf("the questions: %q", got.Asked)
 	}
 	data, err := os.ReadFile(audit)
