@@ -181,7 +181,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	g.observe.log = g.log
 	g.redactP.Store(newRedactor(configSecrets(own)))
 	if a := own.Settings.Audit; a != nil && a.Path != "" {
-		log, err := openAudit(*a)
+		log, err := openAudit(*a, func(err error) { g.log.Error("writing the audit log failed", "err", err) })
 		if err != nil {
 			return nil, err
 		}
