@@ -1,8 +1,10 @@
 package codemode
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,4 +56,49 @@ func (a *auditRecords) Audit(r gateway.AuditRecord) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.records = append(a.records, r)
+}
+
+// TestScriptChangesAreAudited: saving and deleting a saved script reach the
+// audit sink as "script" records: who, which script, how it ended (the code
+// an agent is answered with), the size and hash of the code saved, never
+// the code.
+func TestScriptChangesAreAudited(t *testing.T) {
+	t.Parallel()
+	sink := &auditRecords{}
+	opts := Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, DataDir: t.TempDir(), Audit: sink}
+	e := newEngineFull(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(), runtime.Options{Workers: 1}, opts)
+	ctx := context.Background()
+	alice := auth.Caller{Principal: auth.Principal{ID: "alice"}, Session: "s1"}
+	code := "return input.n * 2"
+	if err := e.SaveScript(ctx, alice, Script{Name: "double", Description: "Doubles n.", Code: code}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SaveScript(ctx, alice, Script{Name: "Bad Name", Description: "x", Code: "return 1"}); err == nil {
+		t.Fatal("a bad name was saved")
+	}
+	if deleted, err := e.DeleteScript(ctx, alice, "double"); !deleted || err != nil {
+		t.Fatalf("delete: %v %v", deleted, err)
+	}
+	if deleted, _ := e.DeleteScript(ctx, alice, "double"); deleted {
+		t.Fatal("deleted twice")
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	var got []string
+	for _, r := range sink.records {
+		if r.Kind != gateway.AuditKindScript || r.Principal != "alice" || r.Session != "s1" {
+			t.Errorf("a script record: %+v", r)
+		}
+		got = append(got, r.Tool+" "+r.Name+" "+r.Outcome)
+	}
+	if want := "save_script double OK,save_script Bad Name VALIDATION_FAILED,delete_script double OK,delete_script double NOT_FOUND"; strings.Join(got, ",") != want {
+		t.Errorf("records: %s, want %s", strings.Join(got, ","), want)
+	}
+	sum := sha256.Sum256([]byte(code))
+	if r := sink.records[0]; r.ArgBytes != len(code) || r.ArgsSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("the save's record: %+v", r)
+	}
+	if r := sink.records[2]; r.ArgBytes != 0 || r.ArgsSHA256 != "" {
+		t.Errorf("the delete's record: %+v", r)
+	}
 }

@@ -73,8 +73,9 @@ type Options struct {
 	// takes as long as listing the servers); else New opens it.
 	Index  *vectorindex.Index
 	Logger *slog.Logger
-	// Audit, when set, records each execute_code run (cmd/sandbox hands
-	// it the gateway, whose audit log it goes to); nil records nothing.
+	// Audit, when set, records each execute_code run and each saved
+	// script saved or deleted (cmd/sandbox hands it the gateway, whose
+	// audit log it goes to); nil records nothing.
 	Audit AuditSink
 }
 

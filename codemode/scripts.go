@@ -3,6 +3,8 @@ package codemode
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -315,7 +317,8 @@ func (s *Script) checkInput(input json.RawMessage) error {
 
 // SaveScript checks and saves a script for caller: a valid name, a
 // description, code that compiles, an object input schema.
-func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) error {
+func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) (err error) {
+	defer func(start time.Time) { e.auditScript(caller, "save_script", s.Name, s.Code, start, saveOutcome(err)) }(time.Now())
 	if err := e.checkScript(ctx, caller, s); err != nil {
 		return err
 	}
@@ -326,6 +329,20 @@ func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) e
 	}
 	e.scriptsChanged(s.Owner)
 	return nil
+}
+
+// saveOutcome is a save's outcome for the audit log: the code an agent is
+// answered with (the MCP face answers VALIDATION_FAILED for every refusal
+// but a gateway error's own, BUSY while the code is checked).
+func saveOutcome(err error) string {
+	var ge *gateway.Error
+	switch {
+	case err == nil:
+		return "OK"
+	case errors.As(err, &ge):
+		return string(ge.Code)
+	}
+	return string(gateway.CodeValidationFailed)
 }
 
 // ScriptCheck is what CheckScript found: the script would be saved, and
@@ -414,11 +431,37 @@ func (e *Engine) checkScript(ctx context.Context, caller auth.Caller, s Script) 
 // DeleteScript deletes one of caller's saved scripts; false when it has
 // none of that name.
 func (e *Engine) DeleteScript(ctx context.Context, caller auth.Caller, name string) (bool, error) {
+	start := time.Now()
 	deleted, err := e.scripts.Delete(ctx, caller.Principal.Key(), name)
 	if deleted {
 		e.scriptsChanged("") // it may have been shared: every principal's
 	}
+	outcome := "OK"
+	switch {
+	case err != nil:
+		outcome = string(gateway.CodeInternal)
+	case !deleted:
+		outcome = string(gateway.CodeNotFound)
+	}
+	e.auditScript(caller, "delete_script", name, "", start, outcome)
 	return deleted, err
+}
+
+// auditScript records a saved script's save or delete: who, which script,
+// how it ended, and the size and SHA-256 of the code saved, never the code.
+// op names the operation as the audit log does ("save_script",
+// "delete_script"; docs/operations.md), whichever way it came.
+func (e *Engine) auditScript(caller auth.Caller, op, name, code string, start time.Time, outcome string) {
+	if e.opts.Audit == nil {
+		return
+	}
+	r := gateway.AuditRecord{Kind: gateway.AuditKindScript, Principal: caller.Principal.Key(), Session: string(caller.Session), Tool: op,
+		Name: truncateRunes(name, 200), Outcome: outcome, DurationMs: float64(time.Since(start).Microseconds()) / 1000, ArgBytes: len(code)}
+	if code != "" {
+		sum := sha256.Sum256([]byte(code))
+		r.ArgsSHA256 = hex.EncodeToString(sum[:])
+	}
+	e.opts.Audit.Audit(r)
 }
 
 // OnScriptsChanged has changed called after each script saved (SaveScript)

@@ -12,9 +12,11 @@ import (
 )
 
 // AuditConfig is the "audit" block of the gateway config: one JSON line per
-// tool call (direct or from a snippet), per execute_code run and per
-// approval decision, in Path, rotated when it passes MaxBytes (Path.1 is the
-// newest old file, up to Path.Keep). Requests refused for their credentials are counted per remote
+// tool call (direct or from a snippet), per execute_code run, per approval
+// decision, per pass-through request (resources/read, prompts/get,
+// completion/complete) and per saved script saved or deleted, in Path,
+// rotated when it passes MaxBytes (Path.1 is the newest old file, up to
+// Path.Keep). Requests refused for their credentials are counted per remote
 // address, reason and minute, and written apart, rotated alike, in the file
 // named with ".refused" before Path's extension ("audit.refused.jsonl"): a
 // stranger who can send requests cannot rotate the lines of principals
@@ -29,10 +31,10 @@ type AuditConfig struct {
 // AuditRecord is one line of the audit log (docs/operations.md lists its
 // fields). It never holds argument values, code, tokens or result contents:
 // sizes, and the SHA-256 of the arguments to match a line with a request the
-// caller kept. The gateway writes the records of its calls and approvals;
-// what happens beside them (a code-mode run, a request refused for its
-// credentials) is recorded by its owner through Gateway.Audit, so the
-// gateway knows nothing of either.
+// caller kept. The gateway writes the records of its calls, approvals and
+// pass-through requests; what happens beside them (a code-mode run, a saved
+// script's change, a request refused for its credentials) is recorded by
+// its owner through Gateway.Audit, so the gateway knows nothing of them.
 type AuditRecord struct {
 	Time        string    `json:"time"` // RFC 3339 UTC; "" is the time it is written
 	Kind        AuditKind `json:"kind"`
@@ -45,8 +47,11 @@ type AuditRecord struct {
 	ArgBytes    int       `json:"argBytes,omitempty"`
 	ArgsSHA256  string    `json:"argsSha256,omitempty"` // hex
 	ResultBytes int       `json:"resultBytes,omitempty"`
-	Reason      string    `json:"reason,omitempty"` // of a failed authentication
-	Remote      string    `json:"remote,omitempty"` // the client's address, for auth failures
+	// Name is what a request named beside a tool: the prompt of a
+	// prompts/get or a completion, the saved script of a save or delete.
+	Name   string `json:"name,omitempty"`
+	Reason string `json:"reason,omitempty"` // of a failed authentication
+	Remote string `json:"remote,omitempty"` // the client's address, for auth failures
 	// Count is how many refused requests an auth line stands for: those
 	// from Remote for Reason in the minute starting at Time.
 	Count int `json:"count,omitempty"`
@@ -55,11 +60,18 @@ type AuditRecord struct {
 // AuditKind says what an audit record records.
 type AuditKind string
 
-// The kinds of audit records.
+// The kinds of audit records. What a later feature does for a principal
+// (the durable-runs issue's tasks and the input they wait for) is a kind of
+// its own, recorded by its owner through the same sink, Gateway.Audit.
 const (
 	AuditKindCall     AuditKind = "call"     // a tool call, direct or from a snippet (the gateway)
 	AuditKindApproval AuditKind = "approval" // a person's or the policy's answer to an approval (the gateway)
 	AuditKindRun      AuditKind = "run"      // an execute_code run (code mode)
+	AuditKindScript   AuditKind = "script"   // a saved script saved or deleted (code mode)
+	// The pass-through requests of the front end (the gateway).
+	AuditKindResource   AuditKind = "resource"   // resources/read
+	AuditKindPrompt     AuditKind = "prompt"     // prompts/get
+	AuditKindCompletion AuditKind = "completion" // completion/complete
 	// AuditKindAuth is a request refused for its credentials (serve's
 	// authentication). The audit log counts them and writes them apart
 	// (AuditConfig), so a record of this kind need not carry Time or Count.

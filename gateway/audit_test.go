@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // auditLines reads the JSON lines of the files named, in order.
@@ -224,6 +227,49 @@ func TestRefusedAuditPath(t *testing.T) {
 	} {
 		if got := refusedAuditPath(path); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+}
+
+// TestPassThroughRequestsAreAudited: resources/read, prompts/get and
+// completion/complete are audit lines, refused ones too, with the size and
+// hash of what was asked for and never the value.
+func TestPassThroughRequestsAreAudited(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	settings := DefaultSettings()
+	settings.Audit = &AuditConfig{Path: path}
+	g := policyGateway(t, settings, false)
+	caller := auth.Caller{Principal: auth.Principal{ID: "alice"}, Session: "s1"}
+	ctx := context.Background()
+	if _, err := g.ReadResource(ctx, caller, "file:///etc/secret-plans"); err == nil {
+		t.Fatal("read a resource nobody lists")
+	}
+	if _, err := g.GetPrompt(ctx, caller, "a__nothing", map[string]string{"topic": "secret-topic"}); err == nil {
+		t.Fatal("got a prompt nobody lists")
+	}
+	if _, err := g.Complete(ctx, caller, json.RawMessage(`{"ref": {"type": "ref/prompt", "name": "a__nothing"}, "argument": {"name": "topic", "value": "secret-value"}}`)); err == nil {
+		t.Fatal("completed a prompt nobody lists")
+	}
+	g.Close()
+	lines := auditLines(t, path)
+	var got []string
+	for _, r := range lines {
+		if r.Principal != "alice" || r.Session != "s1" || r.ArgBytes == 0 || len(r.ArgsSHA256) != 64 {
+			t.Errorf("a pass-through line: %+v", r)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s", r.Kind, r.Name, r.Outcome))
+	}
+	if want := "resource  NOT_FOUND,prompt a__nothing NOT_FOUND,completion a__nothing NOT_FOUND"; strings.Join(got, ",") != want {
+		t.Errorf("lines: %s, want %s", strings.Join(got, ","), want)
+	}
+	if len(lines) > 0 && lines[0].ArgsSHA256 != sha256Hex([]byte("file:///etc/secret-plans")) {
+		t.Errorf("the resource line's hash is not the URI's: %+v", lines[0])
+	}
+	data, _ := os.ReadFile(path)
+	for _, secret := range []string{"secret-plans", "secret-topic", "secret-value"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the audit log holds %q", secret)
 		}
 	}
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
@@ -80,6 +83,53 @@ func (o *observer) callEnded(ctx context.Context, c *call, gerr *Error) {
 		attrs = append(attrs, slog.String("error", truncate(msg, 300)))
 	}
 	o.log.LogAttrs(ctx, level, "call", attrs...)
+}
+
+// auditPassThrough records one pass-through request of the front end
+// (resources/read, prompts/get, completion/complete) once it has ended (it
+// is deferred, with the request's named results): who, which prompt, how it
+// ended, how long it took, and the size and SHA-256 of what it asked for (a
+// resource's URI, a prompt's arguments, a completion's params), never the
+// value.
+func (g *Gateway) auditPassThrough(kind AuditKind, caller auth.Caller, name string, asked []byte, start time.Time, raw *json.RawMessage, err *error) {
+	if g.observe.auditLog == nil {
+		return
+	}
+	r := AuditRecord{Kind: kind, Principal: caller.Principal.Key(), Session: string(caller.Session), Name: truncate(name, 200), Outcome: "OK",
+		DurationMs: float64(time.Since(start).Microseconds()) / 1000, ArgBytes: len(asked), ResultBytes: len(*raw)}
+	if len(asked) > 0 {
+		r.ArgsSHA256 = sha256Hex(asked)
+	}
+	if *err != nil {
+		r.Outcome = string(CodeInternal)
+		var ge *Error
+		if errors.As(*err, &ge) {
+			r.Outcome = string(ge.Code)
+		}
+	}
+	g.observe.audit(r)
+}
+
+// promptArguments is the one encoding of a prompt's arguments the audit log
+// hashes: JSON, keys sorted; nil for none.
+func promptArguments(args map[string]string) []byte {
+	if len(args) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+// completionPrompt is the prompt a completion/complete asks about ("" for
+// a resource template's).
+func completionPrompt(params json.RawMessage) string {
+	var p struct {
+		Ref struct{ Type, Name string } `json:"ref"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Ref.Type != "ref/prompt" {
+		return ""
+	}
+	return p.Ref.Name
 }
 
 // startCall is the span of one routed call: a child of the caller's (its

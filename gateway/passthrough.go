@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/yosida95/uritemplate/v3"
@@ -100,7 +101,8 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 }
 
 // ReadResource reads a resource from the server that lists it.
-func (g *Gateway) ReadResource(ctx context.Context, caller auth.Caller, uri string) (json.RawMessage, error) {
+func (g *Gateway) ReadResource(ctx context.Context, caller auth.Caller, uri string) (raw json.RawMessage, err error) {
+	defer g.auditPassThrough(AuditKindResource, caller, "", []byte(uri), time.Now(), &raw, &err)
 	u, err := g.resourceOwner(uri)
 	if err != nil {
 		return nil, err
@@ -109,7 +111,8 @@ func (g *Gateway) ReadResource(ctx context.Context, caller auth.Caller, uri stri
 }
 
 // GetPrompt renders a prompt, named by its wire name.
-func (g *Gateway) GetPrompt(ctx context.Context, caller auth.Caller, name string, args map[string]string) (json.RawMessage, error) {
+func (g *Gateway) GetPrompt(ctx context.Context, caller auth.Caller, name string, args map[string]string) (raw json.RawMessage, err error) {
+	defer g.auditPassThrough(AuditKindPrompt, caller, name, promptArguments(args), time.Now(), &raw, &err)
 	p, ok := g.catalog.load().prompts[name]
 	if !ok {
 		return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q; list prompts (prompts/list) to see what exists", truncate(name, 100))
@@ -124,7 +127,8 @@ func (g *Gateway) GetPrompt(ctx context.Context, caller auth.Caller, name string
 // Complete forwards completion/complete for a prompt argument (ref/prompt,
 // by wire name) or a resource template argument (ref/resource). A server
 // that does not offer completions yields an empty list.
-func (g *Gateway) Complete(ctx context.Context, caller auth.Caller, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) Complete(ctx context.Context, caller auth.Caller, params json.RawMessage) (raw json.RawMessage, err error) {
+	defer g.auditPassThrough(AuditKindCompletion, caller, completionPrompt(params), params, time.Now(), &raw, &err)
 	var p map[string]any
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, newError(CodeNotFound, "", err, nil, "completion/complete params are not a JSON object")
