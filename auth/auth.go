@@ -48,12 +48,20 @@ const (
 func Operator() Principal { return Principal{ID: operatorID} }
 
 // Anonymous is the principal of a request over the network that nobody
-// authenticated. It holds no principal-wide state: whatever it sets is its
-// session's alone.
+// authenticated: every such client at once. It holds no principal-wide
+// state: whatever it keeps is its session's alone, and what only a
+// principal can keep (saved scripts, principal-scope store values) is
+// refused to it.
 func Anonymous() Principal { return Principal{ID: anonymousID} }
 
 // IsOperator reports whether p is the operator.
 func (p Principal) IsOperator() bool { return p.ID == operatorID && p.Tenant == "" }
+
+// IsAnonymous reports whether p is Anonymous: every client nobody
+// authenticated at once, so no one in particular. (No credential makes a
+// principal with this identity: API keys and access tokens always carry a
+// tenant.)
+func (p Principal) IsAnonymous() bool { return p.ID == anonymousID && p.Tenant == "" }
 
 // HasScope reports whether the principal was granted scope.
 func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }

@@ -139,16 +139,18 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 
 	limits, clamped := e.applyLimits(req.Limits)
 	runID := newRunID()
+	root := rootRunOf(ctx, runID)
+	owner := resultOwner(req.Caller, root) // of the results held for this run
 	ctx, span := startRunSpan(ctx, runID, limits.WithDefaults(), nested)
 	defer span.End()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
-	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls}
+	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls, root: root}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		calls.add(1)
 		var id string
 		switch t := call.Target; t.Kind {
 		case runtime.ServiceMethod:
-			return e.callService(ctx, call, budget)
+			return e.callService(ctx, call, budget, owner)
 		case runtime.NamespaceMember:
 			if t.Namespace == ScriptNamespace { // opened for saved scripts above
 				return e.callScript(ctx, call, scriptCalls)
@@ -192,7 +194,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 			e.learn.called(call.Caller, intentMemo, id)
 		}
 		if res.Spilled != nil {
-			return e.takeSpilled(ctx, call, id, res.Spilled, budget)
+			return e.takeSpilled(ctx, owner, id, res.Spilled, budget)
 		}
 		value, derr := runtime.DecodeResult(res.Content, res.StructuredContent)
 		if derr != nil {
@@ -207,7 +209,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 			if max := e.maxToolResult(0); int64(len(value)) > max {
 				return nil, resultTooLarge(id, int64(len(value)), max)
 			}
-			handle, err := e.results.hold(ctx, call.Caller, id, int64(len(value)), bytes.NewReader(value))
+			handle, err := e.results.hold(ctx, owner, id, int64(len(value)), bytes.NewReader(value))
 			if err != nil {
 				return nil, holdFailed(err)
 			}
@@ -241,7 +243,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 // becomes that JSON, as runtime.DecodeResult makes it. Its learned type
 // is not folded in: reading hundreds of megabytes for a type is not worth
 // it, and the next smaller result teaches it.
-func (e *Engine) takeSpilled(ctx context.Context, call runtime.ToolCall, id string, sp *gateway.SpilledResult, budget *runBudget) (json.RawMessage, error) {
+func (e *Engine) takeSpilled(ctx context.Context, owner, id string, sp *gateway.SpilledResult, budget *runBudget) (json.RawMessage, error) {
 	defer sp.Remove()
 	f, err := sp.Open()
 	if err != nil {
@@ -252,7 +254,7 @@ func (e *Engine) takeSpilled(ctx context.Context, call runtime.ToolCall, id stri
 		if max := e.maxToolResult(0); sp.Bytes > max {
 			return nil, resultTooLarge(id, sp.Bytes, max)
 		}
-		handle, err := e.results.hold(ctx, call.Caller, id, sp.Bytes, f)
+		handle, err := e.results.hold(ctx, owner, id, sp.Bytes, f)
 		if err != nil {
 			return nil, holdFailed(err)
 		}

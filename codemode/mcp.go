@@ -140,7 +140,7 @@ func (e *Engine) MCPTools() []toolspec.Spec {
 // when scripts are saved or deleted: OnScriptsChanged says whose.
 func (e *Engine) CallerMCPTools(caller auth.Caller) []toolspec.Spec {
 	var out []toolspec.Spec
-	for _, s := range e.visibleScripts(context.Background(), caller.Principal.Key()) {
+	for _, s := range e.visibleScripts(context.Background(), caller) {
 		schema := s.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type": "object"}`)
@@ -359,7 +359,7 @@ func (e *Engine) runScriptTool(ctx context.Context, req toolspec.Request, name s
 	// session's tool list was made.
 	var s Script
 	found := false
-	visible, err := e.scripts.Visible(ctx, req.Caller.Principal.Key())
+	visible, err := e.callerScripts(ctx, req.Caller)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/jsonstream"
 )
 
@@ -60,9 +59,9 @@ type resultBook struct {
 	store ResultStore
 }
 
-// hold keeps a result of size bytes read from body and returns the handle
-// object the snippet receives.
-func (b *resultBook) hold(ctx context.Context, c auth.Caller, tool string, size int64, body io.Reader) (json.RawMessage, error) {
+// hold keeps a result of size bytes read from body for owner (resultOwner)
+// and returns the handle object the snippet receives.
+func (b *resultBook) hold(ctx context.Context, owner, tool string, size int64, body io.Reader) (json.RawMessage, error) {
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, err
@@ -77,7 +76,7 @@ func (b *resultBook) hold(ctx context.Context, c auth.Caller, tool string, size 
 	} else {
 		body = io.TeeReader(body, head)
 	}
-	if err := b.store.Put(ctx, HeldResult{ID: handle, Principal: c.Principal.Key(), Tool: tool, Bytes: size}, body); err != nil {
+	if err := b.store.Put(ctx, HeldResult{ID: handle, Principal: owner, Tool: tool, Bytes: size}, body); err != nil {
 		return nil, err
 	}
 	preview := head.b
@@ -404,13 +403,13 @@ func (b *resultBook) readPart(ctx context.Context, r HeldResult, p part) ([]byte
 }
 
 // holdPart keeps a part too large for the budget as a result of its own.
-func (b *resultBook) holdPart(ctx context.Context, c auth.Caller, r HeldResult, p part) (json.RawMessage, error) {
+func (b *resultBook) holdPart(ctx context.Context, owner string, r HeldResult, p part) (json.RawMessage, error) {
 	src, closer, err := b.openPart(ctx, r, p, false)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	return b.hold(ctx, c, r.Tool, p.size(), src)
+	return b.hold(ctx, owner, r.Tool, p.size(), src)
 }
 
 // readText is length bytes (at most resultReadMax) of a part's text from

@@ -117,7 +117,7 @@ func TestResultsReadAsTextByBytesAndLines(t *testing.T) {
 	longLine := strings.Repeat("z", resultReadMax+10)
 	doc, _ := json.Marshal(map[string]any{"log": log.String(), "long": "a\n" + longLine + "\nb", "obj": map[string]any{"k": "v"}})
 	caller := auth.Caller{Principal: auth.Principal{ID: "alice"}}
-	h, err := b.hold(ctx, caller, "logs:tail", int64(len(doc)), bytes.NewReader(doc))
+	h, err := b.hold(ctx, caller.Principal.Key(), "logs:tail", int64(len(doc)), bytes.NewReader(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -319,6 +319,9 @@ func (s *Script) checkInput(input json.RawMessage) error {
 // description, code that compiles, an object input schema.
 func (e *Engine) SaveScript(ctx context.Context, caller auth.Caller, s Script) (err error) {
 	defer func(start time.Time) { e.auditScript(caller, "save_script", s.Name, s.Code, start, saveOutcome(err)) }(time.Now())
+	if caller.Principal.IsAnonymous() {
+		return errScriptsNeedPrincipal()
+	}
 	if err := e.checkScript(ctx, caller, s); err != nil {
 		return err
 	}
@@ -366,6 +369,9 @@ type ScriptCheck struct {
 // how later snippets would see it, saving nothing: an agent can look
 // before it saves.
 func (e *Engine) CheckScript(ctx context.Context, caller auth.Caller, s Script) (*ScriptCheck, error) {
+	if caller.Principal.IsAnonymous() {
+		return nil, errScriptsNeedPrincipal()
+	}
 	if err := e.checkScript(ctx, caller, s); err != nil {
 		return nil, err
 	}
@@ -380,7 +386,7 @@ func (e *Engine) CheckScript(ctx context.Context, caller auth.Caller, s Script) 
 	// What the store would say, from the caller's own scripts (Put checks
 	// again when it saves: another save may come between).
 	own, total := 0, s.Size()
-	for _, v := range e.visibleScripts(ctx, s.Owner) {
+	for _, v := range e.visibleScripts(ctx, caller) {
 		if v.Owner != s.Owner {
 			continue
 		}
@@ -432,6 +438,9 @@ func (e *Engine) checkScript(ctx context.Context, caller auth.Caller, s Script) 
 // none of that name.
 func (e *Engine) DeleteScript(ctx context.Context, caller auth.Caller, name string) (bool, error) {
 	start := time.Now()
+	if caller.Principal.IsAnonymous() {
+		return false, errScriptsNeedPrincipal()
+	}
 	deleted, err := e.scripts.Delete(ctx, caller.Principal.Key(), name)
 	if deleted {
 		e.scriptsChanged("") // it may have been shared: every principal's
@@ -486,7 +495,11 @@ func (e *Engine) scriptsChanged(principal string) {
 		return
 	}
 	if principal != "" {
-		for _, s := range e.visibleScripts(context.Background(), principal) {
+		scripts, err := e.scripts.Visible(context.Background(), principal)
+		if err != nil {
+			principal = "" // cannot tell: every principal's may have
+		}
+		for _, s := range scripts {
 			if s.Shared {
 				principal = ""
 				break
@@ -498,12 +511,12 @@ func (e *Engine) scriptsChanged(principal string) {
 	}
 }
 
-// visibleScripts is ScriptStore.Visible for listings (search, a caller's
-// MCP tools): a store that cannot answer lists nothing, and the log says why.
-func (e *Engine) visibleScripts(ctx context.Context, principal string) []Script {
-	scripts, err := e.scripts.Visible(ctx, principal)
+// visibleScripts is callerScripts for listings (search, a caller's MCP
+// tools): a store that cannot answer lists nothing, and the log says why.
+func (e *Engine) visibleScripts(ctx context.Context, caller auth.Caller) []Script {
+	scripts, err := e.callerScripts(ctx, caller)
 	if err != nil {
-		e.log.Warn("the saved scripts could not be read", "principal", principal, "error", err)
+		e.log.Warn("the saved scripts could not be read", "principal", caller.Principal.Key(), "error", err)
 	}
 	return scripts
 }
@@ -516,6 +529,7 @@ type scriptRun struct {
 	mu     sync.Mutex
 	limits runtime.Limits
 	calls  *callCounter
+	root   string // the top-level run (rootRunKey)
 }
 
 // callCounter counts the tool calls a run (and the scripts it calls) made.
@@ -540,7 +554,7 @@ func (c *callCounter) get() int {
 // member of the open namespace ScriptNamespace.
 func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scriptRun) (json.RawMessage, error) {
 	fn := call.Target.Function
-	scripts, err := e.scripts.Visible(ctx, call.Caller.Principal.Key())
+	scripts, err := e.callerScripts(ctx, call.Caller)
 	if err != nil {
 		return nil, &runtime.ToolError{Code: string(gateway.CodeInternal), Message: "the saved scripts could not be read: " + err.Error()}
 	}
@@ -557,9 +571,12 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 			have = append(have, ScriptNamespace+"."+b.Function)
 		}
 		msg := fmt.Sprintf("there is no saved script %s.%s", ScriptNamespace, fn)
-		if len(have) > 0 {
+		switch {
+		case len(have) > 0:
 			msg += "; you have " + strings.Join(have, ", ")
-		} else {
+		case call.Caller.Principal.IsAnonymous():
+			msg += fmt.Sprintf("; %s, so scripts cannot be saved for you: %s", notAuthenticated, configureAuth)
+		default:
 			msg += "; save one with save_script"
 		}
 		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: msg}
@@ -582,7 +599,8 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 		limits.Timeout = max(time.Millisecond, min(limits.Timeout, time.Until(deadline)))
 	}
 	nested := &callCounter{}
-	res, err := e.execute(context.WithValue(ctx, scriptDepthKey{}, depth+1), ExecuteRequest{
+	nestedCtx := context.WithValue(context.WithValue(ctx, scriptDepthKey{}, depth+1), rootRunKey{}, sr.root)
+	res, err := e.execute(nestedCtx, ExecuteRequest{
 		Code: script.Code, Filename: script.Name + ".ts", Limits: limits, Caller: call.Caller, Input: call.Arguments}, true, nested)
 	// The script's calls count against the calling run's budget, and its
 	// console lines show in the calling run's output.

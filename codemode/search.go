@@ -577,7 +577,7 @@ func newSearchScope(seen, hidden []string, allow func(id string) bool) searchSco
 // task (at most k, most words first) and declares them, without the
 // preamble (the catalog's declarations carry it).
 func (e *Engine) searchScripts(caller auth.Caller, words []string, k int) ([]FoundTool, string) {
-	scripts := e.visibleScripts(context.Background(), caller.Principal.Key())
+	scripts := e.visibleScripts(context.Background(), caller)
 	if len(scripts) == 0 || len(words) == 0 {
 		return nil, ""
 	}

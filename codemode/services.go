@@ -53,12 +53,13 @@ func (b *runBudget) take(n int64) bool {
 	return true
 }
 
-// callService answers one call to the sandbox global.
-func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget *runBudget) (json.RawMessage, error) {
+// callService answers one call to the sandbox global; owner is whose held
+// results the run reads (resultOwner).
+func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget *runBudget, owner string) (json.RawMessage, error) {
 	method := call.Target.Method
 	switch call.Target.Service {
 	case "results":
-		return e.readResult(ctx, call, method, budget)
+		return e.readResult(ctx, call, method, budget, owner)
 	case "store":
 	default:
 		return nil, &runtime.ToolError{Code: string(gateway.CodeUnknownTool), Message: fmt.Sprintf("%s is not a sandbox service", call.Target)}
@@ -85,6 +86,11 @@ func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget 
 		return nil, bad("%v", err)
 	}
 	scope, err := storeScope(call.Caller, in.Scope)
+	var refused *runtime.ToolError
+	if errors.As(err, &refused) {
+		refused.Message = "sandbox.store." + method + ": " + refused.Message
+		return nil, refused
+	}
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -149,7 +155,9 @@ func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget 
 
 // storeScope is where a caller's values live: its session's by default,
 // the principal's with scope "principal" (a caller without a session, such
-// as `sandbox run`, has only those).
+// as `sandbox run`, has only those). The anonymous principal has no
+// principal scope and, without a session, no scope at all (owners.go): an
+// AUTH_REQUIRED *runtime.ToolError says so.
 func storeScope(c auth.Caller, scope string) (StoreScope, error) {
 	s := StoreScope{Principal: c.Principal.Key()}
 	switch scope {
@@ -158,6 +166,15 @@ func storeScope(c auth.Caller, scope string) (StoreScope, error) {
 	case "principal":
 	default:
 		return s, fmt.Errorf("scope %q is neither \"session\" nor \"principal\"", scope)
+	}
+	switch {
+	case !c.Principal.IsAnonymous():
+	case scope == "principal":
+		return s, anonymousRefusal(`scope "principal" keeps values across sessions for one authenticated caller, and %s, so every client would share them: `+
+			"leave scope out to keep values in this session, or %s to keep them across sessions", notAuthenticated, configureAuth)
+	case s.Session == "":
+		return s, anonymousRefusal("this request has no session (a stateless 2026-07-28 request) and %s, so nothing tells its values from every other client's: "+
+			"pass values between runs yourself, open a session (protocol 2025-11-25), or %s", notAuthenticated, configureAuth)
 	}
 	return s, nil
 }
@@ -174,8 +191,9 @@ var resultsUsage = map[string]string{
 	"lines": "sandbox.results.lines(handle, { path?, from?, count? })",
 }
 
-// readResult answers sandbox.results.json, read and lines.
-func (e *Engine) readResult(ctx context.Context, call runtime.ToolCall, method string, budget *runBudget) (json.RawMessage, error) {
+// readResult answers sandbox.results.json, read and lines from the results
+// held for owner.
+func (e *Engine) readResult(ctx context.Context, call runtime.ToolCall, method string, budget *runBudget, owner string) (json.RawMessage, error) {
 	bad := func(format string, a ...any) error {
 		return &runtime.ToolError{Code: string(gateway.CodeValidationFailed), Message: fmt.Sprintf("sandbox.results.%s: %s; call it as %s", method, fmt.Sprintf(format, a...), resultsUsage[method])}
 	}
@@ -195,7 +213,7 @@ func (e *Engine) readResult(ctx context.Context, call runtime.ToolCall, method s
 	if _, ok := resultsUsage[method]; !ok {
 		return nil, bad("no such method")
 	}
-	held, ok, err := e.results.store.Get(ctx, call.Caller.Principal.Key(), in.Handle)
+	held, ok, err := e.results.store.Get(ctx, owner, in.Handle)
 	if err != nil {
 		return nil, resultsFailed(err)
 	}
@@ -218,7 +236,7 @@ func (e *Engine) readResult(ctx context.Context, call runtime.ToolCall, method s
 	case "json":
 		if !budget.take(p.size()) {
 			// Still too large: a handle to the part.
-			h, err := e.results.holdPart(ctx, call.Caller, held, p)
+			h, err := e.results.holdPart(ctx, owner, held, p)
 			if err != nil {
 				return nil, holdFailed(err)
 			}

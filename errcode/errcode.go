@@ -140,7 +140,7 @@ var table = []Info{
 	{ValidationFailed, Gateway | CodeMode, true, FixCall, "The arguments do not match the tool's input schema, or a code-mode tool's or service's input is wrong; nothing was sent. The message lists what is wrong, the required fields and a valid example call."},
 	{PathTraversal, Gateway, true, FixCall, "A string argument escapes the configured path roots; nothing was sent."},
 	{Denied, Gateway, true, NotAllowed, "A policy rule refused the call, or the person asked to approve it did not."},
-	{AuthRequired, Gateway, true, NotAllowed, "The server needs credentials this caller does not have, or refused the ones it has; the message says who must log in or set a token."},
+	{AuthRequired, Gateway | CodeMode, true, NotAllowed, "The server needs credentials this caller does not have, or refused the ones it has; the message says who must log in or set a token. From code mode: saved scripts or `sandbox.store`'s principal scope, asked of a serve that authenticates no one (no `gateway.auth`)."},
 	{RateLimited, Gateway, true, RetryLater, "The server's rate limit or concurrency cap was reached and the bounded wait ran out; data has `retryAfterMs`."},
 	{Timeout, Gateway | Runtime, true, DoLess, "The call's deadline (per tool, per server or the caller's) passed; the upstream was told to stop."},
 	{Cancelled, Gateway | Runtime, true, Stopped, "The caller cancelled the call, or the run ended while it was in flight; the upstream was told to stop."},

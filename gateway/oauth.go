@@ -289,7 +289,7 @@ func usesOAuth(sc *ServerConfig) bool {
 // A principal never falls back to the operator's grant: that would let it
 // act with the operator's account.
 func oauthOwner(p auth.Principal) string {
-	if p.ID == "" || (p.ID == auth.Anonymous().ID && p.Tenant == "") || p.IsOperator() {
+	if p.ID == "" || p.IsAnonymous() || p.IsOperator() {
 		return auth.Operator().Key()
 	}
 	return p.Key()
