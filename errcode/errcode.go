@@ -21,7 +21,6 @@ type Code string
 // The codes, in the order of the table (All).
 const (
 	ServiceNotFound     Code = "SERVICE_NOT_FOUND"
-	Forbidden           Code = "FORBIDDEN"
 	UnknownTool         Code = "UNKNOWN_TOOL"
 	ValidationFailed    Code = "VALIDATION_FAILED"
 	PathTraversal       Code = "PATH_TRAVERSAL"
@@ -134,8 +133,7 @@ type Info struct {
 }
 
 var table = []Info{
-	{ServiceNotFound, Gateway, true, FixCall, "The server part of the tool's id names no configured server, or one this session disconnected (`gateway__connect_servers` brings it back)."},
-	{Forbidden, Gateway, false, NotAllowed, "The caller's credentials do not cover this server; data lists the servers they do. In a snippet such a server is no namespace (`UNKNOWN_TOOL`)."},
+	{ServiceNotFound, Gateway, true, FixCall, "The server part of the tool's id names no configured server the caller may use (one outside its credentials' scope reads the same: it does not exist for it), or one this session disconnected (`gateway__connect_servers` brings it back); data lists the servers it may use, or those it is connected to."},
 	{UnknownTool, Gateway | CodeMode, true, FixCall, "The server, namespace or saved script has no such tool; data lists the closest names."},
 	{ValidationFailed, Gateway | CodeMode, true, FixCall, "The arguments do not match the tool's input schema, or a code-mode tool's or service's input is wrong; nothing was sent. The message lists what is wrong, the required fields and a valid example call."},
 	{PathTraversal, Gateway, true, FixCall, "A string argument escapes the configured path roots; nothing was sent."},
@@ -150,7 +148,7 @@ var table = []Info{
 	{ProtocolError, Gateway | CodeMode, true, Fault, "The server answered with a JSON-RPC error, or with something that is not a valid MCP result; data keeps the JSON-RPC code, message and data."},
 	{ResultTooLarge, Gateway | Runtime | CodeMode, true, DoLess, "The result is larger than a cap (the gateway's, or what one run may receive); ask for less."},
 	{Internal, Gateway | CodeMode, true, Fault, "A fault in sandbox (a bug, or a store it cannot reach); the message says what happened."},
-	{NotFound, Gateway, false, FixCall, "A resource URI or prompt name that no server listed (resources and prompts only)."},
+	{NotFound, Gateway, false, FixCall, "A resource URI or prompt name that no server the caller may use listed (resources and prompts only)."},
 	{NotBound, Runtime, true, FixCall, "The snippet called a tool that is not bound to the run; name it in the code or in `tools`."},
 	{InvalidArguments, Runtime, true, FixCall, "The arguments cannot be sent: not one JSON object, or more than one argument."},
 	{HostError, Runtime, true, Fault, "What runs the tools failed without a tool error (the call could not be sent, or the host failed)."},

@@ -70,8 +70,9 @@ type CallResult struct {
 // Call routes one tool call through the pipeline, in order (each step is a
 // method below, with its own errors):
 //
-//	lookup   -> the tool and its server              UNKNOWN_TOOL, SERVICE_NOT_FOUND, UPSTREAM_UNAVAILABLE
-//	scope    -> the caller may call this server      FORBIDDEN, SERVICE_NOT_FOUND
+//	lookup   -> the tool and its server, among those  UNKNOWN_TOOL, SERVICE_NOT_FOUND, UPSTREAM_UNAVAILABLE
+//	            the caller's principal may use
+//	scope    -> the caller's session sees the server  SERVICE_NOT_FOUND
 //	validate -> the arguments match the schema       VALIDATION_FAILED
 //	paths    -> no path escapes the server's roots   PATH_TRAVERSAL
 //	policy   -> the policy allows it, or a person     DENIED
@@ -191,7 +192,7 @@ func (g *Gateway) reauthorize(ctx context.Context, c *call) (*CallResult, *Error
 
 // lookupStep resolves the tool and its server.
 func (g *Gateway) lookupStep(_ context.Context, c *call) *Error {
-	tool, u, err := g.lookup(c.req.Tool)
+	tool, u, err := g.lookup(c.req.Caller, c.req.Tool)
 	if err != nil {
 		return err
 	}
@@ -199,22 +200,22 @@ func (g *Gateway) lookupStep(_ context.Context, c *call) *Error {
 	return nil
 }
 
-// scopeStep refuses servers the caller's principal may not use, and those
-// its session narrowed itself away from (gateway__disconnect_servers).
+// scopeStep refuses the servers the caller's session narrowed itself away
+// from (gateway__disconnect_servers); lookup already made those its
+// principal may not use unknown.
 func (g *Gateway) scopeStep(_ context.Context, c *call) *Error {
 	return g.scope(c.req.Caller, c.u.name, c.toolID)
 }
 
 // scope is the one scope check of everything a caller asks of a server
-// (calls, pass-through requests, subscriptions): FORBIDDEN when its
-// principal may not use the server, SERVICE_NOT_FOUND when its session
-// narrowed itself away from it.
+// (calls, pass-through requests, subscriptions): SERVICE_NOT_FOUND, in the
+// words of a server that does not exist, when its principal may not use the
+// server (the lookups never resolve to one: this is the check behind
+// them), and SERVICE_NOT_FOUND saying how to connect it again when its
+// session narrowed itself away from it.
 func (g *Gateway) scope(caller auth.Caller, server, toolID string) *Error {
-	p := caller.Principal
-	if !p.MaySee(server) {
-		allowed, _ := p.AllowedServers()
-		return newError(CodeForbidden, toolID, nil, map[string]any{"server": server, "allowed": allowed},
-			"your credentials do not allow server %q; you may use: %s (ask the operator for access to more)", server, strings.Join(allowed, ", "))
+	if !caller.Principal.MaySee(server) {
+		return g.noServer(caller, toolID, server)
 	}
 	if g.Sees(caller, server) {
 		return nil

@@ -18,7 +18,6 @@ type Code = errcode.Code
 // which). errcode says what each means.
 const (
 	CodeServiceNotFound     = errcode.ServiceNotFound
-	CodeForbidden           = errcode.Forbidden // Data lists the servers the caller may use
 	CodeUnknownTool         = errcode.UnknownTool
 	CodeValidationFailed    = errcode.ValidationFailed
 	CodePathTraversal       = errcode.PathTraversal

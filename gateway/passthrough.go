@@ -17,32 +17,74 @@ import (
 // Pass-through of resources, prompts and completions: the MCP front end
 // forwards these to the server that listed the resource or prompt. Results
 // are returned raw (minus the upstream's _meta).
+//
+// A server outside the caller's scope does not exist for it here either: a
+// resource URI or prompt that only such servers offer is NOT_FOUND with the
+// words of one nobody offers, and a URI several servers list resolves among
+// the caller's own.
 
-// resourceOwner finds the server of a resource URI: one that listed it, else
-// one whose resource template matches it, else the only server with resources.
-func (g *Gateway) resourceOwner(uri string) (*route, error) {
+// ResourceServer is the server a caller's resources/read of uri goes to:
+// among the servers its principal may use, one its session sees before one
+// it disconnected from, one that listed the URI before one whose resource
+// template matches it or is it (servers by name within each). ok is false when no
+// such server offers the URI: for this caller it does not exist.
+func (g *Gateway) ResourceServer(caller auth.Caller, uri string) (server string, ok bool) {
+	if u := g.offering(caller, uri); u != nil {
+		return u.name, true
+	}
+	return "", false
+}
+
+// offering is ResourceServer's route.
+func (g *Gateway) offering(caller auth.Caller, uri string) *route {
 	snap := g.catalog.load()
-	for _, name := range g.names {
-		if l := snap.servers[name]; l != nil {
-			for _, r := range l.resources {
-				if r.URI == uri {
-					return g.upstreams[name], nil
+	lists := func(name string) bool {
+		for _, r := range snap.servers[name].resources {
+			if r.URI == uri {
+				return true
+			}
+		}
+		return false
+	}
+	matches := func(name string) bool {
+		for _, t := range snap.servers[name].templates {
+			if t.URITemplate == uri { // a completion's ref/resource names the template itself
+				return true
+			}
+			tpl, err := uritemplate.New(t.URITemplate)
+			if err == nil && tpl.Regexp().MatchString(uri) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, may := range []func(string) bool{
+		func(name string) bool { return g.Sees(caller, name) },
+		caller.Principal.MaySee, // a server the session disconnected from: the pipeline says how to connect it
+	} {
+		for _, offers := range []func(string) bool{lists, matches} {
+			for _, name := range g.names {
+				if snap.servers[name] != nil && may(name) && offers(name) {
+					return g.upstreams[name]
 				}
 			}
 		}
 	}
-	for _, name := range g.names {
-		if l := snap.servers[name]; l != nil {
-			for _, t := range l.templates {
-				tpl, err := uritemplate.New(t.URITemplate)
-				if err == nil && tpl.Regexp().MatchString(uri) {
-					return g.upstreams[name], nil
-				}
-			}
-		}
+	return nil
+}
+
+// resourceOwner finds the server of a resource URI for a caller: the
+// ResourceServer, else the only server with resources among those its
+// principal may use.
+func (g *Gateway) resourceOwner(caller auth.Caller, uri string) (*route, error) {
+	if u := g.offering(caller, uri); u != nil {
+		return u, nil
 	}
 	var only *route
 	for _, name := range g.names {
+		if !caller.Principal.MaySee(name) {
+			continue
+		}
 		if c := g.upstreams[name].sup.Conn(); c != nil && c.Capabilities().Resources != nil {
 			if only != nil {
 				only = nil
@@ -57,14 +99,24 @@ func (g *Gateway) resourceOwner(uri string) (*route, error) {
 	return nil, newError(CodeNotFound, "", nil, map[string]any{"uri": uri}, "no server lists the resource %q; list resources (resources/list) to see what exists", truncate(uri, 200))
 }
 
+// prompt finds a prompt by its wire name among the servers caller's
+// principal may use.
+func (g *Gateway) prompt(caller auth.Caller, name string) (*Prompt, *Error) {
+	p, ok := g.catalog.load().prompts[name]
+	if !ok || !caller.Principal.MaySee(p.Server) {
+		return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q; list prompts (prompts/list) to see what exists", truncate(name, 100))
+	}
+	return p, nil
+}
+
 // forward sends one pass-through request to a server for a caller.
 func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, method string, params map[string]any) (json.RawMessage, error) {
+	if err := g.scope(caller, u.name, ""); err != nil { // before its state: a server out of scope has none
+		return nil, err
+	}
 	c := u.sup.Conn()
 	if c == nil {
 		return nil, g.unavailable(u, "", nil)
-	}
-	if err := g.scope(caller, u.name, ""); err != nil {
-		return nil, err
 	}
 	if u.sc.SessionToken {
 		tok, err := g.callerToken(ctx, caller, u.name, "")
@@ -103,7 +155,7 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 // ReadResource reads a resource from the server that lists it.
 func (g *Gateway) ReadResource(ctx context.Context, caller auth.Caller, uri string) (raw json.RawMessage, err error) {
 	defer g.auditPassThrough(AuditKindResource, caller, "", []byte(uri), time.Now(), &raw, &err)
-	u, err := g.resourceOwner(uri)
+	u, err := g.resourceOwner(caller, uri)
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +165,9 @@ func (g *Gateway) ReadResource(ctx context.Context, caller auth.Caller, uri stri
 // GetPrompt renders a prompt, named by its wire name.
 func (g *Gateway) GetPrompt(ctx context.Context, caller auth.Caller, name string, args map[string]string) (raw json.RawMessage, err error) {
 	defer g.auditPassThrough(AuditKindPrompt, caller, name, promptArguments(args), time.Now(), &raw, &err)
-	p, ok := g.catalog.load().prompts[name]
-	if !ok {
-		return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q; list prompts (prompts/list) to see what exists", truncate(name, 100))
+	p, perr := g.prompt(caller, name)
+	if perr != nil {
+		return nil, perr
 	}
 	params := map[string]any{"name": p.Name}
 	if len(args) > 0 {
@@ -139,20 +191,23 @@ func (g *Gateway) Complete(ctx context.Context, caller auth.Caller, params json.
 	switch ref["type"] {
 	case "ref/prompt":
 		name, _ := ref["name"].(string)
-		pr, ok := g.catalog.load().prompts[name]
-		if !ok {
-			return nil, newError(CodeNotFound, "", nil, map[string]any{"prompt": name}, "there is no prompt %q", truncate(name, 100))
+		pr, perr := g.prompt(caller, name)
+		if perr != nil {
+			return nil, perr
 		}
 		u = g.upstreams[pr.Server]
 		ref["name"] = pr.Name
 	case "ref/resource":
 		uri, _ := ref["uri"].(string)
 		var err error
-		if u, err = g.resourceOwner(uri); err != nil {
+		if u, err = g.resourceOwner(caller, uri); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, newError(CodeNotFound, "", nil, nil, "completion ref type %v is not ref/prompt or ref/resource", ref["type"])
+	}
+	if err := g.scope(caller, u.name, ""); err != nil {
+		return nil, err
 	}
 	if c := u.sup.Conn(); c != nil && c.Capabilities().Completions == nil {
 		return json.RawMessage(`{"completion":{"values":[]}}`), nil

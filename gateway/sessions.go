@@ -24,8 +24,8 @@ type sessionState struct {
 
 	// guarded by sessions.mu
 	logLevel string
-	subs     map[string]bool // subscribed resource URIs
-	servers  map[string]bool // the servers it narrowed itself to; nil: all
+	subs     map[string]string // subscribed resource URIs, each to the server it resolved to for the session
+	servers  map[string]bool   // the servers it narrowed itself to; nil: all
 }
 
 type sessions struct {
@@ -58,7 +58,7 @@ func (g *Gateway) OpenSession(caller auth.Caller, p Peer) *Session {
 	g.sessions.mu.Lock()
 	st := g.sessions.open[caller.Session]
 	if st == nil || st.caller.Principal.Key() != caller.Principal.Key() {
-		st = &sessionState{caller: caller, subs: map[string]bool{}}
+		st = &sessionState{caller: caller, subs: map[string]string{}}
 		g.sessions.open[caller.Session] = st
 	}
 	st.peer = p
@@ -88,12 +88,9 @@ func (s *Session) end(forgetTokens bool) {
 			return
 		}
 		delete(g.sessions.open, s.state.caller.Session)
-		var uris []string
-		for uri := range s.state.subs {
-			uris = append(uris, uri)
-		}
+		subs := s.state.subs
 		g.sessions.mu.Unlock()
-		g.unsubscribeOrphans(uris)
+		g.unsubscribeOrphans(subs)
 		if !forgetTokens {
 			return
 		}

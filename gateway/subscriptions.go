@@ -21,7 +21,7 @@ func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri
 	if len(uri) > maxSubscribedURI {
 		return newError(CodeNotFound, "", nil, map[string]any{"limitBytes": maxSubscribedURI}, "a resource URI of %d bytes cannot be subscribed to (at most %d)", len(uri), maxSubscribedURI)
 	}
-	u, err := g.resourceOwner(uri)
+	u, err := g.resourceOwner(caller, uri)
 	if err != nil {
 		return err
 	}
@@ -34,12 +34,16 @@ func (g *Gateway) SubscribeResource(ctx context.Context, caller auth.Caller, uri
 		g.sessions.mu.Unlock()
 		return newError(CodeNotFound, "", nil, map[string]any{"uri": uri}, "subscribing needs a session (protocol 2026-07-28 requests have none); read the resource instead")
 	}
-	if len(st.subs) >= maxSubscriptions && !st.subs[uri] {
+	if _, again := st.subs[uri]; len(st.subs) >= maxSubscriptions && !again {
 		g.sessions.mu.Unlock()
 		return newError(CodeRateLimited, "", nil, map[string]any{"limit": maxSubscriptions}, "this session is subscribed to %d resources, the most it may; unsubscribe from some first", maxSubscriptions)
 	}
-	first := g.subscribersLocked(uri) == 0
-	st.subs[uri] = true
+	if prev, again := st.subs[uri]; again && prev != u.name {
+		g.sessions.mu.Unlock()
+		return nil // subscribed at the server it resolved to first
+	}
+	first := g.subscribersLocked(u.name, uri) == 0
+	st.subs[uri] = u.name
 	g.sessions.mu.Unlock()
 	if !first {
 		return nil
@@ -61,31 +65,31 @@ const (
 func (g *Gateway) UnsubscribeResource(ctx context.Context, caller auth.Caller, uri string) error {
 	g.sessions.mu.Lock()
 	st := g.sessions.open[caller.Session]
-	if !caller.HasSession() || st == nil || !st.subs[uri] {
+	var server string
+	if caller.HasSession() && st != nil {
+		server = st.subs[uri]
+	}
+	if server == "" {
 		g.sessions.mu.Unlock()
 		return nil
 	}
 	delete(st.subs, uri)
-	last := g.subscribersLocked(uri) == 0
+	last := g.subscribersLocked(server, uri) == 0
 	g.sessions.mu.Unlock()
 	if !last {
 		return nil
 	}
-	u, err := g.resourceOwner(uri)
-	if err != nil {
-		return nil
-	}
-	if c := u.sup.Conn(); c != nil {
+	if c := g.upstreams[server].sup.Conn(); c != nil {
 		return c.Subscribe(ctx, uri, false)
 	}
 	return nil
 }
 
-// subscribersLocked counts the open sessions subscribed to uri.
-func (g *Gateway) subscribersLocked(uri string) int {
+// subscribersLocked counts the open sessions subscribed to uri at server.
+func (g *Gateway) subscribersLocked(server, uri string) int {
 	n := 0
 	for _, st := range g.sessions.open {
-		if st.subs[uri] {
+		if st.subs[uri] == server {
 			n++
 		}
 	}
@@ -93,40 +97,39 @@ func (g *Gateway) subscribersLocked(uri string) int {
 }
 
 // unsubscribeOrphans unsubscribes upstream from the URIs (of a session that
-// closed) that no open session is subscribed to any more.
-func (g *Gateway) unsubscribeOrphans(uris []string) {
+// closed: each to its server) that no open session is subscribed to there
+// any more.
+func (g *Gateway) unsubscribeOrphans(subs map[string]string) {
 	g.sessions.mu.Lock()
-	var orphaned []string
-	for _, uri := range uris {
-		if g.subscribersLocked(uri) == 0 {
-			orphaned = append(orphaned, uri)
+	orphaned := map[string]string{}
+	for uri, server := range subs {
+		if g.subscribersLocked(server, uri) == 0 {
+			orphaned[uri] = server
 		}
 	}
 	g.sessions.mu.Unlock()
-	for _, uri := range orphaned {
-		if u, err := g.resourceOwner(uri); err == nil {
-			if c := u.sup.Conn(); c != nil {
-				go func() { _ = c.Subscribe(g.ctx, uri, false) }()
-			}
+	for uri, server := range orphaned {
+		if c := g.upstreams[server].sup.Conn(); c != nil {
+			go func() { _ = c.Subscribe(g.ctx, uri, false) }()
 		}
 	}
 }
 
-// subscribedURIs lists the URIs of one server that some session subscribed to.
+// subscribedURIs lists the URIs some session subscribed to at one server.
 func (g *Gateway) subscribedURIs(server string) []string {
 	g.sessions.mu.Lock()
 	set := map[string]bool{}
 	for _, st := range g.sessions.open {
-		for uri := range st.subs {
-			set[uri] = true
+		for uri, at := range st.subs {
+			if at == server {
+				set[uri] = true
+			}
 		}
 	}
 	g.sessions.mu.Unlock()
-	var out []string
+	out := make([]string, 0, len(set))
 	for uri := range set {
-		if u, err := g.resourceOwner(uri); err == nil && u.name == server {
-			out = append(out, uri)
-		}
+		out = append(out, uri)
 	}
 	sort.Strings(out)
 	return out
@@ -139,7 +142,7 @@ func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
 	for _, st := range g.sessions.open {
 		// The scope is checked again at delivery: a subscription made before a
 		// session narrowed itself must not keep delivering.
-		if st.subs[uri] && st.peer != nil && st.sees(server) {
+		if st.subs[uri] == server && st.peer != nil && st.sees(server) {
 			peers = append(peers, st.peer)
 		}
 	}

@@ -980,7 +980,8 @@ func TestBuiltinArgumentLimit(t *testing.T) {
 
 // TestScopedPrincipalListsOnlyItsResources: resources/list and
 // resources/templates/list show a principal scoped to servers only their
-// resources (the test servers both list test://static; "a" serves it).
+// resources. The test servers both list test://static and test://item/{id}:
+// a principal scoped to b lists b's, once.
 func TestScopedPrincipalListsOnlyItsResources(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
@@ -1011,8 +1012,50 @@ func TestScopedPrincipalListsOnlyItsResources(t *testing.T) {
 	if r, tm := list("a"); r == 0 || tm == 0 {
 		t.Fatalf("scoped to a: %d resources, %d templates", r, tm)
 	}
-	if r, tm := list("b"); r != 0 || tm != 0 {
-		t.Fatalf("scoped to b: %d resources, %d templates of a's", r, tm)
+	unscoped, unscopedTemplates := list("")
+	if r, tm := list("b"); r != unscoped || tm != unscopedTemplates {
+		t.Fatalf("scoped to b: %d resources, %d templates; b lists %d and %d", r, tm, unscoped, unscopedTemplates)
+	}
+	if r, tm := list("nothing"); r != 0 || tm != 0 {
+		t.Fatalf("scoped to no server: %d resources, %d templates", r, tm)
+	}
+}
+
+// TestHiddenResourcesReadAsUnknown: a resource only servers outside the
+// caller's scope offer gets mcp-go's own answer for a URI nobody offers
+// (resources.go), as does a client naming the front end's routed URI.
+func TestHiddenResourcesReadAsUnknown(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	h := fx.f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := auth.Principal{ID: "agent", Tenant: "t", Scopes: []string{auth.ServerScope(r.Header.Get("X-Test-Scope"))}}
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	}))
+	t.Cleanup(srv.Close)
+	read := func(scope, uri string) string {
+		c := legacyClient(t, srv.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"X-Test-Scope": scope}))
+		res, err := c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	if got := read("a", "test://static"); !strings.Contains(got, "static text") {
+		t.Fatalf("in scope: %s", got)
+	}
+	unknown := read("nothing", "test://nothing")
+	if !strings.Contains(unknown, "resource not found") {
+		t.Fatalf("an unknown URI: %s", unknown)
+	}
+	for _, uri := range []string{"test://static", "test://item/7"} {
+		if got := read("nothing", uri); strings.ReplaceAll(got, uri, "test://nothing") != unknown {
+			t.Errorf("%s out of scope: %s, unlike an unknown URI: %s", uri, got, unknown)
+		}
+	}
+	if got := read("a", routedURI); !strings.Contains(got, "resource not found") {
+		t.Errorf("the routed URI itself: %s", got)
 	}
 }
 

@@ -54,7 +54,9 @@ type Server struct {
 	upstream     map[string]string   // wire name -> raw definition, as registered
 	sessions     map[string]*session // by mcp-go session id
 	callerTools  func(auth.Caller) []toolspec.Spec
-	resReg       map[string]string // resource URI -> raw, as registered
+	resReg       map[string]string // what the resources and prompts were synced from (resources.go, syncPrompts)
+	resources    []listedResource  // the catalog's resources, for callers' lists (resources.go)
+	templates    []listedTemplate
 	stop         func()
 	hub          bool
 	name         string
@@ -129,13 +131,15 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 			s.log.Warn("subscribe", "uri", r.Params.URI, "error", err)
 		}
 	})
-	// mcp-go has no resource filter; its after-hooks get the result before
-	// it is sent, so the lists are narrowed to what the caller may see there.
+	// mcp-go's registry holds no upstream resource (resources.go): a read
+	// is routed before mcp-go looks it up, and its after-hooks, which get a
+	// list before it is sent, put the caller's own in it.
+	hooks.AddBeforeReadResource(func(ctx context.Context, _ any, r *mcp.ReadResourceRequest) { s.routeRead(ctx, r) })
 	hooks.AddAfterListResources(func(ctx context.Context, id any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-		res.Resources = s.filterResources(ctx, res.Resources)
+		res.Resources = s.callerResources(callerOf(ctx))
 	})
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, id any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-		res.ResourceTemplates = s.filterResourceTemplates(ctx, res.ResourceTemplates)
+		res.ResourceTemplates = s.callerTemplates(callerOf(ctx))
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, id any, r *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
 		_ = s.g.UnsubscribeResource(ctx, callerOf(ctx), r.Params.URI)
@@ -510,93 +514,7 @@ type rawContent struct {
 
 func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 
-// rawResourceContents passes resource contents on byte for byte.
-type rawResourceContents struct {
-	mcp.TextResourceContents
-	raw json.RawMessage
-}
-
-func (c rawResourceContents) MarshalJSON() ([]byte, error) { return c.raw, nil }
-
-// --- resources and prompts ---
-
-func (s *Server) syncResources() {
-	resources := s.g.Resources()
-	templates := s.g.ResourceTemplates()
-	key := func() string {
-		var b strings.Builder
-		for _, r := range resources {
-			b.Write(r.Raw)
-		}
-		b.WriteString("\x00")
-		for _, t := range templates {
-			b.Write(t.Raw)
-		}
-		return b.String()
-	}()
-	s.mu.Lock()
-	if s.resReg["\x00all"] == key {
-		s.mu.Unlock()
-		return
-	}
-	s.resReg["\x00all"] = key
-	s.mu.Unlock()
-	seen := map[string]bool{}
-	var srs []server.ServerResource
-	for _, r := range resources {
-		if seen[r.URI] {
-			s.log.Warn("resource listed by two servers; the first (by name) wins", "uri", r.URI, "server", r.Server)
-			continue
-		}
-		seen[r.URI] = true
-		var mr mcp.Resource
-		if err := json.Unmarshal(r.Raw, &mr); err != nil {
-			mr = mcp.Resource{URI: r.URI, Name: r.Name}
-		}
-		mr.Meta = nil
-		srs = append(srs, server.ServerResource{Resource: mr, Handler: s.readResource})
-	}
-	var sts []server.ServerResourceTemplate
-	for _, t := range templates {
-		var raw struct {
-			Name        string `json:"name"`
-			Title       string `json:"title"`
-			Description string `json:"description"`
-			MIMEType    string `json:"mimeType"`
-		}
-		_ = json.Unmarshal(t.Raw, &raw)
-		opts := []mcp.ResourceTemplateOption{}
-		if raw.Description != "" {
-			opts = append(opts, mcp.WithTemplateDescription(raw.Description))
-		}
-		if raw.MIMEType != "" {
-			opts = append(opts, mcp.WithTemplateMIMEType(raw.MIMEType))
-		}
-		mt := mcp.NewResourceTemplate(t.URITemplate, t.Name, opts...)
-		mt.Title = raw.Title
-		sts = append(sts, server.ServerResourceTemplate{Template: mt, Handler: s.readResource})
-	}
-	s.mcp.SetResources(srs...)
-	s.mcp.SetResourceTemplates(sts...)
-}
-
-func (s *Server) readResource(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	raw, err := s.g.ReadResource(ctx, callerOf(ctx), r.Params.URI)
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
-		Contents []json.RawMessage `json:"contents"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("the upstream's resources/read result is not valid: %w", err)
-	}
-	out := make([]mcp.ResourceContents, 0, len(res.Contents))
-	for _, c := range res.Contents {
-		out = append(out, rawResourceContents{raw: c})
-	}
-	return out, nil
-}
+// --- prompts ---
 
 func (s *Server) syncPrompts() {
 	prompts := s.g.Prompts()

@@ -311,63 +311,6 @@ func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	return out
 }
 
-// filterResources hides the resources of servers the caller may not see
-// (reading one is refused as well: see gateway's pass-through).
-func (s *Server) filterResources(ctx context.Context, resources []mcp.Resource) []mcp.Resource {
-	caller := callerOf(ctx)
-	if !s.restricted(caller) {
-		return resources
-	}
-	byURI := map[string]string{}
-	for _, r := range s.g.Resources() {
-		if _, dup := byURI[r.URI]; !dup { // as syncResources: the first wins
-			byURI[r.URI] = r.Server
-		}
-	}
-	out := resources[:0:0]
-	for _, r := range resources {
-		if server, ok := byURI[r.URI]; ok && !s.g.Sees(caller, server) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// filterResourceTemplates hides the templates of servers the caller may
-// not see.
-func (s *Server) filterResourceTemplates(ctx context.Context, templates []mcp.ResourceTemplate) []mcp.ResourceTemplate {
-	caller := callerOf(ctx)
-	if !s.restricted(caller) {
-		return templates
-	}
-	byURI := map[string]string{}
-	for _, t := range s.g.ResourceTemplates() {
-		if _, dup := byURI[t.URITemplate]; !dup {
-			byURI[t.URITemplate] = t.Server
-		}
-	}
-	out := templates[:0:0]
-	for _, t := range templates {
-		if t.URITemplate == nil {
-			out = append(out, t)
-			continue
-		}
-		if server, ok := byURI[t.URITemplate.Raw()]; ok && !s.g.Sees(caller, server) {
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-// restricted reports whether the caller sees fewer than every server.
-func (s *Server) restricted(caller auth.Caller) bool {
-	_, narrowed := s.g.SessionServers(caller)
-	_, scoped := caller.Principal.AllowedServers()
-	return narrowed || scoped
-}
-
 // filterPrompts hides the prompts of servers the caller may not see.
 func (s *Server) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
 	caller := callerOf(ctx)
