@@ -201,7 +201,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Target, derr)}
 		}
 		if i, ok := st.byID[id]; ok && len(st.tools[i].OutputSchema) == 0 && !res.IsError {
-			e.shapes.observe(toolShape(id), st.def(i), value)
+			e.shapes.observe(toolShape(id), st.def(i), value, shapeProducer(call.Caller.Principal))
 		}
 		if !budget.take(int64(len(value))) {
 			// Too large to hand over whole: the snippet gets a handle to

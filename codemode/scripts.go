@@ -273,10 +273,11 @@ func scriptTools(scripts []Script) ([]typegen.Tool, *typegen.Names) {
 }
 
 // withLearnedResults gives script tools the result types learned from
-// their calls.
-func (e *Engine) withLearnedResults(tools []typegen.Tool, scripts []Script) {
+// their calls, as declared to caller.
+func (e *Engine) withLearnedResults(tools []typegen.Tool, scripts []Script, caller auth.Caller) {
+	viewer := shapeProducer(caller.Principal)
 	for i := range tools {
-		tools[i].InferredOutput, tools[i].InferredFrom = e.shapes.lookup(scriptShape(scripts[i].Name), scriptDefinition(&scripts[i]))
+		tools[i].InferredOutput, tools[i].InferredFrom = e.shapes.lookup(scriptShape(scripts[i].Name), scriptDefinition(&scripts[i]), viewer)
 	}
 }
 
@@ -626,7 +627,7 @@ func (e *Engine) callScript(ctx context.Context, call runtime.ToolCall, sr *scri
 	if len(res.Value) == 0 {
 		return json.RawMessage("null"), nil
 	}
-	e.shapes.observe(scriptShape(script.Name), scriptDefinition(script), res.Value)
+	e.shapes.observe(scriptShape(script.Name), scriptDefinition(script), res.Value, shapeProducer(call.Caller.Principal))
 	return res.Value, nil
 }
 

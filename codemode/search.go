@@ -138,6 +138,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 // only a guess.
 func (e *Engine) answer(st *catalogState, caller auth.Caller, words []string, hits []vectorindex.Hit, boosts map[string]learnedBoost, visible, k int) *SearchResult {
 	res := &SearchResult{Total: visible}
+	viewer := shapeProducer(caller.Principal) // whose learned keys it is declared
 	type found struct {
 		tool typegen.Tool
 		ft   FoundTool
@@ -155,7 +156,7 @@ func (e *Engine) answer(st *catalogState, caller auth.Caller, words []string, hi
 		}
 		t := st.tools[i]
 		if len(t.OutputSchema) == 0 {
-			t.InferredOutput, t.InferredFrom = e.shapes.lookup(toolShape(h.ID), st.def(i))
+			t.InferredOutput, t.InferredFrom = e.shapes.lookup(toolShape(h.ID), st.def(i), viewer)
 		}
 		if st.approval[h.ID] {
 			t.Notes = []string{approvalNote}
@@ -582,7 +583,7 @@ func (e *Engine) searchScripts(caller auth.Caller, words []string, k int) ([]Fou
 		return nil, ""
 	}
 	tools, names := scriptTools(scripts)
-	e.withLearnedResults(tools, scripts)
+	e.withLearnedResults(tools, scripts, caller)
 	type match struct {
 		tool  typegen.Tool
 		found FoundTool

@@ -2,12 +2,15 @@ package codemode
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/typegen"
 )
 
@@ -35,13 +39,41 @@ import (
 // since such keys are data. Nesting deeper than maxShapeDepth, and array
 // elements past maxShapeItems, widen to JsonValue or are not looked at.
 // So one principal's results tell another nothing but their types.
+//
+// And their keys only once two tenants' results had them: each property
+// records the tenants whose results had it (shapeProducer, a hash; at most
+// sharedFromTenants-1 of them, then only that it is shared), and a caller
+// is declared the properties its own tenant's results had and the shared
+// ones. A word that is one tenant's (a field a customer named) is never
+// declared to another, and planting one in everyone's declarations takes
+// results from two tenants. Shapes read back (shapes.json, the pool that
+// replicas share in Redis) are checked as strictly as a result is folded
+// (checked): a key that is no identifier, an object with too many keys, a
+// shape too deep, is made what folding would have made it.
 
 const (
 	maxShapeDepth = 8
 	maxShapeKeys  = 48
 	maxShapeItems = 64
 	maxKeyLength  = 64
+	// sharedFromTenants is how many tenants' results must have had a key
+	// for it to be declared to every caller.
+	sharedFromTenants = 2
+	maxProducerTag    = 16 // bytes of a shapeProducer tag read back
 )
+
+// shapeProducer is the tag of whose results taught a shape: the caller's
+// tenant (the principals that may share state, auth.Principal.Tenant), or
+// for the operator and the anonymous principal, which have none, the
+// principal. A hash, so that the pool holds no tenant's name.
+func shapeProducer(p auth.Principal) string {
+	id := p.Tenant
+	if id == "" {
+		id = p.Key()
+	}
+	sum := sha256.Sum256([]byte("sandbox learned-shape producer\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(sum[:8])
+}
 
 // kinds is a set of JSON types.
 type kinds uint8
@@ -64,11 +96,45 @@ type shape struct {
 	Props   map[string]*shape `json:"p,omitempty"`
 	Map     *shape            `json:"m,omitempty"` // an object kept as a map: its values
 	Items   *shape            `json:"i,omitempty"` // array elements
+	// As a property: the tenants whose results had it (shapeProducer
+	// tags), until sharedFromTenants did; then Shared, without them.
+	By     []string `json:"b,omitempty"`
+	Shared bool     `json:"s,omitempty"`
 }
 
-// absorb folds one JSON value into s. It reports an error for text that is
-// not JSON (results come from runtime.DecodeResult, which checked them).
-func (s *shape) absorb(sc *jsonScanner, depth int) error {
+// producedBy records that a tenant's results had this property.
+func (s *shape) producedBy(tag string) {
+	if s.Shared || tag == "" || slices.Contains(s.By, tag) {
+		return
+	}
+	s.By = append(s.By, tag)
+	if len(s.By) >= sharedFromTenants {
+		s.Shared, s.By = true, nil
+	}
+}
+
+// producersOf takes o's producers into s's (the same property, learned
+// apart).
+func (s *shape) producersOf(o *shape) {
+	if o.Shared {
+		s.Shared, s.By = true, nil
+		return
+	}
+	for _, tag := range o.By {
+		s.producedBy(tag)
+	}
+}
+
+// declaredTo reports whether a property is declared to the caller whose
+// tenant's tag is viewer.
+func (s *shape) declaredTo(viewer string) bool {
+	return s.Shared || (viewer != "" && slices.Contains(s.By, viewer))
+}
+
+// absorb folds one JSON value, a result of the tenant tagged by, into s. It
+// reports an error for text that is not JSON (results come from
+// runtime.DecodeResult, which checked them).
+func (s *shape) absorb(sc *jsonScanner, depth int, by string) error {
 	sc.space()
 	if sc.i >= len(sc.b) {
 		return errShapeSyntax
@@ -107,8 +173,9 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 					s.Props[key] = child
 				}
 				child.Seen++
+				child.producedBy(by)
 			}
-			if err := child.absorb(sc, depth+1); err != nil {
+			if err := child.absorb(sc, depth+1, by); err != nil {
 				return err
 			}
 			if sc.eat(',') {
@@ -130,7 +197,7 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 				if s.Items == nil {
 					s.Items = &shape{}
 				}
-				if err := s.Items.absorb(sc, depth+1); err != nil {
+				if err := s.Items.absorb(sc, depth+1, by); err != nil {
 					return err
 				}
 			} else if err := sc.skip(); err != nil {
@@ -160,7 +227,8 @@ func (s *shape) absorb(sc *jsonScanner, depth int) error {
 	}
 }
 
-// toMap forgets an object's keys and keeps one shape for all its values.
+// toMap forgets an object's keys (and who produced them) and keeps one
+// shape for all its values.
 func (s *shape) toMap() {
 	m := &shape{}
 	for _, p := range s.Props {
@@ -171,6 +239,9 @@ func (s *shape) toMap() {
 
 // merge folds another shape into s (used when an object becomes a map).
 func (s *shape) merge(o *shape) {
+	if o == nil {
+		return
+	}
 	s.Kinds |= o.Kinds
 	s.Objects += o.Objects
 	if o.Items != nil {
@@ -205,6 +276,7 @@ func (s *shape) merge(o *shape) {
 		}
 		s.Props[k].merge(p)
 		s.Props[k].Seen += p.Seen
+		s.Props[k].producersOf(p)
 	}
 }
 
@@ -227,8 +299,10 @@ func identifierLike(k string) bool {
 	return true
 }
 
-// schema is the shape as JSON Schema, for typegen.
-func (s *shape) schema() map[string]any {
+// schema is the shape as JSON Schema, for typegen, as declared to the
+// caller whose tenant's tag is viewer: the properties it may be declared
+// (declaredTo) and no others.
+func (s *shape) schema(viewer string) map[string]any {
 	if s == nil || s.Kinds == 0 || s.Kinds&kAny != 0 {
 		return map[string]any{}
 	}
@@ -246,12 +320,15 @@ func (s *shape) schema() map[string]any {
 		obj := map[string]any{"type": "object"}
 		switch {
 		case s.Map != nil:
-			obj["additionalProperties"] = s.Map.schema()
+			obj["additionalProperties"] = s.Map.schema(viewer)
 		default:
 			props := map[string]any{}
 			var required []string
 			for k, p := range s.Props {
-				props[k] = p.schema()
+				if !identifierLike(k) || !p.declaredTo(viewer) { // checked when read too: a second look costs nothing
+					continue
+				}
+				props[k] = p.schema(viewer)
 				if p.Seen >= s.Objects {
 					required = append(required, k)
 				}
@@ -265,7 +342,7 @@ func (s *shape) schema() map[string]any {
 		alts = append(alts, obj)
 	}
 	if s.Kinds&kArray != 0 {
-		alts = append(alts, map[string]any{"type": "array", "items": s.Items.schema()})
+		alts = append(alts, map[string]any{"type": "array", "items": s.Items.schema(viewer)})
 	}
 	switch {
 	case len(alts) == 0 && len(plain) == 1:
@@ -283,6 +360,49 @@ func (s *shape) schema() map[string]any {
 		anyOf = append(anyOf, map[string]any{"type": p})
 	}
 	return map[string]any{"anyOf": anyOf}
+}
+
+// checked makes a shape read back (from shapes.json, or the pool in
+// Redis, which anyone who can write there could have planted) one that
+// folding results could have made: kinds it knows, counts not below zero,
+// no key that is no identifier (folding keeps none: such a key, and what
+// is under it, was planted and is dropped), an object with more than
+// maxShapeKeys keys kept as a map, nothing below maxShapeDepth, producer
+// tags of a tag's size (sharedFromTenants of them: shared).
+func (s *shape) checked(depth int) {
+	s.Kinds &= kNull | kBool | kNumber | kString | kArray | kObject | kAny
+	s.Seen, s.Objects = max(s.Seen, 0), max(s.Objects, 0)
+	if depth >= maxShapeDepth {
+		if s.Kinds != 0 {
+			s.Kinds = kAny
+		}
+		s.Props, s.Map, s.Items = nil, nil, nil
+		return
+	}
+	for k, p := range s.Props {
+		if p == nil || !identifierLike(k) { // never folded in: planted
+			delete(s.Props, k)
+		}
+	}
+	if len(s.Props) > maxShapeKeys {
+		s.toMap()
+	}
+	for _, p := range s.Props {
+		p.checked(depth + 1)
+		by := p.By
+		p.By = nil
+		for _, tag := range by {
+			if len(tag) <= maxProducerTag {
+				p.producedBy(tag)
+			}
+		}
+	}
+	for _, c := range []*shape{s.Map, s.Items} {
+		if c != nil {
+			c.checked(depth + 1)
+			c.By, c.Shared = nil, false // only a property has producers
+		}
+	}
 }
 
 var errShapeSyntax = errors.New("not JSON")
@@ -473,6 +593,27 @@ type learned struct {
 	Shape *shape `json:"shape"`
 }
 
+// readLearned decodes a learned shape read back (the pool's entries), checked
+// as folding results would have made it; false when it is none.
+func readLearned(raw []byte) (*learned, bool) {
+	var l learned
+	if json.Unmarshal(raw, &l) != nil || !l.check() {
+		return nil, false
+	}
+	return &l, true
+}
+
+// check makes a learned shape read back fit to declare (shape.checked);
+// false when it holds none.
+func (l *learned) check() bool {
+	if l == nil || l.Shape == nil {
+		return false
+	}
+	l.Calls = max(l.Calls, 0)
+	l.Shape.checked(0)
+	return true
+}
+
 const shapesFile = "shapes.json"
 
 // newSharedShapeBook is a shapeBook whose shapes are pooled in shared
@@ -495,7 +636,11 @@ func newShapeBook(dir string) *shapeBook {
 			Tools   map[shapeKey]*learned `json:"tools"`
 		}
 		if json.Unmarshal(data, &f) == nil && f.Version == 1 && f.Tools != nil {
-			b.tools = f.Tools
+			for key, l := range f.Tools {
+				if l.check() {
+					b.tools[key] = l
+				}
+			}
 		}
 	}
 	return b
@@ -510,8 +655,9 @@ func definitionHash(t typegen.Tool) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// observe folds one result of a tool or script into its shape.
-func (b *shapeBook) observe(key shapeKey, def string, result []byte) {
+// observe folds one result of a tool or script, a result of the tenant
+// tagged by (shapeProducer), into its shape.
+func (b *shapeBook) observe(key shapeKey, def string, result []byte, by string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.tools[key]
@@ -519,7 +665,7 @@ func (b *shapeBook) observe(key shapeKey, def string, result []byte) {
 		l = &learned{Def: def, Shape: &shape{}}
 		b.tools[key] = l
 	}
-	if err := l.Shape.absorb(&jsonScanner{b: result}, 0); err != nil {
+	if err := l.Shape.absorb(&jsonScanner{b: result}, 0, by); err != nil {
 		// Results are checked JSON (runtime.DecodeResult); if one is not,
 		// what it half-taught is dropped with the rest.
 		delete(b.tools, key)
@@ -533,21 +679,22 @@ func (b *shapeBook) observe(key shapeKey, def string, result []byte) {
 			p = &learned{Def: def, Shape: &shape{}}
 			b.pending[key.name] = p
 		}
-		_ = p.Shape.absorb(&jsonScanner{b: result}, 0)
+		_ = p.Shape.absorb(&jsonScanner{b: result}, 0, by)
 		p.Calls++
 	}
 }
 
-// lookup returns a tool's or script's learned shape as a JSON Schema, and
+// lookup returns a tool's or script's learned shape as a JSON Schema, as
+// declared to the caller whose tenant's tag is viewer (shapeProducer), and
 // the number of calls it was learned from; nil when none.
-func (b *shapeBook) lookup(key shapeKey, def string) (json.RawMessage, int) {
+func (b *shapeBook) lookup(key shapeKey, def, viewer string) (json.RawMessage, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.tools[key]
 	if l == nil || l.Def != def || l.Calls == 0 {
 		return nil, 0
 	}
-	data, err := json.Marshal(l.Shape.schema())
+	data, err := json.Marshal(l.Shape.schema(viewer))
 	if err != nil {
 		return nil, 0
 	}
@@ -605,15 +752,15 @@ func (b *shapeBook) pool() error {
 	var errs []error
 	for id, mine := range pending {
 		err := b.shared.Update(ctx, id, func(cur []byte) ([]byte, error) {
-			var l learned
-			if cur == nil || json.Unmarshal(cur, &l) != nil || l.Shape == nil || l.Def != mine.Def {
+			l, ok := readLearned(cur)
+			if !ok || l.Def != mine.Def {
 				// None yet, unreadable, or learned from another definition of
 				// the tool: this replica's catalog is the one it serves.
 				return json.Marshal(mine)
 			}
 			l.Shape.merge(mine.Shape)
 			l.Calls += mine.Calls
-			return json.Marshal(&l)
+			return json.Marshal(l)
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -635,9 +782,8 @@ func (b *shapeBook) pool() error {
 	defer b.mu.Unlock()
 	b.version = version
 	for id, raw := range changed {
-		var l learned
-		if json.Unmarshal(raw, &l) == nil && l.Shape != nil {
-			b.tools[toolShape(id)] = &l
+		if l, ok := readLearned(raw); ok {
+			b.tools[toolShape(id)] = l
 		}
 	}
 	if len(errs) > 0 {
@@ -650,7 +796,8 @@ func (b *shapeBook) pool() error {
 // mode engine whose index directory is dir (its shapes.json), or by the
 // replicas pooling them in shared, for tools that declare no output
 // schema; `sandbox types --config` uses it to declare what search_tools
-// declares.
+// declares to the operator (the keys of its own calls' results, and those
+// shared by two tenants' results).
 func WithLearnedOutputs(dir string, shared ShapeStore, tools []typegen.Tool) ([]typegen.Tool, error) {
 	book := newShapeBook(dir)
 	if shared != nil {
@@ -664,7 +811,7 @@ func WithLearnedOutputs(dir string, shared ShapeStore, tools []typegen.Tool) ([]
 	out := make([]typegen.Tool, len(tools))
 	for i, t := range tools {
 		if len(t.OutputSchema) == 0 {
-			t.InferredOutput, t.InferredFrom = book.lookup(toolShape(t.ID()), definitionHash(t))
+			t.InferredOutput, t.InferredFrom = book.lookup(toolShape(t.ID()), definitionHash(t), shapeProducer(auth.Operator()))
 		}
 		out[i] = t
 	}
