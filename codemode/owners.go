@@ -25,7 +25,8 @@ import (
 //     "principal" scope) is refused with AUTH_REQUIRED, whose message says
 //     that the operator configures gateway.auth to have it;
 //   - what lives with a session (the store's default scope) is that
-//     session's, as for everyone;
+//     session's, as for everyone, and a request without a session
+//     (2026-07-28) has no store at all;
 //   - a held result is its session's, or, for a request without a session
 //     (2026-07-28), the run's that made it: nothing links a stateless
 //     request to the next one.

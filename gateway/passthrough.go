@@ -26,8 +26,8 @@ import (
 // ResourceServer is the server a caller's resources/read of uri goes to:
 // among the servers its principal may use, one its session sees before one
 // it disconnected from, one that listed the URI before one whose resource
-// template matches it or is it (servers by name within each). ok is false when no
-// such server offers the URI: for this caller it does not exist.
+// template matches it or is it (servers by name within each). ok is false
+// when no such server offers the URI: for this caller it does not exist.
 func (g *Gateway) ResourceServer(caller auth.Caller, uri string) (server string, ok bool) {
 	if u := g.offering(caller, uri); u != nil {
 		return u.name, true
