@@ -3,6 +3,7 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -385,8 +386,8 @@ func (c *lineReader) tooLarge(l *longLine, early bool) []byte {
 type idScanner struct {
 	depth      int
 	inStr, esc bool
-	strBuf     []byte // a string being read at depth 1 (first 16 bytes)
-	lastStr    string // the last string completed at depth 1 in key position
+	strBuf     []byte // a key being read at depth 1, as written (first maxKeyBytes)
+	lastStr    string // the last string completed at depth 1 in key position, decoded
 	inValue    bool   // after a top-level "key": until the next ','
 	curKey     string
 	capturing  bool
@@ -420,6 +421,7 @@ func (s *idScanner) feed(b []byte) {
 			if s.capturing && len(s.val) <= maxIDBytes { // one byte past: too long to be an id
 				s.val = append(s.val, ch)
 			}
+			key := s.depth == 1 && !s.inValue
 			switch {
 			case s.esc:
 				s.esc = false
@@ -427,16 +429,16 @@ func (s *idScanner) feed(b []byte) {
 				s.esc = true
 			case ch == '"':
 				s.inStr = false
-				if s.depth == 1 && !s.inValue {
-					s.lastStr = string(s.strBuf)
+				if key {
+					s.lastStr = decodeKey(s.strBuf)
 				}
 				if s.capturing {
 					s.finishID()
 				}
-			default:
-				if s.depth == 1 && !s.inValue && len(s.strBuf) < 16 {
-					s.strBuf = append(s.strBuf, ch)
-				}
+				continue
+			}
+			if key && len(s.strBuf) <= maxKeyBytes { // one byte past: too long to be ours
+				s.strBuf = append(s.strBuf, ch)
 			}
 			continue
 		}
@@ -481,6 +483,23 @@ func (s *idScanner) feed(b []byte) {
 			}
 		}
 	}
+}
+
+// maxKeyBytes is the longest key the scanner reads ("id", "result" and
+// "error", each character \u-escaped, fit); a longer one is none of them.
+const maxKeyBytes = 64
+
+// decodeKey is a key as written (escapes and all) as it reads: a server may
+// write "id" as "\u0069d", which is the same key.
+func decodeKey(raw []byte) string {
+	if len(raw) > maxKeyBytes {
+		return ""
+	}
+	var key string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &key) != nil {
+		return ""
+	}
+	return key
 }
 
 // maxIDBytes is the longest id the scanner takes (ours are a few bytes);

@@ -49,6 +49,10 @@ func TestIDScanner(t *testing.T) {
 		`{ "id" : 7 , "error":{}}`:                                        `7`,
 		`{"method":"x","params":{"id":1}}`:                                ``,
 		`{"result":[{"id":2}],"id":-3.5}`:                                 `-3.5`,
+		// Keys as an encoder that escapes letters writes them.
+		`{"\u0069d":4,"r\u0065s\u0075lt":{}}`:             `4`,
+		`{"\u0069\u0064":"\u0061","j":1,"\u0065rror":{}}`: `"\u0061"`,
+		`{"\\u0069d":5,"result":{}}`:                      ``,
 	}
 	for in, want := range cases {
 		// Feed in odd-sized pieces to exercise the incremental state.
@@ -58,6 +62,9 @@ func TestIDScanner(t *testing.T) {
 		}
 		if string(s.id) != want {
 			t.Errorf("%s: id = %q, want %q", in, s.id, want)
+		}
+		if want != "" && !s.isResponse {
+			t.Errorf("%s: not read as a response", in)
 		}
 	}
 }
