@@ -101,11 +101,15 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	ctx = startCall(ctx, c)
 	defer c.span.End()
 	res, gerr := g.route(ctx, c)
-	red := g.redactor()
-	red.result(res, c.token)
 	if gerr != nil {
-		gerr.Message = red.text(gerr.Message, c.token)
-		gerr.Data = red.raw(gerr.Data, c.token)
+		// The result was redacted as it arrived (forwardStep); an error can
+		// quote the server, or the call's own token, from any step.
+		secrets := c.secrets
+		if secrets == nil {
+			s := g.redactor().with(c.token)
+			secrets = &s
+		}
+		secrets.error(gerr)
 	}
 	if res != nil {
 		c.resultBytes = int64(len(res.StructuredContent))
@@ -139,6 +143,10 @@ type call struct {
 	// oauthOwner is whose OAuth grant the call carries ("" for a server
 	// that takes no OAuth login).
 	oauthOwner string
+
+	// secrets are what the server's answer is redacted of, once it came:
+	// the gateway's and the tokens in flight on the server (redact.go).
+	secrets *secretSet
 
 	decision    string // what the policy decided, for the audit log
 	resultBytes int64
@@ -337,13 +345,22 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	}
 	cctx = upstream.WithCaller(cctx, c.req.Caller)
 	defer g.sessions.enter(c.u.name, callOwner(c.req.Caller, c.id))()
+	defer g.sentTokens.hold(c.u.name, c.token)()
 	var progress func(upstream.Progress)
 	if fn := c.req.Progress; fn != nil {
-		progress = func(p upstream.Progress) { fn(Progress(p)) }
+		progress = func(p upstream.Progress) {
+			if p.Message != "" {
+				p.Message = g.serverSecrets(c.u.name).text(p.Message)
+			}
+			fn(Progress(p))
+		}
 	}
 	spill := c.req.Spill && g.spillCeiling() > 0 && c.u.spills()
 	raw, staged, err := conn.CallTool(cctx, c.tool.UpstreamName, c.tool.Raw, c.args, progress, g.sessionLogLevel(c.req.Caller), spill)
+	secrets := g.serverSecrets(c.u.name)
+	c.secrets = &secrets
 	if err != nil {
+		secrets.rpcError(err) // before its message is cut to fit ours
 		if ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {
 			return nil, newError(CodeTimeout, c.toolID, err, map[string]any{"timeoutMs": timeout.Milliseconds()},
 				"%s did not answer within %s and was cancelled; call it again with less work (a smaller query, fewer items), or raise its timeout in the gateway config (\"toolTimeouts\")", c.toolID, timeout)
@@ -371,6 +388,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		return nil, newError(CodeProtocolError, c.toolID, perr, map[string]any{"server": c.u.name},
 			"%s answered with something that is not a valid tool result (%v); the server may be broken — try another tool or report it", c.toolID, perr)
 	}
+	secrets.result(res) // before an isError result's text is cut into a message
 	if res.IsError {
 		return res, toolRefusal(c.toolID, res)
 	}

@@ -47,6 +47,8 @@ type Gateway struct {
 	callSeq  atomic.Uint64
 	approved approvals                // "approve every call of this tool in this run"
 	redactP  atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
+	// sentTokens are the tokens of the requests in flight, by server (redact.go).
+	sentTokens sentTokens
 
 	ctx       context.Context
 	cancel    context.CancelFunc

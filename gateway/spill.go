@@ -282,16 +282,27 @@ func (p *resultParts) writeValue(w io.Writer, src io.ReaderAt) error {
 	return err
 }
 
-// errorText is the start of the first text block of an isError answer.
-func (p *resultParts) errorText(src io.ReaderAt) string {
+// errorText is the start of the first text block of an isError answer,
+// redacted before it is cut (a secret cut in two would not be found).
+func (p *resultParts) errorText(src io.ReaderAt, secrets secretSet) string {
 	if len(p.blocks) == 0 {
 		return ""
 	}
+	const most = 2000
 	b := p.blocks[0]
 	d := jsonstream.NewReader(io.NewSectionReader(src, b.start, b.end-b.start))
 	var sb strings.Builder
-	_, _ = io.Copy(&sb, io.LimitReader(d.Text(), 2000))
-	return sb.String()
+	// As much more as a secret read through escapes can take (redact.go).
+	_, _ = io.Copy(&sb, io.LimitReader(d.Text(), most+216*int64(secrets.maxLen)))
+	text := secrets.text(sb.String())
+	if len(text) > most {
+		cut := most
+		for cut > 0 && !utf8RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return text
 }
 
 // spill turns a staged answer into the call's spilled result (or its
@@ -308,9 +319,8 @@ func (g *Gateway) spill(c *call, staged *upstream.Staged) (*CallResult, *Error) 
 		return nil, newError(CodeProtocolError, c.toolID, err, map[string]any{"server": c.u.name},
 			"%s answered with something that is not a valid tool result (%v); the server may be broken — try another tool or report it", c.toolID, err)
 	}
-	red := g.redactor()
 	if parts.isError {
-		msg := red.text(parts.errorText(src), c.token)
+		msg := parts.errorText(src, *c.secrets)
 		if msg == "" {
 			msg = "the tool reported an error without a message"
 		}
@@ -331,7 +341,7 @@ func (g *Gateway) spill(c *call, staged *upstream.Staged) (*CallResult, *Error) 
 	}
 	counted := &countingWriter{w: out}
 	buffered := bufio.NewWriterSize(counted, 64<<10)
-	rw := red.writer(buffered, c.token)
+	rw := c.secrets.writer(buffered)
 	err = parts.writeValue(rw, src)
 	if err == nil {
 		err = rw.Close()

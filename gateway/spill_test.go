@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -152,61 +150,6 @@ func TestSpilledValueFollowsTheDecodingRule(t *testing.T) {
 		if _, err := findResultParts(strings.NewReader(answer)); err == nil {
 			t.Errorf("%s: no error", answer)
 		}
-	}
-}
-
-// Streaming redaction replaces what raw replaces, wherever the writes
-// split the text.
-func TestRedactingWriterMatchesRaw(t *testing.T) {
-	t.Parallel()
-	r := newRedactor([]string{"token-abcdefgh", "token-abcdefgh-longer", `quote"secret`})
-	text := `{"a":"token-abcdefgh and token-abcdefgh-longer, quote\"secret, tok","b":"token-abcdefgh call-token-999"}`
-	text = "[" + strings.Repeat(text+",", 20) + "0]"
-	want := string(r.raw(json.RawMessage(text), "call-token-999"))
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		var out bytes.Buffer
-		w := r.writer(&out, "call-token-999")
-		for rest := text; rest != ""; {
-			n := min(len(rest), 1+rng.IntN(30))
-			if _, err := w.Write([]byte(rest[:n])); err != nil {
-				t.Fatal(err)
-			}
-			rest = rest[n:]
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != want {
-			t.Fatalf("streamed:\n%s\nwant:\n%s", out.String(), want)
-		}
-	}
-	if strings.Contains(want, "abcdefgh") || strings.Contains(want, `quote\"secret`) || strings.Contains(want, "999") || !json.Valid([]byte(want)) {
-		t.Fatalf("raw itself: %s", want)
-	}
-}
-
-// A text dense with one secret, while another is never found, is redacted
-// in one pass: the search for the absent one is not repeated after every
-// match (it was, and 2 MiB written at once took a quarter of a minute).
-func TestRedactingWriterIsLinearInMatches(t *testing.T) {
-	t.Parallel()
-	r := newRedactor([]string{"AAAAAAAA", "ZZZZZZZZZZZZZZZZ"})
-	text := strings.Repeat("AAAAAAAA", 1<<18) // 2 MiB
-	var out bytes.Buffer
-	w := r.writer(&out, "")
-	start := time.Now()
-	if _, err := w.Write([]byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("redacting 2 MiB took %v", took)
-	}
-	if out.String() != strings.Repeat(redacted, 1<<18) {
-		t.Errorf("redacted %d bytes wrong", out.Len())
 	}
 }
 
