@@ -124,6 +124,7 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 			return nil, err
 		}
 		ctx = upstream.WithToken(ctx, tok)
+		defer g.sentTokens.hold(u.name, tok)()
 	}
 	var oauthTok string
 	if usesOAuth(u.sc) {
@@ -133,6 +134,7 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 		}
 		if oauthTok = c.token; oauthTok != "" {
 			ctx = upstream.WithToken(ctx, oauthTok)
+			defer g.sentTokens.hold(u.name, oauthTok)()
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.timeoutFor(u.sc, ""))
@@ -143,13 +145,15 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 	if err != nil && oauthTok != "" && errors.Is(err, transport.ErrAuthorizationRequired) {
 		g.oauthRejected(ctx, u, oauthOwner(caller.Principal), oauthTok) // renewed at the next request
 	}
+	secrets := g.serverSecrets(u.name) // the answer's words are the server's (redact.go)
 	if err != nil {
-		return nil, g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, ""))
+		secrets.rpcError(err)
+		return nil, secrets.error(g.forwardError(ctx, u, "", err, g.cfg.timeoutFor(u.sc, "")))
 	}
 	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
 		return nil, tooLarge(method, int64(len(raw)), g.cfg.Settings.MaxResultBytes, 0)
 	}
-	return stripMeta(raw), nil
+	return secrets.json(stripMeta(raw)), nil
 }
 
 // ReadResource reads a resource from the server that lists it.

@@ -52,7 +52,7 @@ func (g *Gateway) relayClientRequest(ctx context.Context, u *route, method strin
 		return nil, &upstream.RPCError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf("%s: the client of this session does not support %s", method, capability)}
 	}
 	g.log.Debug("relaying upstream request", "server", u.name, "method", method, "session", string(session))
-	return p.Request(ctx, method, params)
+	return p.Request(ctx, method, g.serverSecrets(u.name).json(params))
 }
 
 // configuredRoots answers roots/list from the server's path roots.
@@ -79,7 +79,7 @@ func (g *Gateway) relayLog(u *route, params json.RawMessage) {
 		return
 	}
 	if p := g.peer(session); p != nil {
-		p.Notify(string(mcp.MethodNotificationMessage), params)
+		p.Notify(string(mcp.MethodNotificationMessage), g.serverSecrets(u.name).json(params))
 	}
 }
 

@@ -134,14 +134,21 @@ func (g *Gateway) upstreamOptions() upstream.Options {
 	}
 }
 
-// status is what the gateway reports about the server.
+// maxInstructions is the most of a server's instructions agents read (in
+// every search answer's roster).
+const maxInstructions = 300
+
+// status is what the gateway reports about the server. What the server
+// says about itself is redacted (redact.go) before it is cut.
 func (u *route) status() ServerStatus {
 	s := u.sup.Status()
+	secrets := u.g.redactor().secrets
 	return ServerStatus{
 		Name: u.name, Transport: u.sc.Transport, State: ServerState(s.State), Reason: s.Reason, LastError: s.LastError,
 		Restarts: s.Restarts, Failures: s.Failures, NextRetry: s.NextRetry, Since: s.Since,
-		ProtocolVersion: s.ProtocolVersion, ServerName: s.ServerName, Instructions: s.Instructions,
-		InFlight: u.g.sessions.inFlight(u.name),
+		ProtocolVersion: secrets.text(s.ProtocolVersion), ServerName: secrets.text(s.ServerName),
+		Instructions: truncate(secrets.text(s.Instructions), maxInstructions),
+		InFlight:     u.g.sessions.inFlight(u.name),
 	}
 }
 

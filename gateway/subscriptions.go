@@ -147,6 +147,9 @@ func (g *Gateway) resourceUpdated(server, uri string, params json.RawMessage) {
 		}
 	}
 	g.sessions.mu.Unlock()
+	if len(peers) > 0 {
+		params = g.serverSecrets(server).json(params)
+	}
 	for _, p := range peers {
 		p.Notify(string(mcp.MethodNotificationResourceUpdated), params)
 	}

@@ -43,7 +43,8 @@ type Conn struct {
 	caps       mcp.ServerCapabilities
 	serverInfo mcp.Implementation
 	// instructions is what the server said about itself at initialize (cut
-	// to maxInstructions), for agents choosing among servers.
+	// to maxInstructions), for agents choosing among servers; the gateway
+	// redacts it and cuts it shorter.
 	instructions string
 	clientInfo   mcp.Implementation
 	capsJSON     json.RawMessage // our capabilities, pre-encoded for modern _meta
@@ -499,9 +500,11 @@ func (c *Conn) busySince(checked time.Time, inFlight int) bool {
 	return inFlight > 0 && time.Unix(0, c.activity.Load()).After(checked)
 }
 
-// maxInstructions bounds the instructions kept of a server: agents read
-// them in every search answer's roster.
-const maxInstructions = 300
+// maxInstructions bounds the instructions kept of a server. Agents read
+// far less (the gateway's cut, in every search answer's roster); the rest
+// is kept so that the gateway redacts before it cuts, never a secret
+// already cut in two.
+const maxInstructions = 8 << 10
 
 // healthCheck sends one real request.
 func (c *Conn) healthCheck(ctx context.Context) error {

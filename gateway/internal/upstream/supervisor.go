@@ -48,7 +48,7 @@ type Status struct {
 	Since     time.Time
 	// Of the current connection, when ready: the negotiated protocol, the
 	// serverInfo name and what the server said about itself (at most
-	// MaxInstructions bytes).
+	// 8 KiB), as the server sent them.
 	ProtocolVersion, ServerName, Instructions string
 }
 
