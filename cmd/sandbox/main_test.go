@@ -19,6 +19,7 @@ import (
 func TestMain(m *testing.M) {
 	runtime.ServeWorkerIfChild()
 	serveBigResultsIfAsked()
+	serveLeakyIfAsked()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
