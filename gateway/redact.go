@@ -821,6 +821,20 @@ func (rw *redactingWriter) Close() error { return rw.flush(true) }
 // string's end, else up to a cut at least keep bytes before the end, where
 // no escape at any level and no secret is split.
 func (rw *redactingWriter) flush(all bool) error {
+	if !rw.s.mayHold(rw.buf) { // no secret in what is held, at any level: as it is
+		cut := len(rw.buf)
+		if !all {
+			cut = plainCut(rw.buf, len(rw.buf)-rw.keep)
+		}
+		if cut > 0 {
+			if _, err := rw.w.Write(rw.buf[:cut]); err != nil {
+				return err
+			}
+			rw.buf = rw.buf[:copy(rw.buf, rw.buf[cut:])]
+			rw.next = rw.keep + rw.chunk
+			return nil
+		}
+	}
 	found, d := rw.s.find(rw.buf, true)
 	cut := len(rw.buf)
 	if !all {
@@ -842,6 +856,27 @@ func (rw *redactingWriter) flush(all bool) error {
 	}
 	rw.buf = rw.buf[:copy(rw.buf, rw.buf[cut:])]
 	return nil
+}
+
+// plainCut is the last position at or before limit (and not far before it)
+// that a run of more than plainRun bytes without a backslash reaches, or 0:
+// no escape is split there at any level. What follows an escape's last
+// backslash is at most 5 bytes (uXXXX), so at most the first 5 bytes of
+// such a run can end an escape begun before it; the rest reads as itself,
+// a run at most 5 bytes shorter one level down, and so on: more than
+// 5 × decodeLevels bytes leave no escape across the end at any level. It
+// saves reading the contents through their escapes when they hold no
+// secret.
+func plainCut(b []byte, limit int) int {
+	const plainRun, lookBack = 6 * (decodeLevels + 1), 64 << 10
+	for end := limit; end > 0 && limit-end < lookBack; {
+		j := bytes.LastIndexByte(b[:end], '\\')
+		if end-j > plainRun {
+			return end
+		}
+		end = j
+	}
+	return 0
 }
 
 // cleanCut is the last position at or before limit where the held contents

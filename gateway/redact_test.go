@@ -370,48 +370,59 @@ func TestRedactionOfRandomlyEncodedJSON(t *testing.T) {
 }
 
 // The streaming writer holds back a bounded tail of a long string and
-// finds a secret written across any two writes, at any escape level.
+// finds a secret written across any two writes, at any escape level: in a
+// text dense with escapes and secrets (every part read through its
+// escapes), and in one with long plain stretches and a secret now and then
+// (most parts written as they are, cut where no escape can be split).
 func TestRedactingWriterOnLongStrings(t *testing.T) {
 	t.Parallel()
 	const secret = "call-token-0123456789"
 	s := newRedactor([]string{secret}).secrets
 	find := leakFinder(decodeLevels, secret)
 	// A 3 MiB text block holding JSON, with the secret \u-escaped inside
-	// it every so often: a string far longer than what is held back.
-	var inner strings.Builder
-	inner.WriteString(`{"rows":[`)
-	for i := 0; inner.Len() < 3<<20; i++ {
-		if i > 0 {
-			inner.WriteByte(',')
+	// it: strings far longer than what is held back.
+	text := func(every int, row func(i int) string) string {
+		var inner strings.Builder
+		inner.WriteString(`{"rows":[`)
+		for i := 0; inner.Len() < 3<<20; i++ {
+			if i > 0 {
+				inner.WriteByte(',')
+			}
+			if i%every == every/2 {
+				fmt.Fprintf(&inner, `{"i":%d,"k":"%s"}`, i, escapeAll(secret))
+			} else {
+				inner.WriteString(row(i))
+			}
 		}
-		if i%997 == 0 {
-			fmt.Fprintf(&inner, `{"i":%d,"k":"%s"}`, i, escapeAll(secret))
-		} else {
-			fmt.Fprintf(&inner, `{"i":%d,"k":"row \"%d\" \\ é"}`, i, i)
-		}
+		inner.WriteString(`]}`)
+		return `{"content":[{"type":"text","text":` + string(mustMarshal(t, inner.String())) + `}]}`
 	}
-	inner.WriteString(`]}`)
-	doc := `{"content":[{"type":"text","text":` + string(mustMarshal(t, inner.String())) + `}]}`
-	whole := s.json([]byte(doc))
-	if len(find(whole)) > 0 || !json.Valid(whole) {
-		t.Fatal("the whole document is not redacted")
-	}
+	dense := text(997, func(i int) string { return fmt.Sprintf(`{"i":%d,"k":"row \"%d\" \\ é"}`, i, i) })
+	sparse := text(10007, func(i int) string {
+		return fmt.Sprintf(`{"i":%d,"k":"a plain row of text without escapes, number %d"}`, i, i)
+	})
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, most := range []int{1, 7, 4096, 1 << 20} {
-		var out bytes.Buffer
-		w := s.writer(&out)
-		for rest := doc; rest != ""; {
-			n := min(len(rest), 1+rng.IntN(most))
-			if _, err := w.Write([]byte(rest[:n])); err != nil {
+	for name, doc := range map[string]string{"dense": dense, "sparse": sparse} {
+		whole := s.json([]byte(doc))
+		if len(find(whole)) > 0 || !json.Valid(whole) || bytes.Count(whole, []byte(redacted)) < 3 {
+			t.Fatalf("%s: the whole document is not redacted", name)
+		}
+		for _, most := range []int{1, 7, 4096, 1 << 20} {
+			var out bytes.Buffer
+			w := s.writer(&out)
+			for rest := doc; rest != ""; {
+				n := min(len(rest), 1+rng.IntN(most))
+				if _, err := w.Write([]byte(rest[:n])); err != nil {
+					t.Fatal(err)
+				}
+				rest = rest[n:]
+			}
+			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			rest = rest[n:]
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out.Bytes(), whole) {
-			t.Fatalf("writes of up to %d bytes: streamed %d bytes differ from the whole %d", most, out.Len(), len(whole))
+			if !bytes.Equal(out.Bytes(), whole) {
+				t.Fatalf("%s, writes of up to %d bytes: streamed %d bytes differ from the whole %d", name, most, out.Len(), len(whole))
+			}
 		}
 	}
 }
@@ -470,9 +481,28 @@ func TestBoundariesFallBetweenEscapes(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	e := randomEncoder{rng: rng}
-	for range 300 {
-		doc := e.value(3, "sk\\u0041")
-		text := []byte(doc[1 : len(doc)-1]) // a string's contents, or any text
+	// Pieces of escapes, which make escapes at one level out of escapes
+	// (and plain bytes) of the level above.
+	pieces := []string{`\\`, `\`, "u", "0", "00", "5", "c", "C", "3", "7", `\u0030`, `\u005c`, `\u005C`, `\u0075`, `\"`, "x", "plain text "}
+	// And the longest chains: each level's \u005C makes the next one's
+	// backslash, behind a run without one that grows by 5 bytes a level;
+	// at the last level read, an escape spans "u003" and the "0" after it.
+	var chains [][]byte
+	for level := 1; level < decodeLevels; level++ {
+		chains = append(chains, []byte(`\u005C`+strings.Repeat("u005C", level-1)+"u0030 and more"))
+	}
+	for i := range 3000 + len(chains) {
+		var text []byte
+		if i >= 3000 {
+			text = chains[i-3000]
+		} else if i < 300 {
+			doc := e.value(3, "sk\\u0041")
+			text = []byte(doc[1 : len(doc)-1]) // a string's contents
+		} else {
+			for range 20 + rng.IntN(120) {
+				text = append(text, pieces[rng.IntN(len(pieces))]...)
+			}
+		}
 		_, d := s.find(text, true)
 		whole, cuts := levels(text), 0
 		for pos := 1; pos < len(text); pos++ {
@@ -487,8 +517,14 @@ func TestBoundariesFallBetweenEscapes(t *testing.T) {
 				}
 			}
 		}
-		if len(text) > 40 && cuts == 0 {
+		if i < 300 && len(text) > 40 && cuts == 0 {
 			t.Fatalf("no place to cut %q", text)
+		}
+		// The writer's quick cut, for contents it need not read, is one.
+		for limit := 1; limit <= len(text); limit++ {
+			if pos := plainCut(text, limit); pos > 0 && (pos > limit || !d.boundary(pos)) {
+				t.Fatalf("plainCut(%q, %d) = %d, inside an escape", text, limit, pos)
+			}
 		}
 	}
 }
