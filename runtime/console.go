@@ -8,6 +8,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime/internal/inspect"
 	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
@@ -229,7 +230,7 @@ func (c *consoleState) format(args []goja.Value) string {
 	}
 	out := b.String()
 	if len(out) > maxEntryBytes {
-		out = truncateUTF8(out, maxEntryBytes) + fmt.Sprintf("… [entry truncated at %s]", formatBytes(maxEntryBytes))
+		out = truncateUTF8(out, maxEntryBytes) + fmt.Sprintf("… [entry truncated at %s]", bytesize.Format(maxEntryBytes))
 	}
 	return out
 }

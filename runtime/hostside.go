@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
@@ -241,7 +242,7 @@ func (h *hostSide) finish(out execOutcome) *Result {
 		dropped := max(out.DroppedLogs, h.droppedLog)
 		res.Logs = append(res.Logs, LogEntry{Level: LevelWarn, Message: fmt.Sprintf(
 			"[console output truncated: over the %s output limit; %d later console calls were dropped]",
-			formatBytes(int64(h.limits.OutputBytes)), dropped)})
+			bytesize.Format(int64(h.limits.OutputBytes)), dropped)})
 	}
 	if res.Logs == nil {
 		res.Logs = []LogEntry{}

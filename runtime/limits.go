@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"time"
+
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 )
 
 // Limits bound one snippet run. Zero fields take the defaults (DefaultLimits);
@@ -88,7 +90,7 @@ func (l Limits) Validate() error {
 	case l.MemoryBytes < 0:
 		return fmt.Errorf("limits: memory %d is negative; use a size such as 256MiB", l.MemoryBytes)
 	case l.MemoryBytes > 0 && l.MemoryBytes < minMemoryBytes:
-		return fmt.Errorf("limits: memory %s is too small to start a VM; use at least %s", formatBytes(l.MemoryBytes), formatBytes(minMemoryBytes))
+		return fmt.Errorf("limits: memory %s is too small to start a VM; use at least %s", bytesize.Format(l.MemoryBytes), bytesize.Format(minMemoryBytes))
 	case l.OutputBytes < 0:
 		return fmt.Errorf("limits: output %d is negative", l.OutputBytes)
 	case l.ResultBytes < 0:
@@ -101,16 +103,4 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("limits: tool calls %d is negative", l.ToolCalls)
 	}
 	return nil
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
 }

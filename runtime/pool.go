@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/internal/prestart"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
@@ -331,7 +332,7 @@ func (p *pool) attempt(ctx context.Context, hs *hostSide, w *worker, msg *runMes
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
 			// Nothing was written: the worker is fine, the run is not.
-			return internalFailure("the snippet and its tools are too large to send to a worker (" + formatBytes(int64(big.size)) + ")"), true, false
+			return internalFailure("the snippet and its tools are too large to send to a worker (" + bytesize.Format(int64(big.size)) + ")"), true, false
 		}
 		return execOutcome{}, false, true
 	}
@@ -453,7 +454,7 @@ func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
 			// The answer does not fit in a frame: say so rather
 			// than leave the call hanging until the deadline.
 			_ = w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Err: &ToolError{Code: CodeResultTooLarge,
-				Message: fmt.Sprintf("the tool's result (%s) is too large to hand to the snippet; ask for less (a page, a filter, fewer fields)", formatBytes(int64(len(res))))}})
+				Message: fmt.Sprintf("the tool's result (%s) is too large to hand to the snippet; ask for less (a page, a filter, fewer fields)", bytesize.Format(int64(len(res))))}})
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
@@ -182,7 +183,7 @@ type frameTooLargeError struct {
 }
 
 func (e *frameTooLargeError) Error() string {
-	return fmt.Sprintf("runtime: a %s message of %s is over the %s frame limit", e.msg, formatBytes(int64(e.size)), formatBytes(maxFrameBytes))
+	return fmt.Sprintf("runtime: a %s message of %s is over the %s frame limit", e.msg, bytesize.Format(int64(e.size)), bytesize.Format(maxFrameBytes))
 }
 
 func readFrame(r *bufio.Reader) (*message, error) {
@@ -192,7 +193,7 @@ func readFrame(r *bufio.Reader) (*message, error) {
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n > maxFrameBytes {
-		return nil, fmt.Errorf("runtime: frame of %d bytes is over the %s limit", n, formatBytes(maxFrameBytes))
+		return nil, fmt.Errorf("runtime: frame of %d bytes is over the %s limit", n, bytesize.Format(maxFrameBytes))
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(r, buf); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime/internal/inspect"
 	"github.com/sandboxrt/sandbox/runtime/internal/jsenv"
 )
@@ -378,7 +379,7 @@ func resultError(j *jsonError, limit int) *Error {
 	case "size":
 		return &Error{Kind: KindLimit, Limit: LimitResultSize, Message: fmt.Sprintf(
 			"the returned value is larger than the %s result limit (stopped at %s); return less (pick the fields you need, slice long arrays, or summarize)"+RaiseLimitAdvice,
-			formatBytes(int64(limit)), j.path)}
+			bytesize.Format(int64(limit)), j.path)}
 	case "cycle":
 		return &Error{Kind: KindResult, Message: fmt.Sprintf("the returned value contains a cycle at %s (an object that contains itself); return a copy without the back-reference", j.path)}
 	case "bigint":

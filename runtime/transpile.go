@@ -9,6 +9,7 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/evanw/esbuild/pkg/api"
 
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime/internal/lru"
 )
 
@@ -257,7 +258,7 @@ func checkCode(code string, limits Limits) *Error {
 	if len(code) > limits.CodeBytes {
 		return &Error{Kind: KindLimit, Limit: LimitCodeSize, Message: fmt.Sprintf(
 			"the snippet is %s, over the %s code size limit; split the work into smaller snippets"+RaiseLimitAdvice,
-			formatBytes(int64(len(code))), formatBytes(int64(limits.CodeBytes)))}
+			bytesize.Format(int64(len(code))), bytesize.Format(int64(limits.CodeBytes)))}
 	}
 	if strings.TrimSpace(code) == "" {
 		return &Error{Kind: KindCompile, Message: "the snippet is empty; write TypeScript that returns a value, e.g. `return 1 + 1`"}

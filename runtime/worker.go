@@ -18,6 +18,7 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/internal/prestart"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
@@ -167,7 +168,7 @@ func (w *workerRun) startCall(id uint64, target bindings.Target, args json.RawMe
 		msg := "the call could not be sent: the sandbox worker lost its connection to the host"
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
-			msg = "the call could not be sent: its arguments are too large (" + formatBytes(int64(big.size)) + ")"
+			msg = "the call could not be sent: its arguments are too large (" + bytesize.Format(int64(big.size)) + ")"
 		}
 		w.ex.deliver(id, nil, &ToolError{Code: CodeHostError, Message: msg})
 	}
@@ -308,7 +309,7 @@ const gcLowerAt = 24 << 20
 
 func memoryLimitError(limit int64, detail string) *Error {
 	msg := fmt.Sprintf("the snippet used more than its %s memory limit; process data in smaller pieces (page through results, avoid building huge strings or arrays)"+RaiseLimitAdvice,
-		formatBytes(limit))
+		bytesize.Format(limit))
 	if detail != "" {
 		msg += " (" + detail + ")"
 	}

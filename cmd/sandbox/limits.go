@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -34,7 +35,7 @@ func addRunLimitFlags(fl *pflag.FlagSet) limitFlags {
 		case codemode.LimitDuration:
 			fl.DurationVar(&f.dur, r.RunFlag, time.Duration(r.Get(d)), r.RunHelp)
 		case codemode.LimitSize:
-			fl.StringVar(&f.size, r.RunFlag, sizeText(r.Get(d)), r.RunHelp)
+			fl.StringVar(&f.size, r.RunFlag, bytesize.Format(r.Get(d)), r.RunHelp)
 		default:
 			fl.IntVar(&f.n, r.RunFlag, int(r.Get(d)), r.RunHelp)
 		}
@@ -100,17 +101,4 @@ func (fs limitFlags) ceiling() runtime.Limits {
 		}
 	}
 	return l
-}
-
-// sizeText writes a size as the flags take it: 256MiB, 1MiB, 64KiB.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -36,7 +37,7 @@ func TestLimitFlagsAreTheTable(t *testing.T) {
 			r.Set(&want, n*int64(time.Second))
 			continue
 		case codemode.LimitSize:
-			runArgs = append(runArgs, fmt.Sprintf("--%s=%s", r.RunFlag, sizeText(n*r.Unit)))
+			runArgs = append(runArgs, fmt.Sprintf("--%s=%s", r.RunFlag, bytesize.Format(n*r.Unit)))
 		default:
 			runArgs = append(runArgs, fmt.Sprintf("--%s=%d", r.RunFlag, n))
 		}

@@ -8,14 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -315,21 +314,9 @@ func truncate(s string, n int) string {
 
 // parseBytes reads sizes such as 256MiB, 512MB, 64k, 1G or a plain byte count.
 func parseBytes(flag, s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToLower(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"gib", 1 << 30}, {"mib", 1 << 20}, {"kib", 1 << 10}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
-			mult = u.mult
-			break
-		}
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is %w", flag, s, err)
 	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n <= 0 || n*float64(mult) > 1<<50 {
-		return 0, fmt.Errorf("%s %q is not a size; use a positive number with a unit, e.g. 256MiB, 64KiB", flag, s)
-	}
-	return int64(n * float64(mult)), nil
+	return n, nil
 }
