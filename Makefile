@@ -4,16 +4,30 @@
 GO       ?= go
 BIN      := bin/sandbox
 PKGS     := ./...
+# VERSION is stamped into the binary (sandbox --version): the nearest v* tag
+# (v0.4.0, or v0.4.0-3-gabc1234 past it, -dirty with local changes), else
+# devel-<commit>. A build in a clone records no module version by itself.
+VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo devel-$$(git describe --always --dirty 2>/dev/null || echo unknown))
+LDFLAGS  := -X main.buildVersion=$(VERSION)
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: intldata catalog load loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata catalog load loadtest all build install test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/sandbox
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sandbox
 	$(GO) build -o bin/example-mcpserver ./examples/mcpserver/cmd/example-mcpserver
+
+# install puts sandbox in GOBIN (else the first GOPATH's bin, ~/go/bin) and
+# says where: MCP clients start it by that absolute path, since they seldom
+# share the PATH of your shell.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/sandbox
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
+	echo "installed $$dir/sandbox ($$($$dir/sandbox --version))"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it, or give clients the absolute path above";; esac
 
 # peers installs the real MCP servers/clients, the conformance suite, tsc and
 # deno from the npm registry, exactly as pinned in peers/package-lock.json.
