@@ -12,7 +12,7 @@ LDFLAGS  := -X main.buildVersion=$(VERSION)
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: intldata catalog load loadtest all build install test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata catalog load loadtest all build install image image-node test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -28,6 +28,13 @@ install:
 	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
 	echo "installed $$dir/sandbox ($$($$dir/sandbox --version))"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it, or give clients the absolute path above";; esac
+
+# image builds the container image (Dockerfile) with the version stamped
+# in; image-node the variant with Node.js for npx/node stdio servers.
+image:
+	docker build --build-arg VERSION=$(VERSION) -t sandbox:$(VERSION) -t sandbox .
+image-node:
+	docker build --build-arg VERSION=$(VERSION) --build-arg VARIANT=node -t sandbox:$(VERSION)-node -t sandbox:node .
 
 # peers installs the real MCP servers/clients, the conformance suite, tsc and
 # deno from the npm registry, exactly as pinned in peers/package-lock.json.
