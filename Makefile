@@ -12,7 +12,7 @@ LDFLAGS  := -X main.buildVersion=$(VERSION)
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: intldata catalog load loadtest all build install image image-node test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata catalog load loadtest all build install image image-node test test-chart test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
@@ -43,9 +43,22 @@ peers/node_modules/.installed: peers/package.json peers/package-lock.json
 	cd peers && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# test says what it does first: on a fresh machine go vet and go test sit
+# silent while they compile every package and test binary.
 test: peers
+	@echo "make test: go vet, then go test ./... (the first run compiles every package and its tests: a few minutes on 2 cores; later runs reuse the build cache)"
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# test-chart checks the Helm chart with the pinned helm CLI, which it
+# compiles first (about five minutes on 2 cores the first time): kept out of
+# make test, run by .ci/run.
+# HELM is deploy/chart_test.go's helmVersion.
+HELM := helm.sh/helm/v3/cmd/helm@v3.22.0
+test-chart:
+	@echo "make test-chart: compiling the pinned helm CLI ($(HELM); the first time: minutes), then helm lint and helm template"
+	$(GO) run $(HELM) version --short
+	SANDBOX_TEST_CHART=1 $(GO) test -count=1 -run 'TestHelmChart$$' -v ./deploy/
 
 # test-short skips the slow integration tests (no npm peers needed).
 test-short:
