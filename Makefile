@@ -68,7 +68,7 @@ test-race: peers
 	$(GO) test -race -short -count=1 $(PKGS)
 
 # bench runs every benchmark 5 times; the p50-µs metrics are the medians the
-# README quotes, each beside its peer measured in the same run (deno run of
+# docs/performance.md quotes, each beside its peer measured in the same run (deno run of
 # the same snippet; direct calls for the gateway).
 bench: peers build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m $(PKGS)
@@ -76,7 +76,7 @@ bench: peers build
 # catalog measures large catalogs (1,023 and 10,230 tools): code mode ready
 # in process with a cold and a warm index directory, tools/list with every
 # tool exposed, and the real `sandbox serve` process over 30 upstreams: time
-# until ready, peak RSS. docs/vectorindex.md and the README quote them.
+# until ready, peak RSS. docs/vectorindex.md and docs/performance.md quote them.
 catalog: build
 	$(GO) test -run '^$$' -bench 'BenchmarkLargeCatalogStart|BenchmarkToolsListLargeCatalog' -benchtime 3x -count 1 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkServeLargeCatalog' -benchtime 1x -count 3 ./cmd/sandbox/
@@ -86,7 +86,7 @@ catalog: build
 # trip beside execute_code of a trivial snippet and of a snippet making five
 # tool calls (latency percentiles, calls/s, share of the plain round trip's
 # throughput), and the single-client p50 of execute_code minus the plain
-# round trip. The README quotes its figures.
+# round trip. docs/performance.md quotes its figures.
 load:
 	$(GO) test -run '^$$' -bench 'BenchmarkServeLoad' -benchtime 1x -count 1 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecuteCodeOverHTTP' -benchtime 1000x -count 3 ./codemode/
