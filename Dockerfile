@@ -34,13 +34,13 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERS
 
 FROM gcr.io/distroless/static-debian12:nonroot AS base-static
 FROM node:22-bookworm-slim AS base-node
+# uid 65532 has no home in the node image (distroless's is /home/nonroot);
+# npx keeps its cache under HOME, and /tmp is writable (the chart's emptyDir).
+ENV HOME=/tmp
 
 FROM base-${VARIANT}
 COPY --from=build /out/sandbox /usr/local/bin/sandbox
 COPY deploy/docker/mcp.json /etc/sandbox/mcp.json
-# uid 65532 has no home in the node image; npx keeps its cache under HOME
-# (/tmp is writable in both bases, and is the chart's emptyDir).
-ENV HOME=/tmp
 USER 65532:65532
 EXPOSE 8808
 # A distroless image has no curl: the binary asks its own /healthz. Change
