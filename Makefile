@@ -4,16 +4,37 @@
 GO       ?= go
 BIN      := bin/sandbox
 PKGS     := ./...
+# VERSION is stamped into the binary (sandbox --version): the nearest v* tag
+# (v0.4.0, or v0.4.0-3-gabc1234 past it, -dirty with local changes), else
+# devel-<commit>. A build in a clone records no module version by itself.
+VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo devel-$$(git describe --always --dirty 2>/dev/null || echo unknown))
+LDFLAGS  := -X main.buildVersion=$(VERSION)
 # Integration tests fail (rather than skip) when a pinned npm peer is missing.
 export SANDBOX_REQUIRE_PEERS := 1
 
-.PHONY: intldata catalog load loadtest all build test test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
+.PHONY: intldata catalog load loadtest all build install image image-node test test-chart test-short test-race bench eval conformance lint fmt vet demo demo-everything peers fuzz lexicon vectors clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/sandbox
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sandbox
 	$(GO) build -o bin/example-mcpserver ./examples/mcpserver/cmd/example-mcpserver
+
+# install puts sandbox in GOBIN (else the first GOPATH's bin, ~/go/bin) and
+# says where: MCP clients start it by that absolute path, since they seldom
+# share the PATH of your shell.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/sandbox
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
+	echo "installed $$dir/sandbox ($$($$dir/sandbox --version))"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it, or give clients the absolute path above";; esac
+
+# image builds the container image (Dockerfile) with the version stamped
+# in; image-node the variant with Node.js for npx/node stdio servers.
+image:
+	docker build --build-arg VERSION=$(VERSION) -t sandbox:$(VERSION) -t sandbox .
+image-node:
+	docker build --build-arg VERSION=$(VERSION) --build-arg VARIANT=node -t sandbox:$(VERSION)-node -t sandbox:node .
 
 # peers installs the real MCP servers/clients, the conformance suite, tsc and
 # deno from the npm registry, exactly as pinned in peers/package-lock.json.
@@ -22,9 +43,22 @@ peers/node_modules/.installed: peers/package.json peers/package-lock.json
 	cd peers && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# test says what it does first: on a fresh machine go vet and go test sit
+# silent while they compile every package and test binary.
 test: peers
+	@echo "make test: go vet, then go test ./... (the first run compiles every package and its tests: a few minutes on 2 cores; later runs reuse the build cache)"
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# test-chart checks the Helm chart with the pinned helm CLI, which it
+# compiles first (about five minutes on 2 cores the first time): kept out of
+# make test, run by .ci/run.
+# HELM is deploy/chart_test.go's helmVersion.
+HELM := helm.sh/helm/v3/cmd/helm@v3.22.0
+test-chart:
+	@echo "make test-chart: compiling the pinned helm CLI ($(HELM); the first time: minutes), then helm lint and helm template"
+	$(GO) run $(HELM) version --short
+	SANDBOX_TEST_CHART=1 $(GO) test -count=1 -run 'TestHelmChart$$' -v ./deploy/
 
 # test-short skips the slow integration tests (no npm peers needed).
 test-short:
@@ -34,7 +68,7 @@ test-race: peers
 	$(GO) test -race -short -count=1 $(PKGS)
 
 # bench runs every benchmark 5 times; the p50-µs metrics are the medians the
-# README quotes, each beside its peer measured in the same run (deno run of
+# docs/performance.md quotes, each beside its peer measured in the same run (deno run of
 # the same snippet; direct calls for the gateway).
 bench: peers build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 60m $(PKGS)
@@ -42,7 +76,7 @@ bench: peers build
 # catalog measures large catalogs (1,023 and 10,230 tools): code mode ready
 # in process with a cold and a warm index directory, tools/list with every
 # tool exposed, and the real `sandbox serve` process over 30 upstreams: time
-# until ready, peak RSS. docs/vectorindex.md and the README quote them.
+# until ready, peak RSS. docs/vectorindex.md and docs/performance.md quote them.
 catalog: build
 	$(GO) test -run '^$$' -bench 'BenchmarkLargeCatalogStart|BenchmarkToolsListLargeCatalog' -benchtime 3x -count 1 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkServeLargeCatalog' -benchtime 1x -count 3 ./cmd/sandbox/
@@ -52,7 +86,7 @@ catalog: build
 # trip beside execute_code of a trivial snippet and of a snippet making five
 # tool calls (latency percentiles, calls/s, share of the plain round trip's
 # throughput), and the single-client p50 of execute_code minus the plain
-# round trip. The README quotes its figures.
+# round trip. docs/performance.md quotes its figures.
 load:
 	$(GO) test -run '^$$' -bench 'BenchmarkServeLoad' -benchtime 1x -count 1 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecuteCodeOverHTTP' -benchtime 1000x -count 3 ./codemode/

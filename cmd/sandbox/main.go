@@ -40,7 +40,7 @@ mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("sandbox {{.Version}}\n")
-	root.AddCommand(newRunCmd(), newLoginCmd(), newLogoutCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newLoginCmd(), newLogoutCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd(), newHealthcheckCmd())
 	return root
 }
 

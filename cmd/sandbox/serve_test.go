@@ -331,7 +331,7 @@ func threeServersConfig(t *testing.T, dir string) string {
 // TestServeExposesCodeOnlyByDefault: with code mode on, tools/list holds the
 // code-mode and hub tools only (resources and prompts are still served, and
 // upstream tools are reached through execute_code); --expose all lists every
-// upstream tool too. The sizes are the README's token report.
+// upstream tool too. The sizes are docs/performance.md's token report.
 func TestServeExposesCodeOnlyByDefault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs npm peers")
@@ -370,7 +370,7 @@ func TestServeExposesCodeOnlyByDefault(t *testing.T) {
 			if err != nil || res.IsError || !strings.Contains(toolText(res), "via code") {
 				t.Fatalf("execute_code under --expose code: %v %s", err, toolText(res))
 			}
-			// The search answers' sizes, for the README's token report (the
+			// The search answers' sizes, for docs/performance.md's token report (the
 			// session's first answer carries the servers' instructions), and
 			// their shape over real servers: the other tools of the servers
 			// drawn on, the instructions once, a tool found by its schemas.

@@ -8,18 +8,31 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is the module version and the commit the binary was built from,
-// as the Go toolchain recorded them: "v0.3.0" for `go install ...@v0.3.0`,
-// "(devel)" plus the commit for a build in a clone ("+dirty" when the work
-// tree had changes). It is also the version serve reports in serverInfo.
+// buildVersion is the version a build stamps in with
+// -ldflags "-X main.buildVersion=v0.3.0": `make build`, `make install` and
+// the Dockerfile do (from git describe, or the VERSION build argument), since
+// a build in a clone records no module version and a container build sees no
+// .git. Empty in a plain `go build`.
+var buildVersion string
+
+// version is the module version and the commit the binary was built from:
+// the stamped buildVersion when there is one, else what the Go toolchain
+// recorded: "v0.3.0" for `go install ...@v0.3.0`, "(devel)" plus the commit
+// for a build in a clone ("+dirty" when the work tree had changes).
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
+		if buildVersion != "" {
+			return buildVersion
+		}
 		return "unknown (built without module information)"
 	}
 	v := info.Main.Version
 	if v == "" {
 		v = "(devel)"
+	}
+	if buildVersion != "" {
+		v = buildVersion
 	}
 	settings := map[string]string{}
 	for _, s := range info.Settings {
@@ -40,9 +53,12 @@ func version() string {
 	return v + " (" + strings.Join(extra, ", ") + ")"
 }
 
-// moduleVersion is the module version alone ("devel" for a build in a
-// clone), for serverInfo and clientInfo.
+// moduleVersion is the module version alone ("devel" for an unstamped
+// build in a clone), for serverInfo and clientInfo.
 func moduleVersion() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}

@@ -444,3 +444,36 @@ func Covers(table []string, dir string) bool {
 	}
 	return false
 }
+
+// QuickStart is one command of README's quick starts: a `$ ` line of a
+// ```sh block under "## Quick starts", and the lines shown after it, each of
+// which its output must contain.
+type QuickStart struct {
+	Line    int    // in README.md, 1-based
+	Command string // without the "$ "
+	Want    []string
+}
+
+// QuickStarts returns README's quick-start commands in order. A command's
+// expected lines are matched without their indentation, so a block can show
+// a few lines of a long answer as they appear in it.
+func QuickStarts(readme string) []QuickStart {
+	var out []QuickStart
+	inSection, inBlock := false, false
+	for i, line := range strings.Split(readme, "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inSection = line == "## Quick starts"
+		case !inSection:
+		case strings.HasPrefix(line, "```"):
+			inBlock = !inBlock && line == "```sh"
+		case !inBlock:
+		case strings.HasPrefix(line, "$ "):
+			out = append(out, QuickStart{Line: i + 1, Command: strings.TrimPrefix(line, "$ ")})
+		case len(out) > 0 && strings.TrimSpace(line) != "":
+			q := &out[len(out)-1]
+			q.Want = append(q.Want, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
