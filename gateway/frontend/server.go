@@ -63,6 +63,9 @@ type Server struct {
 	version      string
 	extra        []server.ServerOption
 	syncMu       sync.Mutex
+	// states seals the requestStates of input_required answers
+	// (requeststate.go).
+	states *stateSealer
 }
 
 // Option configures a Server.
@@ -106,6 +109,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		hub:      true,
 		name:     "sandbox-gateway",
 		version:  "0.1.0",
+		states:   randomStateSealer(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -424,13 +428,38 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 			defer sess.enterCall(ctx, n)()
 		}
 		req := gateway.CallRequest{Tool: wire, Arguments: rawArguments(r), Caller: callerOf(ctx)}
+		binding := requestBinding(string(mcp.MethodToolsCall), wire, req.Arguments)
+		asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
+		if err != nil {
+			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+		}
+		callCtx := ctx
+		if modern {
+			callCtx = gateway.WithAsking(ctx, asking)
+		}
 		if token := progressToken(r); token != nil {
 			req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
 		}
-		res, err := s.g.Call(ctx, req)
+		res, err := s.g.Call(callCtx, req)
+		if res != nil && res.InputRequired != nil {
+			reqs, err := inputRequests(res.InputRequired)
+			if err != nil {
+				return errorResult(err), nil
+			}
+			out := &mcp.CallToolResult{Content: []mcp.Content{}}
+			out.ResultType = mcp.ResultTypeInputRequired
+			out.InputRequests = reqs
+			out.RequestState = s.states.seal(req.Caller.Principal, binding, res.InputRequired.State)
+			return out, nil
+		}
 		if res != nil {
 			// isError results (err is TOOL_ERROR) pass through unchanged.
 			return toMCPResult(res), nil
+		}
+		if e, ok := upstreamRPCError(err); ok && modern && e.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY {
+			// The upstream needs a capability this request did not
+			// declare: the client learns which, as the upstream said it.
+			return nil, answerError(ctx, e)
 		}
 		return errorResult(err), nil
 	}
@@ -494,6 +523,17 @@ func toMCPResult(res *gateway.CallResult) *mcp.CallToolResult {
 	return out
 }
 
+// upstreamRPCError is the JSON-RPC error an upstream answered, when err is
+// one (PROTOCOL_ERROR keeps it as its data).
+func upstreamRPCError(err error) (rpcError, bool) {
+	var ge *gateway.Error
+	var e rpcError
+	if !errors.As(err, &ge) || ge.Code != gateway.CodeProtocolError || json.Unmarshal(ge.Data, &e) != nil || e.Code == 0 {
+		return rpcError{}, false
+	}
+	return e, true
+}
+
 // errorResult reports a gateway error to the client as a tool error (an
 // isError result), which the model sees and can act on, rather than a
 // JSON-RPC error.
@@ -546,9 +586,34 @@ func (s *Server) syncPrompts() {
 }
 
 func (s *Server) getPrompt(ctx context.Context, wire string, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	raw, err := s.g.GetPrompt(ctx, callerOf(ctx), wire, r.Params.Arguments)
+	args, _ := json.Marshal(r.Params.Arguments)
+	binding := requestBinding(string(mcp.MethodPromptsGet), wire, args)
+	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+	}
+	callCtx := ctx
+	if modern {
+		callCtx = gateway.WithAsking(ctx, asking)
+	}
+	caller := callerOf(ctx)
+	raw, err := s.g.GetPrompt(callCtx, caller, wire, r.Params.Arguments)
+	if err != nil {
+		if e, ok := upstreamRPCError(err); ok && modern {
+			return nil, answerError(ctx, e) // the upstream's code and data, as it said them
+		}
 		return nil, err
+	}
+	if ir := gateway.ParseInputRequired(raw); ir != nil && modern {
+		reqs, err := inputRequests(ir)
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests = reqs
+		out.RequestState = s.states.seal(caller.Principal, binding, ir.State)
+		return out, nil
 	}
 	var res struct {
 		Description string `json:"description"`
