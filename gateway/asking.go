@@ -154,3 +154,20 @@ func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.
 	c.ask = &InputRequired{Requests: requests, State: st.encode()}
 	return nil, ""
 }
+
+type peerKey struct{}
+
+// WithPeer returns a context whose calls, made for a caller without a
+// session, may ask p what a session's client would be asked: a person's
+// approval, an upstream's elicitation, sampling or roots. The front end
+// gives one to a built-in tool (execute_code) run for a 2026-07-28 client,
+// whose questions it turns into input_required answers while the run
+// waits (gateway/frontend/pausedrun.go).
+func WithPeer(ctx context.Context, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+func peerFrom(ctx context.Context) Peer {
+	p, _ := ctx.Value(peerKey{}).(Peer)
+	return p
+}

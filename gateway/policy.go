@@ -215,6 +215,8 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	var peer Peer
 	if c.req.Caller.Session != "" {
 		peer = g.peer(c.req.Caller.Session)
+	} else {
+		peer = peerFrom(ctx) // a session-less client that waits for its run (WithPeer)
 	}
 	if peer == nil || !peer.Supports("elicitation") {
 		return denied("this client cannot be asked (it does not support MCP elicitation)")

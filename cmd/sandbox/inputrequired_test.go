@@ -7,10 +7,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sandboxrt/sandbox/internal/conformancefixture/suite"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
 )
 
@@ -20,7 +24,10 @@ import (
 // input_required, and its SDK answers from its elicitation handler and
 // retries under the gateway's requestState: approved, the call runs;
 // declined, it is DENIED; a client that declares no elicitation is DENIED
-// without being asked, as a 2025 client that cannot be asked is.
+// without being asked, as a 2025 client that cannot be asked is. The same
+// from a snippet: execute_code pauses the run, answers input_required, and
+// the retry resumes that run; the run's clock stands while the person
+// reads.
 func TestServeApprovalByInputRequired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts npm peers")
@@ -56,6 +63,24 @@ for (const [name, answer] of [["approve", { action: "accept", content: { decisio
   out.unaskable = { text: text(r), isError: !!r.isError };
   await client.close();
 }
+// From a snippet: the run pauses, execute_code answers input_required, the
+// SDK answers and retries, the same run goes on. "slow" answers after
+// 1.2 s, past the snippet's 0.5 s limit: the run's clock stands meanwhile.
+const snippet = (id) => 'try { await demo.deleteTask({ task_id: "' + id + '" }); return "ran" } catch (e) { return e.code === "DENIED" ? "DENIED: " + e.message : "threw: " + e.message }';
+for (const [name, id, answer, slow] of [["snippetApprove", "T-108", { action: "accept", content: { decision: "approve" } }, false], ["snippetDecline", "T-109", { action: "decline" }, false], ["snippetSlow", "T-110", { action: "accept", content: { decision: "approve" } }, true]]) {
+  const code = snippet(id);
+  const client = new Client({ name: "approver", version: "1.0.0" }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  const asked = [];
+  client.setRequestHandler("elicitation/create", async (req) => {
+    asked.push(req.params.message);
+    if (slow) await new Promise((r) => setTimeout(r, 1200));
+    return answer;
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const r = await client.callTool({ name: "execute_code", arguments: { code, limits: slow ? { timeoutMs: 500 } : undefined } });
+  out[name] = { text: JSON.parse(text(r)).value, isError: !!r.isError, asked };
+  await client.close();
+}
 process.stdout.write(JSON.stringify(out));
 `
 	out := runNodeScript(t, filepath.Join(dir, "approver.mjs"), script, url, "file://"+client)
@@ -64,7 +89,7 @@ process.stdout.write(JSON.stringify(out));
 		IsError bool
 		Asked   []string
 	}
-	var got struct{ Approve, Decline, Unaskable answer }
+	var got struct{ Approve, Decline, Unaskable, SnippetApprove, SnippetDecline, SnippetSlow answer }
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -76,6 +101,15 @@ process.stdout.write(JSON.stringify(out));
 	}
 	if !got.Unaskable.IsError || !strings.Contains(got.Unaskable.Text, "cannot be asked") {
 		t.Errorf("a client that declared no elicitation: %+v", got.Unaskable)
+	}
+	if got.SnippetApprove.Text != "ran" || len(got.SnippetApprove.Asked) != 1 || !strings.Contains(got.SnippetApprove.Asked[0], `task_id: "T-108"`) {
+		t.Errorf("a snippet's approval: %+v", got.SnippetApprove)
+	}
+	if !strings.Contains(got.SnippetDecline.Text, "DENIED") || !strings.Contains(got.SnippetDecline.Text, "the person declined it") {
+		t.Errorf("a snippet's declined approval: %+v", got.SnippetDecline)
+	}
+	if got.SnippetSlow.Text != "ran" {
+		t.Errorf("an approval slower than the snippet's time limit: %+v", got.SnippetSlow)
 	}
 	data, err := os.ReadFile(audit)
 	if err != nil {
@@ -152,7 +186,14 @@ type modernAnswer struct {
 // that declares elicitation, over plain HTTP.
 func postModern(t *testing.T, url, key, task string, responses map[string]any, state string) modernAnswer {
 	t.Helper()
-	params := map[string]any{"name": "demo__delete_task", "arguments": map[string]any{"task_id": task},
+	return postModernCall(t, url, key, "demo__delete_task", map[string]any{"task_id": task}, responses, state)
+}
+
+// postModernCall sends tools/call of tool as a 2026-07-28 client that
+// declares elicitation, over plain HTTP.
+func postModernCall(t *testing.T, url, key, tool string, args map[string]any, responses map[string]any, state string) modernAnswer {
+	t.Helper()
+	params := map[string]any{"name": tool, "arguments": args,
 		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}}}}
 	if responses != nil {
 		params["inputResponses"] = responses
@@ -163,7 +204,7 @@ func postModern(t *testing.T, url, key, task string, responses map[string]any, s
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
-		"Mcp-Method": "tools/call", "Mcp-Name": "demo__delete_task", "Authorization": "Bearer " + key} {
+		"Mcp-Method": "tools/call", "Mcp-Name": tool, "Authorization": "Bearer " + key} {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -192,4 +233,87 @@ func postModern(t *testing.T, url, key, task string, responses map[string]any, s
 		t.Fatalf("HTTP %d, not a JSON-RPC answer: %q", resp.StatusCode, raw)
 	}
 	return modernAnswer{Status: resp.StatusCode, Result: msg.Result, Error: msg.Error}
+}
+
+// TestServePausedRunWithoutAnswer: a snippet's approval asked of a
+// 2026-07-28 client by input_required, with no retry within the approval
+// timeout, is DENIED as a 2025 session's is, and the run goes on to its
+// end; a retry that comes later gets that result. The paused run's state
+// serves only its principal: another's retry is refused and answers
+// nothing.
+func TestServePausedRunWithoutAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	const aliceKey, bobKey = "alice-key-0123456789abcdef0123", "bob-key-0123456789abcdef012345"
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
+ "gateway": {"auth": {"apiKeys": [{"name": "alice", "key": %q}, {"name": "bob", "key": %q}]},
+             "policy": {"rules": [{"tools": "demo:delete_*", "action": "approve"}], "approvalTimeout": "1s"}}}`, exampleServerBinary(t), aliceKey, bobKey))
+	args := map[string]any{"code": `try { await demo.deleteTask({ task_id: "T-104" }); return "ran" } catch (e) { return e.code + ": " + e.message }`}
+	first := postModernCall(t, url, aliceKey, "execute_code", args, nil, "")
+	state, _ := first.Result["requestState"].(string)
+	reqs, _ := first.Result["inputRequests"].(map[string]any)
+	if first.Result["resultType"] != "input_required" || state == "" || len(reqs) != 1 {
+		t.Fatalf("execute_code did not pause for the approval: %+v", first)
+	}
+	var key string
+	for k := range reqs {
+		key = k
+	}
+	approve := map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"decision": "approve"}}}
+	if r := postModernCall(t, url, bobKey, "execute_code", args, approve, state); r.Status != 400 || r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("bob answered alice's paused run: HTTP %d %+v", r.Status, r)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	late := postModernCall(t, url, aliceKey, "execute_code", args, approve, state)
+	content, _ := late.Result["content"].([]any)
+	if late.Error != nil || len(content) != 1 {
+		t.Fatalf("the late retry: %+v", late)
+	}
+	text, _ := content[0].(map[string]any)["text"].(string)
+	if !strings.Contains(text, "DENIED") || !strings.Contains(text, "nobody answered within 1s") {
+		t.Errorf("an approval answered after the timeout: %s", text)
+	}
+}
+
+// TestServeSnippetRelaysUpstreamQuestions: an upstream's own elicitation
+// and sampling, asked while a snippet of a 2026-07-28 client (the
+// TypeScript SDK v2 client) calls it, pause the run; the client answers
+// them through input_required and the same run gets the answers.
+func TestServeSnippetRelaysUpstreamQuestions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npm peers")
+	}
+	client := testpeers.Package(t, "client-v2")
+	fixture := exec.Command(suite.BuildFixture(t), "-http", "127.0.0.1:0")
+	upstream := startLogged(t, fixture, regexp.MustCompile(`serving (http://\S+/mcp)`))
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"url": %q}}}`, upstream))
+	script := `
+const [url, pkg] = process.argv.slice(2);
+const { Client, StreamableHTTPClientTransport } = await import(pkg + "/dist/index.mjs");
+const client = new Client({ name: "asked", version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+const asked = [];
+client.setRequestHandler("elicitation/create", async (req) => { asked.push("elicitation: " + req.params.message); return { action: "accept", content: { username: "ada", email: "ada@example.com" } }; });
+client.setRequestHandler("sampling/createMessage", async (req) => { asked.push("sampling"); return { role: "assistant", model: "test", content: { type: "text", text: "Paris" } }; });
+await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const code = 'const a = await conf.testElicitation({ message: "Who are you?" }); const b = await conf.testSampling({ prompt: "Capital of France?" }); return [a, b]';
+const r = await client.callTool({ name: "execute_code", arguments: { code } });
+process.stdout.write(JSON.stringify({ result: JSON.parse(r.content.map((c) => c.text).join("")), asked }));
+await client.close();
+`
+	out := runNodeScript(t, filepath.Join(t.TempDir(), "asked.mjs"), script, url, "file://"+client)
+	var got struct {
+		Result struct {
+			Value any
+			Error any
+		}
+		Asked []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	value, _ := json.Marshal(got.Result.Value)
+	if !strings.Contains(string(value), "ada@example.com") || !strings.Contains(string(value), "Paris") || len(got.Asked) != 2 || got.Asked[0] != "elicitation: Who are you?" {
+		t.Errorf("the snippet's questions: %s", out)
+	}
 }

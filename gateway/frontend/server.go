@@ -64,8 +64,10 @@ type Server struct {
 	extra        []server.ServerOption
 	syncMu       sync.Mutex
 	// states seals the requestStates of input_required answers
-	// (requeststate.go).
+	// (requeststate.go); paused are the built-in tools' runs waiting for
+	// their 2026-07-28 client's answers (pausedrun.go).
 	states *stateSealer
+	paused pausedRuns
 }
 
 // Option configures a Server.
@@ -306,14 +308,22 @@ func (s *Server) builtinHandler(spec toolspec.Spec) server.ToolHandlerFunc {
 				}
 			},
 		}
-		res, err := h(ctx, req)
-		if err != nil {
-			return errorResult(err), nil
+		call := func(ctx context.Context) (*mcp.CallToolResult, error) {
+			res, err := h(ctx, req)
+			if err != nil {
+				return errorResult(err), nil
+			}
+			if res == nil {
+				res = &gateway.CallResult{}
+			}
+			return toMCPResult(res), nil
 		}
-		if res == nil {
-			res = &gateway.CallResult{}
+		if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+			// No session to ask through: what the run asks pauses it
+			// and the call answers input_required (pausedrun.go).
+			return s.runAsking(ctx, r, requestBinding(string(mcp.MethodToolsCall), spec.Name, args), call)
 		}
-		return toMCPResult(res), nil
+		return call(ctx)
 	}
 }
 

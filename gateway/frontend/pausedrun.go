@@ -1,0 +1,255 @@
+package frontend
+
+// Built-in tools (execute_code, a saved script) run for a 2026-07-28
+// client, which has no session to be asked through: what the run asks (a
+// policy's approval, an upstream's elicitation, sampling or roots) pauses
+// it, the call answers input_required with the questions, and the retry,
+// which finds the paused run by its requestState, hands the answers to the
+// waiting run and waits again for its result or its next questions. The
+// run keeps its worker meanwhile (the short pause); its clock stands while
+// it waits for a person, as a 2025 session's does. A run nobody answers
+// within the approval timeout goes on as a 2025 run would: DENIED.
+//
+// A paused run is a value of this process found by its id, which only the
+// sealed requestState carries (bound to the principal and the request):
+// the seam where a run that holds no worker (a journal replayed in a fresh
+// one, on any replica) would be found instead.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway"
+)
+
+// finishedRunKept is how long the result of a run that finished while
+// nobody was waiting (its client answered late, or not at all) is kept
+// for the retry that may still come.
+const finishedRunKept = 2 * time.Minute
+
+// pausedRuns are this process's runs waiting for their client's answers,
+// by id.
+type pausedRuns struct {
+	mu   sync.Mutex
+	runs map[string]*pausedRun
+}
+
+func (p *pausedRuns) put(r *pausedRun) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.runs == nil {
+		p.runs = map[string]*pausedRun{}
+	}
+	p.runs[r.id] = r
+}
+
+func (p *pausedRuns) get(id string) *pausedRun {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runs[id]
+}
+
+func (p *pausedRuns) remove(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.runs, id)
+}
+
+// pausedRun is one run of a built-in tool for a 2026-07-28 client: the
+// gateway.Peer its calls ask, and what it ended with.
+type pausedRun struct {
+	id     string
+	caps   mcp.ClientCapabilities
+	cancel context.CancelFunc
+
+	asked chan struct{} // a new question is pending (buffered 1)
+	done  chan struct{} // closed when the run returned
+	res   *mcp.CallToolResult
+	err   error
+
+	mu      sync.Mutex
+	seq     int
+	pending map[string]*question // asked, not answered, by input request key
+}
+
+type question struct {
+	method string
+	params json.RawMessage
+	answer chan json.RawMessage // buffered 1
+}
+
+// Supports reports a capability the request declared.
+func (r *pausedRun) Supports(capability string) bool {
+	switch capability {
+	case "elicitation":
+		return r.caps.Elicitation != nil
+	case "sampling":
+		return r.caps.Sampling != nil
+	case "roots":
+		return r.caps.Roots != nil
+	}
+	return false
+}
+
+// Request asks the client: the question waits among the run's pending
+// ones until a retry answers it or ctx ends (the approval timeout, or the
+// run's end).
+func (r *pausedRun) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	q := &question{method: method, params: params, answer: make(chan json.RawMessage, 1)}
+	r.mu.Lock()
+	r.seq++
+	key := fmt.Sprintf("sandbox_q%d", r.seq)
+	r.pending[key] = q
+	r.mu.Unlock()
+	select {
+	case r.asked <- struct{}{}:
+	default:
+	}
+	select {
+	case a := <-q.answer:
+		return a, nil
+	case <-ctx.Done():
+		r.mu.Lock()
+		delete(r.pending, key)
+		r.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// Notify drops what an upstream would tell the client: a 2026-07-28 run
+// has no stream that outlives its request to carry it.
+func (r *pausedRun) Notify(string, json.RawMessage) {}
+
+// inputRequests are the pending questions as the client receives them.
+func (r *pausedRun) inputRequests() (mcp.InputRequests, error) {
+	r.mu.Lock()
+	raw := make(map[string]any, len(r.pending))
+	for key, q := range r.pending {
+		req := map[string]any{"method": q.method}
+		if len(q.params) > 0 {
+			req["params"] = q.params
+		}
+		raw[key] = req
+	}
+	r.mu.Unlock()
+	b, _ := json.Marshal(raw)
+	var reqs mcp.InputRequests
+	if err := json.Unmarshal(b, &reqs); err != nil {
+		return nil, fmt.Errorf("the run asked something the client cannot be asked: %w", err)
+	}
+	return reqs, nil
+}
+
+// answer hands the retry's answers to the questions they answer; a
+// question without an answer stays pending (it is asked again).
+func (r *pausedRun) answer(responses json.RawMessage) {
+	var answers map[string]json.RawMessage
+	if json.Unmarshal(responses, &answers) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, a := range answers {
+		if q := r.pending[key]; q != nil {
+			delete(r.pending, key)
+			q.answer <- a
+		}
+	}
+}
+
+func (r *pausedRun) hasPending() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) > 0
+}
+
+// runAsking runs a built-in tool's handler for a 2026-07-28 request (a
+// retry finds its paused run by the requestState), and answers with its
+// result or with input_required while it waits for the client.
+func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	caller := callerOf(ctx)
+	if r.Params.RequestState != "" {
+		ref, err := s.states.open(caller.Principal, binding, r.Params.RequestState)
+		id, isRun := strings.CutPrefix(ref, "run:")
+		if err != nil || !isRun {
+			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
+		}
+		p := s.paused.get(id)
+		if p == nil {
+			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: "the run this requestState belongs to is gone (it ended, or paused on another replica of the gateway); call the tool again without requestState and inputResponses"})
+		}
+		if mrt := r.Params.MultiRoundTripParams; len(mrt.InputResponses) > 0 {
+			a, _, err := s.askingFor(ctx, binding, mcp.MultiRoundTripParams{InputResponses: mrt.InputResponses})
+			if err != nil {
+				return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+			}
+			p.answer(a.InputResponses)
+		}
+		return s.waitRun(ctx, p, binding)
+	}
+	var caps mcp.ClientCapabilities
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
+		caps = *info.ClientCapabilities
+	}
+	idBytes := make([]byte, 16)
+	_, _ = rand.Read(idBytes)
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &pausedRun{id: hex.EncodeToString(idBytes), caps: caps, cancel: cancel,
+		asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*question{}}
+	go func() {
+		defer cancel()
+		p.res, p.err = run(gateway.WithPeer(runCtx, p))
+		close(p.done)
+	}()
+	return s.waitRun(ctx, p, binding)
+}
+
+// waitRun waits for the run's result or its questions. The request's end
+// (the client left) cancels a run that is not waiting for an answer, as
+// it cancels any call of a 2026-07-28 client.
+func (s *Server) waitRun(ctx context.Context, p *pausedRun, binding string) (*mcp.CallToolResult, error) {
+	for {
+		if p.hasPending() {
+			reqs, err := p.inputRequests()
+			if err != nil {
+				p.cancel()
+				s.paused.remove(p.id)
+				return errorResult(err), nil
+			}
+			s.paused.put(p)
+			go s.forgetWhenDone(p)
+			out := &mcp.CallToolResult{Content: []mcp.Content{}}
+			out.ResultType = mcp.ResultTypeInputRequired
+			out.InputRequests = reqs
+			out.RequestState = s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id)
+			return out, nil
+		}
+		select {
+		case <-p.done:
+			s.paused.remove(p.id)
+			return p.res, p.err
+		case <-p.asked:
+		case <-ctx.Done():
+			p.cancel()
+			s.paused.remove(p.id)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// forgetWhenDone drops a paused run once it ended and its result had time
+// to be fetched.
+func (s *Server) forgetWhenDone(p *pausedRun) {
+	<-p.done
+	time.Sleep(finishedRunKept)
+	s.paused.remove(p.id)
+}
