@@ -317,3 +317,41 @@ await client.close();
 		t.Errorf("the snippet's questions: %s", out)
 	}
 }
+
+// TestServeOldUpstreamAsksNewClient: an upstream on protocol 2025-11-25
+// asks by a request of its own (elicitation/create) during a call of a
+// 2026-07-28 client, which has no session to be asked through: the call
+// pauses, answers input_required, and the client's retry (the TypeScript
+// SDK v2 client's) hands the answer to the waiting upstream request.
+func TestServeOldUpstreamAsksNewClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npm peers")
+	}
+	client := testpeers.Package(t, "client-v2")
+	fixture := exec.Command(suite.BuildFixture(t), "-http", "127.0.0.1:0")
+	upstream := startLogged(t, fixture, regexp.MustCompile(`serving (http://\S+/mcp)`))
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"url": %q, "protocolVersion": "2025-11-25"}}, "gateway": {"toolNames": "passthrough"}}`, upstream), "--expose", "all")
+	script := `
+const [url, pkg] = process.argv.slice(2);
+const { Client, StreamableHTTPClientTransport } = await import(pkg + "/dist/index.mjs");
+const client = new Client({ name: "asked", version: "1.0.0" }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+const asked = [];
+client.setRequestHandler("elicitation/create", async (req) => { asked.push(req.params.message); return { action: "accept", content: { username: "ada", email: "ada@example.com" } }; });
+await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+const r = await client.callTool({ name: "test_elicitation", arguments: { message: "Who are you?" } });
+process.stdout.write(JSON.stringify({ text: r.content.map((c) => c.text).join(""), isError: !!r.isError, asked }));
+await client.close();
+`
+	out := runNodeScript(t, filepath.Join(t.TempDir(), "old.mjs"), script, url, "file://"+client)
+	var got struct {
+		Text    string
+		IsError bool
+		Asked   []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.IsError || !strings.Contains(got.Text, "ada@example.com") || len(got.Asked) != 1 || got.Asked[0] != "Who are you?" {
+		t.Errorf("a 2025 upstream's question to a 2026 client: %s", out)
+	}
+}

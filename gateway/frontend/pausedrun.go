@@ -176,26 +176,46 @@ func (r *pausedRun) hasPending() bool {
 // retry finds its paused run by the requestState), and answers with its
 // result or with input_required while it waits for the client.
 func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
-	caller := callerOf(ctx)
-	if r.Params.RequestState != "" {
-		ref, err := s.states.open(caller.Principal, binding, r.Params.RequestState)
-		id, isRun := strings.CutPrefix(ref, "run:")
-		if err != nil || !isRun {
-			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
-		}
-		p := s.paused.get(id)
-		if p == nil {
-			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: "the run this requestState belongs to is gone (it ended, or paused on another replica of the gateway); call the tool again without requestState and inputResponses"})
-		}
-		if mrt := r.Params.MultiRoundTripParams; len(mrt.InputResponses) > 0 {
-			a, _, err := s.askingFor(ctx, binding, mcp.MultiRoundTripParams{InputResponses: mrt.InputResponses})
-			if err != nil {
-				return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
-			}
-			p.answer(a.InputResponses)
-		}
-		return s.waitRun(ctx, p, binding)
+	if r.Params.RequestState == "" {
+		return s.startRun(ctx, binding, run)
 	}
+	id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState)
+	if !ok {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
+	}
+	return s.resumeRun(ctx, r, binding, id)
+}
+
+// pausedRunOf is the id of the paused run a requestState names, when it
+// names one (a state the front end issued to this caller for this
+// request, for a run rather than an upstream's question).
+func (s *Server) pausedRunOf(ctx context.Context, binding, state string) (string, bool) {
+	ref, err := s.states.open(callerOf(ctx).Principal, binding, state)
+	if err != nil {
+		return "", false
+	}
+	return strings.CutPrefix(ref, "run:")
+}
+
+// resumeRun hands a retry's answers to the paused run id and waits for it.
+func (s *Server) resumeRun(ctx context.Context, r mcp.CallToolRequest, binding, id string) (*mcp.CallToolResult, error) {
+	p := s.paused.get(id)
+	if p == nil {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: "the run this requestState belongs to is gone (it ended, or paused on another replica of the gateway); call the tool again without requestState and inputResponses"})
+	}
+	if mrt := r.Params.MultiRoundTripParams; len(mrt.InputResponses) > 0 {
+		a, _, err := s.askingFor(ctx, binding, mcp.MultiRoundTripParams{InputResponses: mrt.InputResponses})
+		if err != nil {
+			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+		}
+		p.answer(a.InputResponses)
+	}
+	return s.waitRun(ctx, p, binding)
+}
+
+// startRun runs run for a 2026-07-28 request with a gateway.Peer that
+// pauses it when it asks.
+func (s *Server) startRun(ctx context.Context, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	var caps mcp.ClientCapabilities
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
 		caps = *info.ClientCapabilities

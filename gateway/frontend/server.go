@@ -439,40 +439,57 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 		}
 		req := gateway.CallRequest{Tool: wire, Arguments: rawArguments(r), Caller: callerOf(ctx)}
 		binding := requestBinding(string(mcp.MethodToolsCall), wire, req.Arguments)
-		asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
-		if err != nil {
-			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
-		}
-		callCtx := ctx
-		if modern {
-			callCtx = gateway.WithAsking(ctx, asking)
-		}
-		if token := progressToken(r); token != nil {
-			req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
-		}
-		res, err := s.g.Call(callCtx, req)
-		if res != nil && res.InputRequired != nil {
-			reqs, err := inputRequests(res.InputRequired)
-			if err != nil {
-				return errorResult(err), nil
+		if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+			// A 2025-era upstream asks by a request of its own, which a
+			// session-less client can only be asked by pausing the call
+			// (pausedrun.go); a 2026-07-28 upstream's input_required is
+			// passed on, sealed, and its retry is an ordinary call.
+			if id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState); ok {
+				return s.resumeRun(ctx, r, binding, id)
 			}
-			out := &mcp.CallToolResult{Content: []mcp.Content{}}
-			out.ResultType = mcp.ResultTypeInputRequired
-			out.InputRequests = reqs
-			out.RequestState = s.states.seal(req.Caller.Principal, binding, res.InputRequired.State)
-			return out, nil
+			return s.startRun(ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
+				return s.callUpstream(ctx, n, r, req, binding)
+			})
 		}
-		if res != nil {
-			// isError results (err is TOOL_ERROR) pass through unchanged.
-			return toMCPResult(res), nil
-		}
-		if e, ok := upstreamRPCError(err); ok && modern && e.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY {
-			// The upstream needs a capability this request did not
-			// declare: the client learns which, as the upstream said it.
-			return nil, answerError(ctx, e)
-		}
-		return errorResult(err), nil
+		return s.callUpstream(ctx, n, r, req, binding)
 	}
+}
+
+// callUpstream is an upstream tool's call for the front end's client.
+func (s *Server) callUpstream(ctx context.Context, n notifier, r mcp.CallToolRequest, req gateway.CallRequest, binding string) (*mcp.CallToolResult, error) {
+	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
+	if err != nil {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+	}
+	callCtx := ctx
+	if modern {
+		callCtx = gateway.WithAsking(ctx, asking)
+	}
+	if token := progressToken(r); token != nil {
+		req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
+	}
+	res, err := s.g.Call(callCtx, req)
+	if res != nil && res.InputRequired != nil {
+		reqs, err := inputRequests(res.InputRequired)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		out := &mcp.CallToolResult{Content: []mcp.Content{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests = reqs
+		out.RequestState = s.states.seal(req.Caller.Principal, binding, res.InputRequired.State)
+		return out, nil
+	}
+	if res != nil {
+		// isError results (err is TOOL_ERROR) pass through unchanged.
+		return toMCPResult(res), nil
+	}
+	if e, ok := upstreamRPCError(err); ok && modern && e.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY {
+		// The upstream needs a capability this request did not
+		// declare: the client learns which, as the upstream said it.
+		return nil, answerError(ctx, e)
+	}
+	return errorResult(err), nil
 }
 
 func rawArguments(r mcp.CallToolRequest) json.RawMessage {
