@@ -31,6 +31,11 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 )
 
+// MaxPausedRuns is how many calls one principal may have paused at once,
+// waiting for its answers: each holds a goroutine, maybe a worker, and an
+// upstream request. One more is refused rather than paused.
+const MaxPausedRuns = 16
+
 // finishedRunKept is how long the result of a run that finished while
 // nobody was waiting (its client answered late, or not at all) is kept
 // for the retry that may still come.
@@ -43,13 +48,27 @@ type pausedRuns struct {
 	runs map[string]*pausedRun
 }
 
-func (p *pausedRuns) put(r *pausedRun) {
+// put keeps r (again) as paused; false when its principal has
+// MaxPausedRuns others paused already.
+func (p *pausedRuns) put(r *pausedRun) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.runs == nil {
 		p.runs = map[string]*pausedRun{}
 	}
+	if p.runs[r.id] == nil {
+		n := 0
+		for _, o := range p.runs {
+			if o.principal == r.principal {
+				n++
+			}
+		}
+		if n >= MaxPausedRuns {
+			return false
+		}
+	}
 	p.runs[r.id] = r
+	return true
 }
 
 func (p *pausedRuns) get(id string) *pausedRun {
@@ -67,9 +86,10 @@ func (p *pausedRuns) remove(id string) {
 // pausedRun is one run of a built-in tool for a 2026-07-28 client: the
 // gateway.Peer its calls ask, and what it ended with.
 type pausedRun struct {
-	id     string
-	caps   mcp.ClientCapabilities
-	cancel context.CancelFunc
+	id        string
+	principal string // auth.Principal.Key of its caller
+	caps      mcp.ClientCapabilities
+	cancel    context.CancelFunc
 
 	asked chan struct{} // a new question is pending (buffered 1)
 	done  chan struct{} // closed when the run returned
@@ -223,7 +243,7 @@ func (s *Server) startRun(ctx context.Context, binding string, run func(context.
 	idBytes := make([]byte, 16)
 	_, _ = rand.Read(idBytes)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &pausedRun{id: hex.EncodeToString(idBytes), caps: caps, cancel: cancel,
+	p := &pausedRun{id: hex.EncodeToString(idBytes), principal: callerOf(ctx).Principal.Key(), caps: caps, cancel: cancel,
 		asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*question{}}
 	go func() {
 		defer cancel()
@@ -245,7 +265,10 @@ func (s *Server) waitRun(ctx context.Context, p *pausedRun, binding string) (*mc
 				s.paused.remove(p.id)
 				return errorResult(err), nil
 			}
-			s.paused.put(p)
+			if !s.paused.put(p) {
+				p.cancel()
+				return errorResult(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns)), nil
+			}
 			go s.forgetWhenDone(p)
 			out := &mcp.CallToolResult{Content: []mcp.Content{}}
 			out.ResultType = mcp.ResultTypeInputRequired

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,30 @@ func TestWithRequestStateKey(t *testing.T) {
 	WithRequestStateKey([]byte("short"))(b)
 	if b.states != before {
 		t.Error("a 5-byte key replaced the sealer")
+	}
+}
+
+// TestPausedRunsCapPerPrincipal: one principal may hold MaxPausedRuns
+// paused runs; the next is refused, another principal's is not, and a run
+// kept again (a second round) does not count twice.
+func TestPausedRunsCapPerPrincipal(t *testing.T) {
+	var runs pausedRuns
+	for i := 0; i < MaxPausedRuns; i++ {
+		if !runs.put(&pausedRun{id: fmt.Sprint("a", i), principal: "alice"}) {
+			t.Fatalf("run %d of alice refused", i)
+		}
+	}
+	if runs.put(&pausedRun{id: "a-extra", principal: "alice"}) {
+		t.Error("alice paused one run more than MaxPausedRuns")
+	}
+	if !runs.put(runs.get("a0")) {
+		t.Error("a run paused again for its next round was refused")
+	}
+	if !runs.put(&pausedRun{id: "b0", principal: "bob"}) {
+		t.Error("bob's run was refused for alice's")
+	}
+	runs.remove("a1")
+	if !runs.put(&pausedRun{id: "a-extra", principal: "alice"}) {
+		t.Error("a freed place was not given")
 	}
 }
