@@ -322,7 +322,8 @@ await client.close();
 // asks by a request of its own (elicitation/create) during a call of a
 // 2026-07-28 client, which has no session to be asked through: the call
 // pauses, answers input_required, and the client's retry (the TypeScript
-// SDK v2 client's) hands the answer to the waiting upstream request.
+// SDK v2 client's) hands the answer to the waiting upstream request. A
+// request that did not declare elicitation is refused with -32021.
 func TestServeOldUpstreamAsksNewClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts npm peers")
@@ -353,5 +354,33 @@ await client.close();
 	}
 	if got.IsError || !strings.Contains(got.Text, "ada@example.com") || len(got.Asked) != 1 || got.Asked[0] != "Who are you?" {
 		t.Errorf("a 2025 upstream's question to a 2026 client: %s", out)
+	}
+
+	// A request that declares no elicitation is not asked: the call is
+	// refused with -32021 naming the capability, HTTP 400.
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"Who?"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "test_elicitation"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var msg struct {
+		Error *struct {
+			Code int
+			Data struct {
+				RequiredCapabilities map[string]any
+			}
+		}
+	}
+	_ = json.Unmarshal(raw, &msg)
+	if resp.StatusCode != 400 || msg.Error == nil || msg.Error.Code != -32021 || msg.Error.Data.RequiredCapabilities["elicitation"] == nil {
+		t.Errorf("a request without elicitation: HTTP %d %s", resp.StatusCode, raw)
 	}
 }

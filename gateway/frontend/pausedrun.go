@@ -99,6 +99,31 @@ type pausedRun struct {
 	mu      sync.Mutex
 	seq     int
 	pending map[string]*question // asked, not answered, by input request key
+	lacking string               // a capability an upstream asked for that the request did not declare
+}
+
+// Lacks records that an upstream asked for a capability the request did
+// not declare (gateway.Peer).
+func (r *pausedRun) Lacks(capability string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lacking == "" {
+		r.lacking = capability
+	}
+}
+
+type pausedRunKey struct{}
+
+// lackedCapability is the capability an upstream asked of the run in ctx
+// that its request did not declare, or "".
+func lackedCapability(ctx context.Context) string {
+	r, _ := ctx.Value(pausedRunKey{}).(*pausedRun)
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lacking
 }
 
 type question struct {
@@ -247,7 +272,7 @@ func (s *Server) startRun(ctx context.Context, binding string, run func(context.
 		asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*question{}}
 	go func() {
 		defer cancel()
-		p.res, p.err = run(gateway.WithPeer(runCtx, p))
+		p.res, p.err = run(context.WithValue(gateway.WithPeer(runCtx, p), pausedRunKey{}, p))
 		close(p.done)
 	}()
 	return s.waitRun(ctx, p, binding)

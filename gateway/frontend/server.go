@@ -469,6 +469,13 @@ func (s *Server) callUpstream(ctx context.Context, n notifier, r mcp.CallToolReq
 		req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
 	}
 	res, err := s.g.Call(callCtx, req)
+	if capability := lackedCapability(ctx); capability != "" && (res == nil || res.IsError) {
+		// The upstream (2025-era) asked for a capability this request did
+		// not declare, and failed without it: SEP-2575's -32021.
+		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{capability: map[string]any{}}})
+		return nil, answerError(ctx, rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: data,
+			Message: fmt.Sprintf("%s needs the client's %s capability, which this request did not declare in _meta[%q]", req.Tool, capability, mcp.MetaKeyClientCapabilities)})
+	}
 	if res != nil && res.InputRequired != nil {
 		reqs, err := inputRequests(res.InputRequired)
 		if err != nil {
