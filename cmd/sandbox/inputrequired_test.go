@@ -384,3 +384,50 @@ await client.close();
 		t.Errorf("a request without elicitation: HTTP %d %s", resp.StatusCode, raw)
 	}
 }
+
+// TestServeApprovalThenUpstreamRounds: a call that a person must approve
+// and whose upstream then asks twice (test_input_required_result_multi_round
+// behind an approve rule) takes four rounds under the gateway's states:
+// the approval, step1, step2, the result. The approval is asked once, its
+// answer never reaches the upstream, and each round's state carries the
+// upstream's own.
+func TestServeApprovalThenUpstreamRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	const key = "alice-key-0123456789abcdef0123"
+	fixture := exec.Command(suite.BuildFixture(t), "-http", "127.0.0.1:0")
+	upstream := startLogged(t, fixture, regexp.MustCompile(`serving (http://\S+/mcp)`))
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"url": %q}},
+ "gateway": {"toolNames": "passthrough", "auth": {"apiKeys": [{"name": "alice", "key": %q}]},
+             "policy": {"rules": [{"tools": "conf:test_input_required_result_multi_round", "action": "approve"}]}}}`, upstream, key), "--expose", "all")
+	const tool = "test_input_required_result_multi_round"
+	accept := func(k string, content map[string]any) map[string]any {
+		return map[string]any{k: map[string]any{"action": "accept", "content": content}}
+	}
+	var asked []string
+	r := postModernCall(t, url, key, tool, map[string]any{}, nil, "")
+	answers := []map[string]any{
+		accept("sandbox_approval", map[string]any{"decision": "approve"}),
+		accept("step1", map[string]any{"name": "Ada"}),
+		accept("step2", map[string]any{"color": "green"}),
+	}
+	for round := 0; r.Result["resultType"] == "input_required"; round++ {
+		if round >= len(answers) {
+			t.Fatalf("asked more than %d times: %v, then %+v", len(answers), asked, r)
+		}
+		reqs, _ := r.Result["inputRequests"].(map[string]any)
+		for k := range reqs {
+			asked = append(asked, k)
+		}
+		state, _ := r.Result["requestState"].(string)
+		r = postModernCall(t, url, key, tool, map[string]any{}, answers[round], state)
+	}
+	content, _ := r.Result["content"].([]any)
+	if r.Error != nil || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), "green") {
+		t.Fatalf("after %v: %+v", asked, r)
+	}
+	if strings.Join(asked, ",") != "sandbox_approval,step1,step2" {
+		t.Errorf("asked %v, want the approval, step1, step2", asked)
+	}
+}
