@@ -388,9 +388,9 @@ await client.close();
 // TestServeApprovalThenUpstreamRounds: a call that a person must approve
 // and whose upstream then asks twice (test_input_required_result_multi_round
 // behind an approve rule) takes four rounds under the gateway's states:
-// the approval, step1, step2, the result. The approval is asked once, its
-// answer never reaches the upstream, and each round's state carries the
-// upstream's own.
+// the approval, step1, step2, the result. The approval is asked once and
+// each round's state carries the upstream's own (that the approval's
+// answer stays the gateway's: gateway's TestForwardAskingKeepsTheApprovalToItself).
 func TestServeApprovalThenUpstreamRounds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts sandbox serve")
