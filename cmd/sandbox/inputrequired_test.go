@@ -322,8 +322,9 @@ await client.close();
 // asks by a request of its own (elicitation/create) during a call of a
 // 2026-07-28 client, which has no session to be asked through: the call
 // pauses, answers input_required, and the client's retry (the TypeScript
-// SDK v2 client's) hands the answer to the waiting upstream request. A
-// request that did not declare elicitation is refused with -32021.
+// SDK v2 client's) hands the answer to the waiting upstream request; the
+// same for prompts/get. A request that did not declare elicitation is
+// refused with -32021.
 func TestServeOldUpstreamAsksNewClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts npm peers")
@@ -340,7 +341,9 @@ const asked = [];
 client.setRequestHandler("elicitation/create", async (req) => { asked.push(req.params.message); return { action: "accept", content: { username: "ada", email: "ada@example.com" } }; });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 const r = await client.callTool({ name: "test_elicitation", arguments: { message: "Who are you?" } });
-process.stdout.write(JSON.stringify({ text: r.content.map((c) => c.text).join(""), isError: !!r.isError, asked }));
+client.setRequestHandler("elicitation/create", async (req) => { asked.push(req.params.message); return { action: "accept", content: { context: "tea" } }; });
+const p = await client.getPrompt({ name: "test_input_required_result_prompt" });
+process.stdout.write(JSON.stringify({ text: r.content.map((c) => c.text).join(""), isError: !!r.isError, asked, prompt: JSON.stringify(p.messages) }));
 await client.close();
 `
 	out := runNodeScript(t, filepath.Join(t.TempDir(), "old.mjs"), script, url, "file://"+client)
@@ -348,12 +351,16 @@ await client.close();
 		Text    string
 		IsError bool
 		Asked   []string
+		Prompt  string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if got.IsError || !strings.Contains(got.Text, "ada@example.com") || len(got.Asked) != 1 || got.Asked[0] != "Who are you?" {
+	if got.IsError || !strings.Contains(got.Text, "ada@example.com") || len(got.Asked) != 2 || got.Asked[0] != "Who are you?" {
 		t.Errorf("a 2025 upstream's question to a 2026 client: %s", out)
+	}
+	if !strings.Contains(got.Prompt, "tea") || len(got.Asked) != 2 || got.Asked[1] != "What context should the prompt use?" {
+		t.Errorf("a 2025 upstream's question during prompts/get: %s", out)
 	}
 
 	// A request that declares no elicitation is not asked: the call is

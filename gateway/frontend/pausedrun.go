@@ -93,7 +93,7 @@ type pausedRun struct {
 
 	asked chan struct{} // a new question is pending (buffered 1)
 	done  chan struct{} // closed when the run returned
-	res   *mcp.CallToolResult
+	res   any           // what the handler returned (answers' T)
 	err   error
 
 	mu      sync.Mutex
@@ -217,24 +217,48 @@ func (r *pausedRun) hasPending() bool {
 	return len(r.pending) > 0
 }
 
+// answers says how a paused call of one kind of request answers: T is
+// what its handler returns (a tool's, a prompt's result, a resource's
+// contents).
+type answers[T any] struct {
+	// input answers with the run's questions as input_required.
+	input func(ctx context.Context, reqs mcp.InputRequests, state string) (T, error)
+	// refuse answers with a refusal the client reads.
+	refuse func(err error) (T, error)
+}
+
+// toolAnswers are a tools/call's: input_required results, tool errors.
+var toolAnswers = answers[*mcp.CallToolResult]{
+	input: func(_ context.Context, reqs mcp.InputRequests, state string) (*mcp.CallToolResult, error) {
+		out := &mcp.CallToolResult{Content: []mcp.Content{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests, out.RequestState = reqs, state
+		return out, nil
+	},
+	refuse: func(err error) (*mcp.CallToolResult, error) { return errorResult(err), nil },
+}
+
 // runAsking runs a built-in tool's handler for a 2026-07-28 request (a
 // retry finds its paused run by the requestState), and answers with its
 // result or with input_required while it waits for the client.
 func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	if r.Params.RequestState == "" {
-		return s.startRun(ctx, binding, run)
+		return startRun(s, ctx, binding, run, toolAnswers)
 	}
 	id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState)
 	if !ok {
 		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
 	}
-	return s.resumeRun(ctx, r, binding, id)
+	return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, toolAnswers)
 }
 
 // pausedRunOf is the id of the paused run a requestState names, when it
 // names one (a state the front end issued to this caller for this
 // request, for a run rather than an upstream's question).
 func (s *Server) pausedRunOf(ctx context.Context, binding, state string) (string, bool) {
+	if state == "" {
+		return "", false
+	}
 	ref, err := s.states.open(callerOf(ctx).Principal, binding, state)
 	if err != nil {
 		return "", false
@@ -243,24 +267,25 @@ func (s *Server) pausedRunOf(ctx context.Context, binding, state string) (string
 }
 
 // resumeRun hands a retry's answers to the paused run id and waits for it.
-func (s *Server) resumeRun(ctx context.Context, r mcp.CallToolRequest, binding, id string) (*mcp.CallToolResult, error) {
+func resumeRun[T any](s *Server, ctx context.Context, mrt mcp.MultiRoundTripParams, binding, id string, a answers[T]) (T, error) {
+	var zero T
 	p := s.paused.get(id)
 	if p == nil {
-		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: "the run this requestState belongs to is gone (it ended, or paused on another replica of the gateway); call the tool again without requestState and inputResponses"})
+		return zero, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: "the run this requestState belongs to is gone (it ended, or paused on another replica of the gateway); send the request again without requestState and inputResponses"})
 	}
-	if mrt := r.Params.MultiRoundTripParams; len(mrt.InputResponses) > 0 {
-		a, _, err := s.askingFor(ctx, binding, mcp.MultiRoundTripParams{InputResponses: mrt.InputResponses})
+	if len(mrt.InputResponses) > 0 {
+		asking, _, err := s.askingFor(ctx, binding, mcp.MultiRoundTripParams{InputResponses: mrt.InputResponses})
 		if err != nil {
-			return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+			return zero, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
 		}
-		p.answer(a.InputResponses)
+		p.answer(asking.InputResponses)
 	}
-	return s.waitRun(ctx, p, binding)
+	return waitRun(s, ctx, p, binding, a)
 }
 
 // startRun runs run for a 2026-07-28 request with a gateway.Peer that
 // pauses it when it asks.
-func (s *Server) startRun(ctx context.Context, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+func startRun[T any](s *Server, ctx context.Context, binding string, run func(context.Context) (T, error), a answers[T]) (T, error) {
 	var caps mcp.ClientCapabilities
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
 		caps = *info.ClientCapabilities
@@ -275,41 +300,39 @@ func (s *Server) startRun(ctx context.Context, binding string, run func(context.
 		p.res, p.err = run(context.WithValue(gateway.WithPeer(runCtx, p), pausedRunKey{}, p))
 		close(p.done)
 	}()
-	return s.waitRun(ctx, p, binding)
+	return waitRun(s, ctx, p, binding, a)
 }
 
 // waitRun waits for the run's result or its questions. The request's end
 // (the client left) cancels a run that is not waiting for an answer, as
 // it cancels any call of a 2026-07-28 client.
-func (s *Server) waitRun(ctx context.Context, p *pausedRun, binding string) (*mcp.CallToolResult, error) {
+func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string, a answers[T]) (T, error) {
+	var zero T
 	for {
 		if p.hasPending() {
 			reqs, err := p.inputRequests()
 			if err != nil {
 				p.cancel()
 				s.paused.remove(p.id)
-				return errorResult(err), nil
+				return a.refuse(err)
 			}
 			if !s.paused.put(p) {
 				p.cancel()
-				return errorResult(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns)), nil
+				return a.refuse(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns))
 			}
 			go s.forgetWhenDone(p)
-			out := &mcp.CallToolResult{Content: []mcp.Content{}}
-			out.ResultType = mcp.ResultTypeInputRequired
-			out.InputRequests = reqs
-			out.RequestState = s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id)
-			return out, nil
+			return a.input(ctx, reqs, s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id))
 		}
 		select {
 		case <-p.done:
 			s.paused.remove(p.id)
-			return p.res, p.err
+			res, _ := p.res.(T)
+			return res, p.err
 		case <-p.asked:
 		case <-ctx.Done():
 			p.cancel()
 			s.paused.remove(p.id)
-			return nil, ctx.Err()
+			return zero, ctx.Err()
 		}
 	}
 }

@@ -445,11 +445,11 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 			// (pausedrun.go); a 2026-07-28 upstream's input_required is
 			// passed on, sealed, and its retry is an ordinary call.
 			if id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState); ok {
-				return s.resumeRun(ctx, r, binding, id)
+				return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, toolAnswers)
 			}
-			return s.startRun(ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return startRun(s, ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
 				return s.callUpstream(ctx, n, r, req, binding)
-			})
+			}, toolAnswers)
 		}
 		return s.callUpstream(ctx, n, r, req, binding)
 	}
@@ -622,6 +622,32 @@ func (s *Server) syncPrompts() {
 func (s *Server) getPrompt(ctx context.Context, wire string, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	args, _ := json.Marshal(r.Params.Arguments)
 	binding := requestBinding(string(mcp.MethodPromptsGet), wire, args)
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		// As for an upstream tool (upstreamHandler): a 2025-era
+		// upstream's question pauses the request.
+		if id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState); ok {
+			return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, promptAnswers)
+		}
+		return startRun(s, ctx, binding, func(ctx context.Context) (*mcp.GetPromptResult, error) {
+			return s.promptFromUpstream(ctx, wire, r, binding)
+		}, promptAnswers)
+	}
+	return s.promptFromUpstream(ctx, wire, r, binding)
+}
+
+// promptAnswers are a paused prompts/get's: input_required results, errors.
+var promptAnswers = answers[*mcp.GetPromptResult]{
+	input: func(_ context.Context, reqs mcp.InputRequests, state string) (*mcp.GetPromptResult, error) {
+		out := &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests, out.RequestState = reqs, state
+		return out, nil
+	},
+	refuse: func(err error) (*mcp.GetPromptResult, error) { return nil, err },
+}
+
+// promptFromUpstream renders a prompt through its upstream.
+func (s *Server) promptFromUpstream(ctx context.Context, wire string, r mcp.GetPromptRequest, binding string) (*mcp.GetPromptResult, error) {
 	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
 		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
