@@ -133,9 +133,6 @@ func (c *call) forwardAsking() *upstream.Asking {
 // denied: a client that declared no elicitation, an answer that came after
 // timeout.
 func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.Duration) (json.RawMessage, string) {
-	if c.state.Approved {
-		return json.RawMessage(`{"action":"accept","content":{"decision":"approve"}}`), ""
-	}
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(c.asking.Capabilities, &caps) != nil || caps["elicitation"] == nil {
 		return nil, "this client cannot be asked (its request declares no elicitation capability)"

@@ -200,6 +200,10 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	if c.asking != nil {
 		// A 2026-07-28 caller is asked by input_required (asking.go).
+		if c.state.Approved {
+			c.decision = "approved" // in an earlier round of this call, audited then
+			return nil
+		}
 		if qerr != nil {
 			return denied(qerr.Error())
 		}

@@ -405,9 +405,11 @@ func TestServeApprovalThenUpstreamRounds(t *testing.T) {
 	const key = "alice-key-0123456789abcdef0123"
 	fixture := exec.Command(suite.BuildFixture(t), "-http", "127.0.0.1:0")
 	upstream := startLogged(t, fixture, regexp.MustCompile(`serving (http://\S+/mcp)`))
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"conf": {"url": %q}},
  "gateway": {"toolNames": "passthrough", "auth": {"apiKeys": [{"name": "alice", "key": %q}]},
-             "policy": {"rules": [{"tools": "conf:test_input_required_result_multi_round", "action": "approve"}]}}}`, upstream, key), "--expose", "all")
+             "policy": {"rules": [{"tools": "conf:test_input_required_result_multi_round", "action": "approve"}]},
+             "audit": {"path": %q}}}`, upstream, key, audit), "--expose", "all")
 	const tool = "test_input_required_result_multi_round"
 	accept := func(k string, content map[string]any) map[string]any {
 		return map[string]any{k: map[string]any{"action": "accept", "content": content}}
@@ -436,5 +438,12 @@ func TestServeApprovalThenUpstreamRounds(t *testing.T) {
 	}
 	if strings.Join(asked, ",") != "sandbox_approval,step1,step2" {
 		t.Errorf("asked %v, want the approval, step1, step2", asked)
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"kind":"approval"`); n != 1 || !strings.Contains(string(data), `"decision":"approved"`) {
+		t.Errorf("the audit log holds %d approvals for one approved call:\n%s", n, data)
 	}
 }
