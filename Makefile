@@ -105,9 +105,13 @@ eval:
 	$(GO) test ./vectorindex -run TestEval -v -count=1
 	$(GO) test ./codemode -run 'TestSearchAnswerFigures|TestLearningReplay' -v -count=1
 
-# conformance runs the official MCP conformance suite against sandbox serve.
+# conformance runs the official MCP conformance suites against sandbox serve
+# in front of the conformance fixture: 0.1.16 (2025 sessions, every
+# scenario) and 0.2.0-alpha.12 (what 2026-07-28 requires, then --suite all),
+# and 0.2 against the fixture alone, the control.
 conformance: peers
-	$(GO) test -count=1 -run 'TestServeConformance$$' -v ./cmd/sandbox/
+	$(GO) test -count=1 -run 'TestServeConformance$$|TestServeConformanceNext$$' -v ./cmd/sandbox/
+	$(GO) test -count=1 -run 'TestConformanceSuiteNextDirect$$' -v ./internal/conformancefixture/
 
 # intldata re-records runtime/internal/intl/intldata.json (dates, lists and
 # relative times as Node 22's ICU writes them) after a Node or locale change;

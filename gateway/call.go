@@ -65,6 +65,10 @@ type CallResult struct {
 	// Spilled, for a call with Spill, is a result too large to hold in
 	// memory, in a file (spill.go); Content is then empty.
 	Spilled *SpilledResult `json:"-"`
+	// InputRequired, for a call made WithAsking, is the upstream's answer
+	// that it needs the client's input first (asking.go); Content is then
+	// empty.
+	InputRequired *InputRequired `json:"-"`
 }
 
 // Call routes one tool call through the pipeline, in order (each step is a
@@ -100,6 +104,7 @@ func (g *Gateway) Call(ctx context.Context, req CallRequest) (*CallResult, error
 	c := &call{req: req, id: strconv.FormatUint(g.callSeq.Add(1), 10), toolID: req.Tool, start: time.Now()}
 	ctx = startCall(ctx, c)
 	defer c.span.End()
+	startAsking(ctx, c)
 	res, gerr := g.route(ctx, c)
 	if gerr != nil {
 		// The result was redacted as it arrived (forwardStep); an error can
@@ -147,6 +152,12 @@ type call struct {
 	// secrets are what the server's answer is redacted of, once it came:
 	// the gateway's and the tokens in flight on the server (redact.go).
 	secrets *secretSet
+	// asking is the Asking of a call made WithAsking (asking.go), state
+	// what its earlier rounds left, ask the input it must ask for first
+	// (a person's approval) when it answers input_required before it runs.
+	asking *Asking
+	state  callState
+	ask    *InputRequired
 
 	decision    string // what the policy decided, for the audit log
 	resultBytes int64
@@ -161,6 +172,9 @@ func (g *Gateway) route(ctx context.Context, c *call) (*CallResult, *Error) {
 	for _, s := range []step{g.lookupStep, g.scopeStep, g.validateStep, g.pathsStep, g.policyStep, g.tokenStep} {
 		if err := s(ctx, c); err != nil {
 			return nil, err
+		}
+		if c.ask != nil { // a person must approve first: ask, run nothing
+			return &CallResult{Content: []json.RawMessage{}, InputRequired: c.ask}, nil
 		}
 	}
 	release, err := g.limitsStep(ctx, c)
@@ -344,6 +358,9 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		cctx = upstream.WithToken(cctx, c.token)
 	}
 	cctx = upstream.WithCaller(cctx, c.req.Caller)
+	if c.asking != nil {
+		cctx = upstream.WithAsking(cctx, c.forwardAsking())
+	}
 	defer g.sessions.enter(c.u.name, callOwner(c.req.Caller, c.id))()
 	defer g.sentTokens.hold(c.u.name, c.token)()
 	var progress func(upstream.Progress)
@@ -382,6 +399,11 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	}
 	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
 		return nil, g.resultTooLarge(c, int64(len(raw)))
+	}
+	if ir := ParseInputRequired(raw); ir != nil && c.asking != nil {
+		st := c.state
+		st.Upstream, st.AskedAt = ir.State, 0
+		return &CallResult{Content: []json.RawMessage{}, InputRequired: &InputRequired{Requests: secrets.json(ir.Requests), State: st.encode()}}, nil
 	}
 	res, perr := parseCallResult(raw)
 	if perr != nil {

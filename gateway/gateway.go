@@ -365,7 +365,10 @@ type Peer interface {
 	// Notify sends a notification to the client; it must not block.
 	Notify(method string, params json.RawMessage)
 	// Supports reports whether the client declared a capability
-	// ("sampling", "elicitation", "roots").
+	// ("sampling", "elicitation", "roots"). A Peer that also has a method
+	// Lacks(capability string) is told when an upstream asked for one its
+	// client did not declare (the front end answers a 2026-07-28 call so
+	// refused with -32021).
 	Supports(capability string) bool
 }
 

@@ -181,19 +181,9 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
 			"%s needs a person's approval (policy rule %d, %q) and %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, why)
 	}
-	var peer Peer
-	if c.req.Caller.Session != "" {
-		peer = g.peer(c.req.Caller.Session)
-	}
-	if peer == nil || !peer.Supports("elicitation") {
-		return denied("this client cannot be asked (it does not support MCP elicitation)")
-	}
 	// The question shows what will run: the arguments as validated and
 	// forwarded (c.decoded), every key of them (approval.go).
-	question, err := approvalQuestion(c.tool, c.decoded)
-	if err != nil {
-		return denied(err.Error())
-	}
+	question, qerr := approvalQuestion(c.tool, c.decoded)
 	options := []string{"approve", "deny"}
 	if c.req.Run != "" {
 		options = []string{"approve", "approve every call of this tool in this run", "deny"}
@@ -208,6 +198,36 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
+	if c.asking != nil {
+		// A 2026-07-28 caller is asked by input_required (asking.go).
+		if c.state.Approved {
+			c.decision = "approved" // in an earlier round of this call, audited then
+			return nil
+		}
+		if qerr != nil {
+			return denied(qerr.Error())
+		}
+		raw, why := g.approvalByInput(c, params, timeout)
+		if why != "" {
+			return denied(why)
+		}
+		if raw == nil {
+			return nil // asked: the call answers input_required
+		}
+		return g.approvalAnswer(c, raw, memo, denied)
+	}
+	var peer Peer
+	if c.req.Caller.Session != "" {
+		peer = g.peer(c.req.Caller.Session)
+	} else {
+		peer = peerFrom(ctx) // a session-less client that waits for its run (WithPeer)
+	}
+	if peer == nil || !peer.Supports("elicitation") {
+		return denied("this client cannot be asked (it does not support MCP elicitation)")
+	}
+	if qerr != nil {
+		return denied(qerr.Error())
+	}
 	askCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The caller's time limit stands while the person reads.
@@ -221,6 +241,12 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 		}
 		return denied("asking failed: " + err.Error())
 	}
+	return g.approvalAnswer(c, raw, memo, denied)
+}
+
+// approvalAnswer applies a person's answer (an elicitation result) to an
+// approval.
+func (g *Gateway) approvalAnswer(c *call, raw json.RawMessage, memo string, denied func(string) *Error) *Error {
 	var answer struct {
 		Action  string `json:"action"`
 		Content struct {
@@ -245,6 +271,7 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	default:
 		return denied("the person denied it")
 	}
+	c.state.Approved = true
 	g.auditApproval(c)
 	return nil
 }

@@ -41,6 +41,13 @@ func (g *Gateway) relayClientRequest(ctx context.Context, u *route, method strin
 	var p Peer
 	if ok && session != "" {
 		p = g.peer(session)
+	} else if ok {
+		p = peerFrom(ctx) // a session-less client that waits for its run (WithPeer)
+	}
+	if p != nil && !p.Supports(capability) {
+		if l, ok := p.(interface{ Lacks(capability string) }); ok {
+			l.Lacks(capability) // the front end may refuse the call with -32021
+		}
 	}
 	if p == nil || !p.Supports(capability) {
 		if capability == "roots" {

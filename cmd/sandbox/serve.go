@@ -315,6 +315,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if expose == config.ExposeCode {
 		frontOpts = append(frontOpts, frontend.WithBuiltinToolsOnly())
 	}
+	if key := requestStateKey(file); key != nil {
+		frontOpts = append(frontOpts, frontend.WithRequestStateKey(key))
+	}
 	front := frontend.New(g, frontOpts...)
 	defer front.Close()
 	if f.httpAddr != "" {

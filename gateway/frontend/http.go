@@ -265,6 +265,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var end func()
 		r, end = traceRequest(r, env)
 		defer end()
+		r = r.WithContext(withAnswerSlot(r.Context()))
 	}
 	// A built-in tool's arguments over its limit are answered here (with
 	// room for the envelope around them), before mcp-go decodes the body.
@@ -292,7 +293,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || method != string(mcp.MethodToolsCall) || !isRequest {
 		// The body is read: mcp-go's Handle takes it as it is (its
 		// ServeHTTP would read and copy it again).
-		h.inner.Handle(mcphttp.ResponseWriter(w), mcphttp.Request(r, body))
+		h.inner.Handle(answering(mcphttp.ResponseWriter(w), answerSlotFrom(r.Context()), env.ID), mcphttp.Request(r, body))
 		return
 	}
 	h.serveToolCall(w, r, body, env.ID)
@@ -315,7 +316,7 @@ func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, body
 	go func() {
 		defer close(finished)
 		defer cancel()
-		h.inner.Handle(cs, req)
+		h.inner.Handle(answering(cs, answerSlotFrom(ctx), requestID), req)
 		cs.Finish()
 	}()
 	select {

@@ -3,6 +3,7 @@ package frontend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
 )
 
 // Resources. A caller sees the resources and templates of the servers it
@@ -134,9 +136,66 @@ func (s *Server) readResource(ctx context.Context, r mcp.ReadResourceRequest) ([
 	if !ok {
 		return nil, fmt.Errorf("the resource read was not routed") // routeRead runs before every read
 	}
-	raw, err := s.g.ReadResource(ctx, callerOf(ctx), uri)
+	binding := requestBinding(string(mcp.MethodResourcesRead), uri, nil)
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		// As for an upstream tool (upstreamHandler): a 2025-era
+		// upstream's question pauses the request.
+		if id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState); ok {
+			return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, resourceAnswers)
+		}
+		return startRun(s, ctx, binding, func(ctx context.Context) ([]mcp.ResourceContents, error) {
+			return s.readFromUpstream(ctx, r, uri, binding)
+		}, resourceAnswers)
+	}
+	return s.readFromUpstream(ctx, r, uri, binding)
+}
+
+// resourceAnswers are a paused resources/read's: input_required written in
+// place of mcp-go's answer (answer.go), errors.
+var resourceAnswers = answers[[]mcp.ResourceContents]{
+	input: func(ctx context.Context, reqs mcp.InputRequests, state string) ([]mcp.ResourceContents, error) {
+		result, err := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state})
+		if err != nil {
+			return nil, err
+		}
+		if answerResult(ctx, result) {
+			return nil, errors.New("answered input_required")
+		}
+		return nil, errors.New("the resource needs input from the client, which this transport cannot carry for resources/read")
+	},
+	refuse: func(err error) ([]mcp.ResourceContents, error) { return nil, err },
+}
+
+// readFromUpstream reads a resource through its upstream.
+func (s *Server) readFromUpstream(ctx context.Context, r mcp.ReadResourceRequest, uri, binding string) ([]mcp.ResourceContents, error) {
+	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+	}
+	callCtx := ctx
+	if modern {
+		callCtx = gateway.WithAsking(ctx, asking)
+	}
+	caller := callerOf(ctx)
+	raw, err := s.g.ReadResource(callCtx, caller, uri)
+	if err != nil {
+		if e, ok := upstreamRPCError(err); ok && modern {
+			return nil, answerError(ctx, e) // the upstream's code and data (data.uri), as it said them
+		}
 		return nil, err
+	}
+	if ir := gateway.ParseInputRequired(raw); ir != nil && modern {
+		// mcp-go builds a read's result from contents alone: the answer
+		// that asks for input is written in its place (answer.go).
+		if _, err := inputRequests(ir); err != nil {
+			return nil, err
+		}
+		result, _ := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": ir.Requests,
+			"requestState": s.states.seal(caller.Principal, binding, ir.State)})
+		if answerResult(ctx, result) {
+			return nil, errors.New("answered input_required")
+		}
+		return nil, fmt.Errorf("%s needs input from the client, which this transport cannot carry for resources/read", uri)
 	}
 	var res struct {
 		Contents []json.RawMessage `json:"contents"`

@@ -63,6 +63,11 @@ type Server struct {
 	version      string
 	extra        []server.ServerOption
 	syncMu       sync.Mutex
+	// states seals the requestStates of input_required answers
+	// (requeststate.go); paused are the built-in tools' runs waiting for
+	// their 2026-07-28 client's answers (pausedrun.go).
+	states *stateSealer
+	paused pausedRuns
 }
 
 // Option configures a Server.
@@ -106,6 +111,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		hub:      true,
 		name:     "sandbox-gateway",
 		version:  "0.1.0",
+		states:   randomStateSealer(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -302,14 +308,22 @@ func (s *Server) builtinHandler(spec toolspec.Spec) server.ToolHandlerFunc {
 				}
 			},
 		}
-		res, err := h(ctx, req)
-		if err != nil {
-			return errorResult(err), nil
+		call := func(ctx context.Context) (*mcp.CallToolResult, error) {
+			res, err := h(ctx, req)
+			if err != nil {
+				return errorResult(err), nil
+			}
+			if res == nil {
+				res = &gateway.CallResult{}
+			}
+			return toMCPResult(res), nil
 		}
-		if res == nil {
-			res = &gateway.CallResult{}
+		if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+			// No session to ask through: what the run asks pauses it
+			// and the call answers input_required (pausedrun.go).
+			return s.runAsking(ctx, r, requestBinding(string(mcp.MethodToolsCall), spec.Name, args), call)
 		}
-		return toMCPResult(res), nil
+		return call(ctx)
 	}
 }
 
@@ -424,16 +438,65 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 			defer sess.enterCall(ctx, n)()
 		}
 		req := gateway.CallRequest{Tool: wire, Arguments: rawArguments(r), Caller: callerOf(ctx)}
-		if token := progressToken(r); token != nil {
-			req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
+		binding := requestBinding(string(mcp.MethodToolsCall), wire, req.Arguments)
+		if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+			// A 2025-era upstream asks by a request of its own, which a
+			// session-less client can only be asked by pausing the call
+			// (pausedrun.go); a 2026-07-28 upstream's input_required is
+			// passed on, sealed, and its retry is an ordinary call.
+			if id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState); ok {
+				return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, toolAnswers)
+			}
+			return startRun(s, ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
+				return s.callUpstream(ctx, n, r, req, binding)
+			}, toolAnswers)
 		}
-		res, err := s.g.Call(ctx, req)
-		if res != nil {
-			// isError results (err is TOOL_ERROR) pass through unchanged.
-			return toMCPResult(res), nil
-		}
-		return errorResult(err), nil
+		return s.callUpstream(ctx, n, r, req, binding)
 	}
+}
+
+// callUpstream is an upstream tool's call for the front end's client.
+func (s *Server) callUpstream(ctx context.Context, n notifier, r mcp.CallToolRequest, req gateway.CallRequest, binding string) (*mcp.CallToolResult, error) {
+	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
+	if err != nil {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+	}
+	callCtx := ctx
+	if modern {
+		callCtx = gateway.WithAsking(ctx, asking)
+	}
+	if token := progressToken(r); token != nil {
+		req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
+	}
+	res, err := s.g.Call(callCtx, req)
+	if capability := lackedCapability(ctx); capability != "" && (res == nil || res.IsError) {
+		// The upstream (2025-era) asked for a capability this request did
+		// not declare, and failed without it: SEP-2575's -32021.
+		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{capability: map[string]any{}}})
+		return nil, answerError(ctx, rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: data,
+			Message: fmt.Sprintf("%s needs the client's %s capability, which this request did not declare in _meta[%q]", req.Tool, capability, mcp.MetaKeyClientCapabilities)})
+	}
+	if res != nil && res.InputRequired != nil {
+		reqs, err := inputRequests(res.InputRequired)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		out := &mcp.CallToolResult{Content: []mcp.Content{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests = reqs
+		out.RequestState = s.states.seal(req.Caller.Principal, binding, res.InputRequired.State)
+		return out, nil
+	}
+	if res != nil {
+		// isError results (err is TOOL_ERROR) pass through unchanged.
+		return toMCPResult(res), nil
+	}
+	if e, ok := upstreamRPCError(err); ok && modern && e.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY {
+		// The upstream needs a capability this request did not
+		// declare: the client learns which, as the upstream said it.
+		return nil, answerError(ctx, e)
+	}
+	return errorResult(err), nil
 }
 
 func rawArguments(r mcp.CallToolRequest) json.RawMessage {
@@ -494,6 +557,17 @@ func toMCPResult(res *gateway.CallResult) *mcp.CallToolResult {
 	return out
 }
 
+// upstreamRPCError is the JSON-RPC error an upstream answered, when err is
+// one (PROTOCOL_ERROR keeps it as its data).
+func upstreamRPCError(err error) (rpcError, bool) {
+	var ge *gateway.Error
+	var e rpcError
+	if !errors.As(err, &ge) || ge.Code != gateway.CodeProtocolError || json.Unmarshal(ge.Data, &e) != nil || e.Code == 0 {
+		return rpcError{}, false
+	}
+	return e, true
+}
+
 // errorResult reports a gateway error to the client as a tool error (an
 // isError result), which the model sees and can act on, rather than a
 // JSON-RPC error.
@@ -546,9 +620,60 @@ func (s *Server) syncPrompts() {
 }
 
 func (s *Server) getPrompt(ctx context.Context, wire string, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	raw, err := s.g.GetPrompt(ctx, callerOf(ctx), wire, r.Params.Arguments)
+	args, _ := json.Marshal(r.Params.Arguments)
+	binding := requestBinding(string(mcp.MethodPromptsGet), wire, args)
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		// As for an upstream tool (upstreamHandler): a 2025-era
+		// upstream's question pauses the request.
+		if id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState); ok {
+			return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, promptAnswers)
+		}
+		return startRun(s, ctx, binding, func(ctx context.Context) (*mcp.GetPromptResult, error) {
+			return s.promptFromUpstream(ctx, wire, r, binding)
+		}, promptAnswers)
+	}
+	return s.promptFromUpstream(ctx, wire, r, binding)
+}
+
+// promptAnswers are a paused prompts/get's: input_required results, errors.
+var promptAnswers = answers[*mcp.GetPromptResult]{
+	input: func(_ context.Context, reqs mcp.InputRequests, state string) (*mcp.GetPromptResult, error) {
+		out := &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests, out.RequestState = reqs, state
+		return out, nil
+	},
+	refuse: func(err error) (*mcp.GetPromptResult, error) { return nil, err },
+}
+
+// promptFromUpstream renders a prompt through its upstream.
+func (s *Server) promptFromUpstream(ctx context.Context, wire string, r mcp.GetPromptRequest, binding string) (*mcp.GetPromptResult, error) {
+	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+	}
+	callCtx := ctx
+	if modern {
+		callCtx = gateway.WithAsking(ctx, asking)
+	}
+	caller := callerOf(ctx)
+	raw, err := s.g.GetPrompt(callCtx, caller, wire, r.Params.Arguments)
+	if err != nil {
+		if e, ok := upstreamRPCError(err); ok && modern {
+			return nil, answerError(ctx, e) // the upstream's code and data, as it said them
+		}
 		return nil, err
+	}
+	if ir := gateway.ParseInputRequired(raw); ir != nil && modern {
+		reqs, err := inputRequests(ir)
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests = reqs
+		out.RequestState = s.states.seal(caller.Principal, binding, ir.State)
+		return out, nil
 	}
 	var res struct {
 		Description string `json:"description"`

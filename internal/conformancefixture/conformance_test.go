@@ -79,3 +79,33 @@ func hasCheck(s suite.Scenario, id, status string) bool {
 	}
 	return false
 }
+
+// TestConformanceSuiteNextDirect runs the scenarios suite 0.2 requires of
+// protocol 2026-07-28 against the fixture directly: every one passes. It is
+// the control of the gateway's run (cmd/sandbox TestServeConformanceNext):
+// what fails through the gateway and passes here is the gateway's fault.
+func TestConformanceSuiteNextDirect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the npm conformance suite (Node 22); skipped with -short")
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", conformancefixture.NewHTTPHandler(conformancefixture.New()))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	required := suite.Required(t, "2026-07-28")
+	results := suite.RunWith(t, srv.URL+"/mcp", suite.Options{Next: true, Requirements: "2026-07-28"})
+	passed := 0
+	for _, name := range required {
+		s, ok := results[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: no result", name)
+		case !s.Passed():
+			t.Errorf("%s failed:\n%s", name, s.Failures())
+		default:
+			passed++
+		}
+	}
+	t.Logf("%d of %d server scenarios required for 2026-07-28 passed", passed, len(required))
+}

@@ -1,6 +1,7 @@
 // Package conformancefixture is an MCP server that serves every fixture the
 // server scenarios of the official conformance suite
-// (@modelcontextprotocol/conformance 0.1.16) call: tools with fixed names
+// (@modelcontextprotocol/conformance 0.1.16, and 0.2's scenarios of protocol
+// 2026-07-28: input_required, stateless requests) call: tools with fixed names
 // (test_simple_text, test_tool_with_progress, test_sampling, ...), fixed
 // resources, a resource template, subscriptions, prompts, completions and
 // logging, and sampling and elicitation requests back to the client.
@@ -78,6 +79,8 @@ func New() *server.MCPServer {
 	)
 	f.srv.EnableSampling()
 	f.addTools()
+	f.addInputRequiredTools()
+	f.addStatelessTools()
 	f.addResources()
 	f.addPrompts()
 	return f.srv

@@ -94,6 +94,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("request body unreadable or over %d bytes: %v", maxBody, err), http.StatusRequestEntityTooLarge)
 			return
 		}
+		if refuseMissingCapability(w, body) {
+			return
+		}
 		if wantsRequestStream(r, body) {
 			h.serveToolCall(w, r, body)
 			return

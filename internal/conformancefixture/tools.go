@@ -38,12 +38,14 @@ const stepDelay = 50 * time.Millisecond
 
 // JSONSchema202012 is the input schema of json_schema_2020_12_tool, byte for
 // byte what the json-schema-2020-12 scenario expects to find again in
-// tools/list ($schema, $defs and additionalProperties must survive every hop).
+// tools/list ($schema, $defs and additionalProperties must survive every hop;
+// suite 0.2 adds SEP-2106's $anchor, allOf/anyOf and if/then/else).
 const JSONSchema202012 = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "$defs": {
     "address": {
+      "$anchor": "addressDef",
       "type": "object",
       "properties": {
         "street": {"type": "string"},
@@ -53,21 +55,30 @@ const JSONSchema202012 = `{
   },
   "properties": {
     "name": {"type": "string"},
-    "address": {"$ref": "#/$defs/address"}
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
   },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
   "additionalProperties": false
 }`
 
+// readOnly annotates a fixture tool that changes nothing.
+func readOnly(title string) mcp.ToolOption {
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	})
+}
+
 func (f *fixture) addTools() {
-	readOnly := func(title string) mcp.ToolOption {
-		return mcp.WithToolAnnotation(mcp.ToolAnnotation{
-			Title:           title,
-			ReadOnlyHint:    mcp.ToBoolPtr(true),
-			DestructiveHint: mcp.ToBoolPtr(false),
-			IdempotentHint:  mcp.ToBoolPtr(true),
-			OpenWorldHint:   mcp.ToBoolPtr(false),
-		})
-	}
 	noArgs := func(name, title, description string) mcp.Tool {
 		return mcp.NewTool(name, mcp.WithDescription(description), readOnly(title))
 	}

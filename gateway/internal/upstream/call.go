@@ -33,7 +33,8 @@ const maxInputRoundTrips = 10
 // with each request on the 2026-07-28 protocol). When a 2026-07-28 server
 // answers that it needs input first (resultType "input_required"), each
 // embedded request goes to Host.ClientRequest and the call is sent again
-// with the answers.
+// with the answers, unless ctx carries Asking: then the input_required
+// answer is returned as it is.
 //
 // With stage, an answer longer than Options.MaxResultBytes (up to
 // MaxStagedBytes) comes back in a file instead of the bytes; the caller
@@ -44,7 +45,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		token = "sbx-p-" + strconv.FormatUint(c.nextID.Add(1), 10)
 		defer c.watchProgress(token, progress)()
 	}
-	p := callParams{Name: name, Arguments: args, Meta: c.requestMeta(token, logLevel)}
+	asking := AskingFrom(ctx)
+	p := callParams{Name: name, Arguments: args, Meta: c.askingMeta(c.requestMeta(token, logLevel), asking)}
+	if asking != nil {
+		p.InputResponses, p.RequestState = asking.InputResponses, asking.RequestState
+	}
 	var header http.Header
 	if c.modern && c.isHTTP && hasParamHeaders(def) {
 		var mt mcp.Tool
@@ -75,8 +80,8 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 			InputRequests map[string]json.RawMessage `json:"inputRequests"`
 			RequestState  string                     `json:"requestState"`
 		}
-		if json.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" {
-			return raw, nil, nil
+		if json.Unmarshal(raw, &ir) != nil || ir.ResultType != "input_required" || asking != nil {
+			return raw, nil, nil // a caller with Asking answers for itself
 		}
 		if round >= maxInputRoundTrips {
 			return nil, nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server asked for input more than %d times", maxInputRoundTrips)}
@@ -104,10 +109,18 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 // Forward sends one pass-through request (resources/read, prompts/get,
 // completion/complete) and returns its raw result. params gets the
 // request's _meta (the stateless protocol's metadata with the calling
-// session's logLevel).
+// session's logLevel); with Asking in ctx, the caller's capabilities and
+// answers go with it, and an input_required answer comes back as it is.
 func (c *Conn) Forward(ctx context.Context, method string, params map[string]any, logLevel string) (json.RawMessage, error) {
-	if meta := c.requestMeta("", logLevel); meta != nil {
+	asking := AskingFrom(ctx)
+	if meta := c.askingMeta(c.requestMeta("", logLevel), asking); meta != nil {
 		params["_meta"] = meta
+	}
+	if asking != nil && len(asking.InputResponses) > 0 {
+		params["inputResponses"] = asking.InputResponses
+	}
+	if asking != nil && asking.RequestState != "" {
+		params["requestState"] = asking.RequestState
 	}
 	return c.request(ctx, method, params, nil)
 }

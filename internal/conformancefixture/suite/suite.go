@@ -84,20 +84,45 @@ func (r Results) Passed() []string {
 }
 
 // Run runs the named server scenarios (all of them, pending ones included,
-// when none are named) against url, e.g. http://127.0.0.1:PORT/mcp, and
-// returns their results. It needs the npm peers (Node 22 and the suite) and
-// skips or fails the test as testpeers does when they are missing. A scenario
-// that failed is a result, not an error; Run fails the test only when the
-// suite itself could not run or left no results.
+// when none are named) of the pinned suite 0.1.16 against url, e.g.
+// http://127.0.0.1:PORT/mcp, and returns their results. It needs the npm
+// peers (Node 22 and the suite) and skips or fails the test as testpeers
+// does when they are missing. A scenario that failed is a result, not an
+// error; Run fails the test only when the suite itself could not run or
+// left no results.
 func Run(t testing.TB, url string, scenarios ...string) Results {
 	t.Helper()
-	node, script := testpeers.Node(t), entryPoint(t)
+	return RunWith(t, url, Options{Scenarios: scenarios})
+}
+
+// Options choose which pinned suite runs and which of its scenarios.
+type Options struct {
+	// Next runs the pinned suite 0.2 (peers' conformance-next: protocol
+	// 2026-07-28, input_required, tasks) instead of 0.1.16.
+	Next bool
+	// Requirements runs exactly the scenarios a spec revision requires
+	// ("2026-07-28", suite 0.2 only) at that revision's wire, rather than
+	// --suite all.
+	Requirements string
+	// Scenarios names the scenarios to keep (one is run alone); none: all
+	// that ran.
+	Scenarios []string
+}
+
+// RunWith runs a pinned suite against url as opts say (see Run).
+func RunWith(t testing.TB, url string, opts Options) Results {
+	t.Helper()
+	node, script := testpeers.Node(t), entryPoint(t, opts.Next)
 	out := t.TempDir()
+	scenarios := opts.Scenarios
 
 	args := []string{script, "server", "--url", url, "-o", out}
-	if len(scenarios) == 1 {
+	switch {
+	case len(scenarios) == 1:
 		args = append(args, "--scenario", scenarios[0])
-	} else {
+	case opts.Requirements != "":
+		args = append(args, "--requirements", opts.Requirements)
+	default:
 		args = append(args, "--suite", "all")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -138,11 +163,24 @@ func Run(t testing.TB, url string, scenarios ...string) Results {
 	return results
 }
 
-// List returns the names of all server scenarios of the pinned suite, as
-// `conformance list` prints them.
+// List returns the names of all server scenarios of the pinned suite
+// 0.1.16, as `conformance list` prints them.
 func List(t testing.TB) []string {
 	t.Helper()
-	cmd := exec.Command(testpeers.Node(t), entryPoint(t), "list")
+	return list(t, false)
+}
+
+// Required returns the server scenarios suite 0.2 requires of a spec
+// revision (e.g. "2026-07-28"), as `conformance list --requirements` prints
+// them.
+func Required(t testing.TB, revision string) []string {
+	t.Helper()
+	return list(t, true, "--requirements", revision)
+}
+
+func list(t testing.TB, next bool, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(testpeers.Node(t), append([]string{entryPoint(t, next), "list"}, args...)...)
 	cmd.Env = testpeers.Env(t)
 	out, err := cmd.Output()
 	if err != nil {
@@ -203,7 +241,12 @@ func BuildFixture(t testing.TB) string {
 	return buildPath
 }
 
-func entryPoint(t testing.TB) string {
+// entryPoint is the suite's command: 0.1.16, or 0.2 (next), which
+// peers/package.json pins under the alias conformance-next beside it.
+func entryPoint(t testing.TB, next bool) string {
+	if next {
+		return filepath.Join(testpeers.Package(t, "conformance-next"), "dist", "index.js")
+	}
 	return filepath.Join(testpeers.Package(t, "@modelcontextprotocol/conformance"), "dist", "index.js")
 }
 

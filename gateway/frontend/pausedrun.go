@@ -1,0 +1,346 @@
+package frontend
+
+// Built-in tools (execute_code, a saved script) run for a 2026-07-28
+// client, which has no session to be asked through: what the run asks (a
+// policy's approval, an upstream's elicitation, sampling or roots) pauses
+// it, the call answers input_required with the questions, and the retry,
+// which finds the paused run by its requestState, hands the answers to the
+// waiting run and waits again for its result or its next questions. The
+// run keeps its worker meanwhile (the short pause); its clock stands while
+// it waits for a person, as a 2025 session's does. A run nobody answers
+// within the approval timeout goes on as a 2025 run would: DENIED.
+//
+// A paused run is a value of this process found by its id, which only the
+// sealed requestState carries (bound to the principal and the request):
+// the seam where a run that holds no worker (a journal replayed in a fresh
+// one, on any replica) would be found instead.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway"
+)
+
+// MaxPausedRuns is how many calls one principal may have paused at once,
+// waiting for its answers: each holds a goroutine, maybe a worker, and an
+// upstream request. One more is refused rather than paused.
+const MaxPausedRuns = 16
+
+// finishedRunKept is how long the result of a run that finished while
+// nobody was waiting (its client answered late, or not at all) is kept
+// for the retry that may still come.
+const finishedRunKept = 2 * time.Minute
+
+// pausedRuns are this process's runs waiting for their client's answers,
+// by id.
+type pausedRuns struct {
+	mu   sync.Mutex
+	runs map[string]*pausedRun
+}
+
+// put keeps r (again) as paused; false when its principal has
+// MaxPausedRuns others paused already.
+func (p *pausedRuns) put(r *pausedRun) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.runs == nil {
+		p.runs = map[string]*pausedRun{}
+	}
+	if p.runs[r.id] == nil {
+		n := 0
+		for _, o := range p.runs {
+			if o.principal == r.principal {
+				n++
+			}
+		}
+		if n >= MaxPausedRuns {
+			return false
+		}
+	}
+	p.runs[r.id] = r
+	return true
+}
+
+func (p *pausedRuns) get(id string) *pausedRun {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runs[id]
+}
+
+func (p *pausedRuns) remove(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.runs, id)
+}
+
+// pausedRun is one run of a built-in tool for a 2026-07-28 client: the
+// gateway.Peer its calls ask, and what it ended with.
+type pausedRun struct {
+	id        string
+	principal string // auth.Principal.Key of its caller
+	caps      mcp.ClientCapabilities
+	cancel    context.CancelFunc
+
+	asked chan struct{} // a new question is pending (buffered 1)
+	done  chan struct{} // closed when the run returned
+	res   any           // what the handler returned (answers' T)
+	err   error
+
+	mu      sync.Mutex
+	seq     int
+	pending map[string]*question // asked, not answered, by input request key
+	lacking string               // a capability an upstream asked for that the request did not declare
+}
+
+// Lacks records that an upstream asked for a capability the request did
+// not declare (gateway.Peer).
+func (r *pausedRun) Lacks(capability string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lacking == "" {
+		r.lacking = capability
+	}
+}
+
+type pausedRunKey struct{}
+
+// lackedCapability is the capability an upstream asked of the run in ctx
+// that its request did not declare, or "".
+func lackedCapability(ctx context.Context) string {
+	r, _ := ctx.Value(pausedRunKey{}).(*pausedRun)
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lacking
+}
+
+type question struct {
+	method string
+	params json.RawMessage
+	answer chan json.RawMessage // buffered 1
+}
+
+// Supports reports a capability the request declared.
+func (r *pausedRun) Supports(capability string) bool {
+	switch capability {
+	case "elicitation":
+		return r.caps.Elicitation != nil
+	case "sampling":
+		return r.caps.Sampling != nil
+	case "roots":
+		return r.caps.Roots != nil
+	}
+	return false
+}
+
+// Request asks the client: the question waits among the run's pending
+// ones until a retry answers it or ctx ends (the approval timeout, or the
+// run's end).
+func (r *pausedRun) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	q := &question{method: method, params: params, answer: make(chan json.RawMessage, 1)}
+	r.mu.Lock()
+	r.seq++
+	key := fmt.Sprintf("sandbox_q%d", r.seq)
+	r.pending[key] = q
+	r.mu.Unlock()
+	select {
+	case r.asked <- struct{}{}:
+	default:
+	}
+	select {
+	case a := <-q.answer:
+		return a, nil
+	case <-ctx.Done():
+		r.mu.Lock()
+		delete(r.pending, key)
+		r.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// Notify drops what an upstream would tell the client: a 2026-07-28 run
+// has no stream that outlives its request to carry it.
+func (r *pausedRun) Notify(string, json.RawMessage) {}
+
+// inputRequests are the pending questions as the client receives them.
+func (r *pausedRun) inputRequests() (mcp.InputRequests, error) {
+	r.mu.Lock()
+	raw := make(map[string]any, len(r.pending))
+	for key, q := range r.pending {
+		req := map[string]any{"method": q.method}
+		if len(q.params) > 0 {
+			req["params"] = q.params
+		}
+		raw[key] = req
+	}
+	r.mu.Unlock()
+	b, _ := json.Marshal(raw)
+	var reqs mcp.InputRequests
+	if err := json.Unmarshal(b, &reqs); err != nil {
+		return nil, fmt.Errorf("the run asked something the client cannot be asked: %w", err)
+	}
+	return reqs, nil
+}
+
+// answer hands the retry's answers to the questions they answer; a
+// question without an answer stays pending (it is asked again).
+func (r *pausedRun) answer(responses json.RawMessage) {
+	var answers map[string]json.RawMessage
+	if json.Unmarshal(responses, &answers) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, a := range answers {
+		if q := r.pending[key]; q != nil {
+			delete(r.pending, key)
+			q.answer <- a
+		}
+	}
+}
+
+func (r *pausedRun) hasPending() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) > 0
+}
+
+// answers says how a paused call of one kind of request answers: T is
+// what its handler returns (a tool's, a prompt's result, a resource's
+// contents).
+type answers[T any] struct {
+	// input answers with the run's questions as input_required.
+	input func(ctx context.Context, reqs mcp.InputRequests, state string) (T, error)
+	// refuse answers with a refusal the client reads.
+	refuse func(err error) (T, error)
+}
+
+// toolAnswers are a tools/call's: input_required results, tool errors.
+var toolAnswers = answers[*mcp.CallToolResult]{
+	input: func(_ context.Context, reqs mcp.InputRequests, state string) (*mcp.CallToolResult, error) {
+		out := &mcp.CallToolResult{Content: []mcp.Content{}}
+		out.ResultType = mcp.ResultTypeInputRequired
+		out.InputRequests, out.RequestState = reqs, state
+		return out, nil
+	},
+	refuse: func(err error) (*mcp.CallToolResult, error) { return errorResult(err), nil },
+}
+
+// runAsking runs a built-in tool's handler for a 2026-07-28 request (a
+// retry finds its paused run by the requestState), and answers with its
+// result or with input_required while it waits for the client.
+func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	if r.Params.RequestState == "" {
+		return startRun(s, ctx, binding, run, toolAnswers)
+	}
+	id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState)
+	if !ok {
+		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
+	}
+	return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, toolAnswers)
+}
+
+// pausedRunOf is the id of the paused run a requestState names, when it
+// names one (a state the front end issued to this caller for this
+// request, for a run rather than an upstream's question).
+func (s *Server) pausedRunOf(ctx context.Context, binding, state string) (string, bool) {
+	if state == "" {
+		return "", false
+	}
+	ref, err := s.states.open(callerOf(ctx).Principal, binding, state)
+	if err != nil {
+		return "", false
+	}
+	return strings.CutPrefix(ref, "run:")
+}
+
+// resumeRun hands a retry's answers to the paused run id and waits for it.
+func resumeRun[T any](s *Server, ctx context.Context, mrt mcp.MultiRoundTripParams, binding, id string, a answers[T]) (T, error) {
+	var zero T
+	p := s.paused.get(id)
+	if p == nil {
+		return zero, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: "the run this requestState belongs to is gone (it ended, or paused on another replica of the gateway); send the request again without requestState and inputResponses"})
+	}
+	if len(mrt.InputResponses) > 0 {
+		asking, _, err := s.askingFor(ctx, binding, mcp.MultiRoundTripParams{InputResponses: mrt.InputResponses})
+		if err != nil {
+			return zero, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+		}
+		p.answer(asking.InputResponses)
+	}
+	return waitRun(s, ctx, p, binding, a)
+}
+
+// startRun runs run for a 2026-07-28 request with a gateway.Peer that
+// pauses it when it asks.
+func startRun[T any](s *Server, ctx context.Context, binding string, run func(context.Context) (T, error), a answers[T]) (T, error) {
+	var caps mcp.ClientCapabilities
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
+		caps = *info.ClientCapabilities
+	}
+	idBytes := make([]byte, 16)
+	_, _ = rand.Read(idBytes)
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &pausedRun{id: hex.EncodeToString(idBytes), principal: callerOf(ctx).Principal.Key(), caps: caps, cancel: cancel,
+		asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*question{}}
+	go func() {
+		defer cancel()
+		p.res, p.err = run(context.WithValue(gateway.WithPeer(runCtx, p), pausedRunKey{}, p))
+		close(p.done)
+	}()
+	return waitRun(s, ctx, p, binding, a)
+}
+
+// waitRun waits for the run's result or its questions. The request's end
+// (the client left) cancels a run that is not waiting for an answer, as
+// it cancels any call of a 2026-07-28 client.
+func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string, a answers[T]) (T, error) {
+	var zero T
+	for {
+		if p.hasPending() {
+			reqs, err := p.inputRequests()
+			if err != nil {
+				p.cancel()
+				s.paused.remove(p.id)
+				return a.refuse(err)
+			}
+			if !s.paused.put(p) {
+				p.cancel()
+				return a.refuse(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns))
+			}
+			go s.forgetWhenDone(p)
+			return a.input(ctx, reqs, s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id))
+		}
+		select {
+		case <-p.done:
+			s.paused.remove(p.id)
+			res, _ := p.res.(T)
+			return res, p.err
+		case <-p.asked:
+		case <-ctx.Done():
+			p.cancel()
+			s.paused.remove(p.id)
+			return zero, ctx.Err()
+		}
+	}
+}
+
+// forgetWhenDone drops a paused run once it ended and its result had time
+// to be fetched.
+func (s *Server) forgetWhenDone(p *pausedRun) {
+	<-p.done
+	time.Sleep(finishedRunKept)
+	s.paused.remove(p.id)
+}
