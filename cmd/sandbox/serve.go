@@ -153,6 +153,8 @@ type serveFlags struct {
 	requestBudgetMB int
 	// expose is "code" or "all" ("": the config's, else code).
 	expose string
+	// pprof serves Go's profiler at /debug/pprof/ beside /metrics.
+	pprof bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -198,6 +200,7 @@ otherwise (--log-format).`,
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let --http listen on a non-loopback address without \"gateway.auth\" (only behind something that authenticates)")
 	f.maxLimits = addMaxLimitFlags(fl)
 	fl.StringVar(&f.expose, "expose", "", `which tools tools/list holds: "code" (search_tools, execute_code and the hub tools; the default with code mode) or "all" (every upstream tool too); overrides "codeMode.expose"`)
+	fl.BoolVar(&f.pprof, "pprof", false, `serve Go's profiler at /debug/pprof/ beside /metrics, to the same principals (with --http; overrides "gateway.pprof"); off by default`)
 	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory stays under about 100 MiB + 8 × this (see docs/serve.md)")
 	return cmd
 }
@@ -370,6 +373,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// Metrics name every server and tool: with authentication on, only a
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
+	if f.pprof || file.Pprof {
+		mountPprof(mux, func(h http.Handler) http.Handler { return protect(unrestrictedOnly(h)) })
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
 	// NoDrain: a request refused before its body is read (401 above all,
