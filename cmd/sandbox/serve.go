@@ -155,6 +155,9 @@ type serveFlags struct {
 	expose string
 	// pprof serves Go's profiler at /debug/pprof/ beside /metrics.
 	pprof bool
+	// maxExpectedWait bounds how long an execute_code run may expect to
+	// wait for a worker (0: the config's, else the runtime's default).
+	maxExpectedWait time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -200,6 +203,7 @@ otherwise (--log-format).`,
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let --http listen on a non-loopback address without \"gateway.auth\" (only behind something that authenticates)")
 	f.maxLimits = addMaxLimitFlags(fl)
 	fl.StringVar(&f.expose, "expose", "", `which tools tools/list holds: "code" (search_tools, execute_code and the hub tools; the default with code mode) or "all" (every upstream tool too); overrides "codeMode.expose"`)
+	fl.DurationVar(&f.maxExpectedWait, "max-expected-wait", 0, `the longest an execute_code run may expect to wait for a worker, from the recent durations of the runs ahead of it; a run that would wait longer gets BUSY at once with a retry hint (default 3s; overrides "codeMode.maxExpectedWait")`)
 	fl.BoolVar(&f.pprof, "pprof", false, `serve Go's profiler at /debug/pprof/ beside /metrics, to the same principals (with --http; overrides "gateway.pprof"); off by default`)
 	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory stays under about 100 MiB + 8 × this (see docs/serve.md)")
 	return cmd
@@ -332,6 +336,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
 		}
 		cm.Engine.MaxLimits = f.maxLimits.ceiling().Or(cm.Engine.MaxLimits)
+		switch {
+		case f.maxExpectedWait < 0:
+			return &exitError{code: 2, msg: fmt.Sprintf("--max-expected-wait %s: give a positive duration such as 3s (to let no run wait, set \"codeMode.maxQueue\" to 0)", f.maxExpectedWait)}
+		case f.maxExpectedWait > 0:
+			cm.Runtime.MaxExpectedWait = f.maxExpectedWait
+		}
 		ix, err := index.wait()
 		if err != nil {
 			return err
