@@ -132,10 +132,10 @@ func TestWorkersThatKeepDyingSayRunAgain(t *testing.T) {
 	}
 }
 
-// TestLogTextFollowsItsFrame: a log's message travels raw after its frame
-// and is read back as it was; what a misbehaving worker could send instead
+// TestTailsFollowTheirFrames: a log's message and a reply's result travel
+// raw after their frame and are read back as they were; what a misbehaving worker could send instead
 // is refused or made valid.
-func TestLogTextFollowsItsFrame(t *testing.T) {
+func TestTailsFollowTheirFrames(t *testing.T) {
 	var buf bytes.Buffer
 	fw := newFrameWriter(&buf)
 	texts := []string{"plain", "", `"quoted" \ and {"json": 1}`, "é 😀\n\x00", strings.Repeat("x", 200<<10)}
@@ -167,7 +167,22 @@ func TestLogTextFollowsItsFrame(t *testing.T) {
 	if m, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":4}`, "a\xffb\xfe")); err != nil || m.Log.Message != "a\uFFFDb\uFFFD" {
 		t.Fatalf("invalid UTF-8: %+v, %v", m, err)
 	}
+	// A reply's result follows its frame as it is, bytes and all.
+	var rb bytes.Buffer
+	result := `{"a": "<b> & \u00e9", "n": [1, 2]}`
+	if err := newFrameWriter(&rb).sendReply(&message{T: msgReply, RunID: 3, ID: 9}, []byte(result)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := readFrame(bufio.NewReader(&rb)); err != nil || m.T != msgReply || m.ID != 9 || string(m.Result) != result || m.Tail != 0 {
+		t.Fatalf("a reply read back: %+v, %v", m, err)
+	}
+	if m, err := readFrame(frame(`{"t":"reply","run":1,"id":2,"err":{"code":"X","message":"no"}}`, "")); err != nil || m.Result != nil || m.Err == nil {
+		t.Fatalf("a reply with an error and no tail: %+v, %v", m, err)
+	}
 	for _, bad := range []string{
+		`{"t":"reply","run":1,"id":2,"result":{},"tail":4}`,
+		`{"t":"reply","run":1,"id":2,"err":{"code":"X","message":"no"},"tail":4}`,
+		`{"t":"call","run":1,"id":2,"tail":4}`,
 		`{"t":"done","run":1,"tail":4}`,
 		`{"t":"log","run":1,"tail":4}`,
 		`{"t":"log","run":1,"log":{"level":"log","message":"x"},"tail":4}`,
@@ -179,6 +194,9 @@ func TestLogTextFollowsItsFrame(t *testing.T) {
 	}
 	if _, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":9}`, "abcd")); err != io.ErrUnexpectedEOF {
 		t.Errorf("a cut tail: err = %v, want unexpected EOF", err)
+	}
+	if _, err := readFrame(frame(`{"t":"reply","run":1,"id":2,"tail":9}`, "abcd")); err != io.ErrUnexpectedEOF {
+		t.Errorf("a cut result: err = %v, want unexpected EOF", err)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 
 // The parent and a worker exchange frames over the worker's stdin and stdout:
 // a 4-byte big-endian length, then one JSON message, then, when the message
-// says so (Tail), that many bytes of raw text. Nothing else is shared.
+// says so (Tail), that many raw bytes: a log's text, or a reply's result.
+// Nothing else is shared.
 //
 //	parent -> worker: run, reply (a tool call's answer), cancel
 //	worker -> parent: ready (once, at start), started (a run was received,
@@ -53,10 +54,13 @@ type message struct {
 
 	// log
 	Log *LogEntry `json:"log,omitempty"`
-	// Tail is the size of the raw text that follows the frame: a log's
+	// Tail is the size of the raw bytes that follow the frame: a log's
 	// message, sent as it is rather than escaped in the JSON, so that the
 	// parent reads a run's console output into one string per entry instead
-	// of unescaping it through two more copies.
+	// of unescaping it through two more copies; or a reply's Result, which
+	// the parent has checked is JSON and the VM parses where it uses it, so
+	// that it is not compacted into the frame, scanned as part of it and
+	// copied out of it on the way (three passes over every tool result).
 	Tail int `json:"tail,omitempty"`
 
 	// done
@@ -144,17 +148,31 @@ func (fw *frameWriter) sendLazy(m *message) error {
 
 // sendText sends m followed by text, raw (m.Tail says how long it is).
 func (fw *frameWriter) sendText(m *message, text string) error {
-	m.Tail = len(text)
+	return fw.sendTail(m, text, nil)
+}
+
+// sendReply sends a reply whose result follows the frame raw.
+func (fw *frameWriter) sendReply(m *message, result []byte) error {
+	m.Result = nil
+	return fw.sendTail(m, "", result)
+}
+
+// sendTail sends m followed by text or raw (one of them is empty).
+func (fw *frameWriter) sendTail(m *message, text string, raw []byte) error {
+	m.Tail = len(text) + len(raw)
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	if len(data) > maxFrameBytes || len(text) > maxFrameBytes {
-		return &frameTooLargeError{msg: m.T, size: len(data) + len(text)}
+	if len(data) > maxFrameBytes || m.Tail > maxFrameBytes {
+		return &frameTooLargeError{msg: m.T, size: len(data) + m.Tail}
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err := fw.writeLocked(data, text); err != nil {
+		return err
+	}
+	if _, err := fw.w.Write(raw); err != nil {
 		return err
 	}
 	return fw.w.Flush()
@@ -202,17 +220,30 @@ func readFrame(r *bufio.Reader) (*message, error) {
 	if err := json.Unmarshal(buf, m); err != nil {
 		return nil, fmt.Errorf("runtime: malformed frame: %w", err)
 	}
-	if m.Tail != 0 {
-		if m.T != msgLog || m.Log == nil || m.Log.Message != "" || m.Tail < 0 || m.Tail > maxFrameBytes {
-			return nil, fmt.Errorf("runtime: malformed frame: %d bytes of text after a %q message", m.Tail, m.T)
-		}
+	if m.Tail == 0 {
+		return m, nil
+	}
+	switch {
+	case m.Tail < 0 || m.Tail > maxFrameBytes:
+	case m.T == msgLog && m.Log != nil && m.Log.Message == "":
 		text, err := readText(r, m.Tail)
 		if err != nil {
 			return nil, err
 		}
 		m.Log.Message, m.Tail = text, 0
+		return m, nil
+	case m.T == msgReply && m.Result == nil && m.Err == nil:
+		m.Result = make(json.RawMessage, m.Tail)
+		if _, err := io.ReadFull(r, m.Result); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		m.Tail = 0
+		return m, nil
 	}
-	return m, nil
+	return nil, fmt.Errorf("runtime: malformed frame: %d bytes after a %q message", m.Tail, m.T)
 }
 
 // readText reads n bytes of text into a string, copying them once, from
