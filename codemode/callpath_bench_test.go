@@ -57,7 +57,7 @@ func BenchmarkToolCallPath(b *testing.B) {
 		upstream string
 	}{{"worker/stdio", runtime.IsolateWorkers, "stdio"}, {"worker/inproc", runtime.IsolateWorkers, "inproc"}, {"inproc/inproc", runtime.InProcess, "inproc"}} {
 		b.Run(c.name, func(b *testing.B) {
-			e := callPathEngine(b, c.iso, c.upstream)
+			e := upstreamEngine(b, c.upstream, gateway.DefaultSettings(), runtime.Options{Isolation: c.iso, Workers: 1})
 			run := func() {
 				res, err := e.Execute(context.Background(), ExecuteRequest{Code: code})
 				if err != nil || !res.OK {
@@ -78,39 +78,40 @@ func BenchmarkToolCallPath(b *testing.B) {
 	}
 }
 
-func callPathEngine(b *testing.B, iso runtime.Isolation, upstream string) *Engine {
-	b.Helper()
-	rtOpts := runtime.Options{Isolation: iso, Workers: 1}
+// upstreamEngine is an engine over the example tracker as "demo": a
+// stdio process of this test binary (upstream "stdio"), or in process
+// ("inproc").
+func upstreamEngine(tb testing.TB, upstream string, settings gateway.Settings, rtOpts runtime.Options) *Engine {
+	tb.Helper()
 	if upstream == "inproc" {
-		return newEngineFull(b, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(), rtOpts, Options{})
+		return newEngineFull(tb, map[string]*server.MCPServer{"demo": mcpserver.New()}, settings, rtOpts, Options{})
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	settings := gateway.DefaultSettings()
 	cfg := &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
 		"demo": {Name: "demo", Transport: gateway.TransportStdio, Command: exe, Env: map[string]string{upstreamEnv: "stdio"}}}}
 	gw, err := gateway.New(cfg)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := gw.Start(ctx); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { gw.Close() })
+	tb.Cleanup(func() { gw.Close() })
 	rt, err := runtime.New(rtOpts)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { rt.Close() })
+	tb.Cleanup(func() { rt.Close() })
 	e, err := New(gw, rt, Options{})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { e.Close() })
+	tb.Cleanup(func() { e.Close() })
 	return e
 }
 
