@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/growstack"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
@@ -126,7 +127,9 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 	}
 
 	go func() {
-		growStack(0)
+		// The call goes deep (the Host, the gateway's steps, the upstream):
+		// grow the stack once now rather than twice on the way (16 µs a call).
+		growstack.To16K()
 		t0 := time.Now()
 		res, err := safeCall(h.ctx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
 		var terr *ToolError
@@ -165,24 +168,6 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 		}
 	}()
 }
-
-// growStack grows the calling goroutine's stack at once to the size a
-// call through the gateway needs, while there is almost nothing on it to
-// copy. A new goroutine's stack is small; left to itself it doubled
-// twice on the way to the upstream, each time copying the frames of the
-// gateway's steps (16 µs a call, 7% of serve's CPU on the path).
-//
-//go:noinline
-func growStack(i int) byte {
-	var pad [growStackBytes]byte
-	pad[i] = 1
-	return pad[len(pad)-1-i]
-}
-
-// growStackBytes is growStack's frame: the stack it leaves is the next power
-// of two above it, 16 KiB, the largest size Go hands out from its per-thread
-// caches.
-const growStackBytes = 12 << 10
 
 // safeCall keeps a panicking Host from taking the process down.
 func safeCall(ctx context.Context, host Host, call ToolCall) (res json.RawMessage, err error) {
