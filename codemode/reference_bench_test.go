@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,13 +119,16 @@ process.exit(0);
 			b.Fatal(err)
 		}
 		// targetCPU is the CPU of target 0 (this process, its workers and
-		// its upstream: every child but the driver and the reference) or
-		// target 1 (the reference server and its upstream).
+		// its upstream: every child but the driver and the reference, and
+		// the children reaped so far, such as a worker that retired within
+		// a span) or target 1 (the reference server and its upstream).
 		targetCPU := func(t string) float64 {
 			if t == "1" {
 				return treeCPUOf(ref.Process.Pid)
 			}
-			total := selfCPUMillis()
+			var ru syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+			total := selfCPUMillis() + float64(ru.Utime.Nano()+ru.Stime.Nano())/1e6
 			for _, pid := range benchutil.Children(os.Getpid()) {
 				if pid != driver.Process.Pid && pid != ref.Process.Pid {
 					if st, ok := benchutil.ReadStat(pid); ok {
