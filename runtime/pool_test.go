@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // idleWorker is the pool's one idle worker, after a run.
@@ -128,6 +130,42 @@ func TestWorkersThatKeepDyingSayRunAgain(t *testing.T) {
 	for _, internal := range []string{"EOF", "closed", "pipe", "|1", "write"} {
 		if strings.Contains(res.Error.Error(), internal) {
 			t.Fatalf("the error shows %q: %s", internal, res.Error)
+		}
+	}
+}
+
+// writeCounter counts the writes a frameWriter makes.
+type writeCounter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) { w.writes++; return w.Buffer.Write(p) }
+
+// TestLazyFramesGoTogether: the calls a turn of the snippet starts are held
+// until the VM idles and then cross in one write, each still a frame of
+// its own.
+func TestLazyFramesGoTogether(t *testing.T) {
+	var out writeCounter
+	fw := newFrameWriter(&out)
+	for id := uint64(1); id <= 3; id++ {
+		if err := fw.sendLazy(&message{T: msgCall, RunID: 1, ID: id, Target: &bindings.Target{Kind: bindings.KindTool, ID: "demo:echo"}, Args: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.writes != 0 {
+		t.Fatalf("%d writes before the VM idled, want none", out.writes)
+	}
+	if err := fw.flush(); err != nil || out.writes != 1 {
+		t.Fatalf("flush: %v, %d writes, want 1", err, out.writes)
+	}
+	if err := fw.flush(); err != nil || out.writes != 1 {
+		t.Fatalf("a flush with nothing held: %v, %d writes, want still 1", err, out.writes)
+	}
+	r := bufio.NewReader(&out.Buffer)
+	for id := uint64(1); id <= 3; id++ {
+		if m, err := readFrame(r); err != nil || m.T != msgCall || m.ID != id || string(m.Args) != `{}` {
+			t.Fatalf("frame %d: %+v, %v", id, m, err)
 		}
 	}
 }

@@ -106,9 +106,11 @@ const (
 type frameWriter struct {
 	mu sync.Mutex
 	w  *bufio.Writer
-	// lazyFlush, while armed, flushes frames written by sendLazy that no
-	// later send has flushed yet.
+	// lazyFlush, while armed (lazyArmed), flushes frames written by
+	// sendLazy that no later send has flushed yet: at most lazyDelay after
+	// the first of them, however many follow.
 	lazyFlush *time.Timer
+	lazyArmed bool
 }
 
 // lazyDelay bounds how long a frame of sendLazy waits in the buffer.
@@ -121,29 +123,53 @@ func newFrameWriter(w io.Writer) *frameWriter {
 func (fw *frameWriter) send(m *message) error { return fw.sendText(m, "") }
 
 // sendLazy sends m without a write of its own: it leaves with the next
-// frame that is flushed (a run's result, a tool call), or after lazyDelay.
-// For news the other side needs soon but not at once (a run compiled): a
-// trivial run's compiled and done frames then cross the pipe in one write.
+// frame that is flushed (a run's result), with flush, or after lazyDelay.
+// For news the other side needs soon but not at once: a run compiled (a
+// trivial run's compiled and done frames then cross the pipe in one
+// write), and a tool call, which the VM flushes when it has nothing left to
+// run, so that the calls of a Promise.all go out in one write.
 func (fw *frameWriter) sendLazy(m *message) error {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
+	}
+	if len(data) > maxFrameBytes {
+		return &frameTooLargeError{msg: m.T, size: len(data)}
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err := fw.writeLocked(data, ""); err != nil {
 		return err
 	}
+	if fw.lazyArmed {
+		return nil
+	}
+	fw.lazyArmed = true
 	if fw.lazyFlush == nil {
 		fw.lazyFlush = time.AfterFunc(lazyDelay, func() {
 			fw.mu.Lock()
 			defer fw.mu.Unlock()
+			fw.lazyArmed = false
 			_ = fw.w.Flush()
 		})
 	} else {
 		fw.lazyFlush.Reset(lazyDelay)
 	}
 	return nil
+}
+
+// flush writes what sendLazy buffered, now, and disarms its timer (a
+// wake-up a sequence of awaited calls would otherwise pay for each).
+func (fw *frameWriter) flush() error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.lazyArmed && fw.lazyFlush.Stop() {
+		fw.lazyArmed = false
+	}
+	if fw.w.Buffered() == 0 {
+		return nil
+	}
+	return fw.w.Flush()
 }
 
 // sendText sends m followed by text, raw (m.Tail says how long it is).

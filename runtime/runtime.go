@@ -280,6 +280,8 @@ func (s *inProcessSide) startCall(id uint64, target bindings.Target, args json.R
 
 func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
 
+func (s *inProcessSide) idle() {}
+
 func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, req *Request) *Result {
 	side := &inProcessSide{hs: hs}
 	ex := newExecution(side, limits, filename)
