@@ -1,38 +1,48 @@
 package growstack
 
 import (
-	"runtime"
 	"testing"
+	"unsafe"
 )
 
-// stackInUse is the bytes of stack the runtime holds for goroutines.
-func stackInUse() uint64 {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.StackInuse
+// deep recurses about n KiB of frames.
+//
+//go:noinline
+func deep(n int) int {
+	var pad [1 << 10]byte
+	pad[n%len(pad)] = byte(n)
+	if n <= 0 {
+		return int(pad[0])
+	}
+	return deep(n-1) + int(pad[1])
 }
 
-// TestGrowKeepsTheStack: a goroutine that called To16K or To32K holds a
-// stack of that size while it runs (the runtime's stacks in use grow by it,
-// less the stack the goroutine started with).
+// moved reports whether a new goroutine's stack was copied (grown) while
+// it went kib KiB deep, after grow: a copy moves its locals, so the address
+// of one differs before and after.
+func moved(grow func(), kib int) bool {
+	out := make(chan bool)
+	go func() {
+		grow()
+		var x int
+		before := uintptr(unsafe.Pointer(&x))
+		deep(kib)
+		out <- uintptr(unsafe.Pointer(&x)) != before
+	}()
+	return <-out
+}
+
+// TestGrowKeepsTheStack: after To16K or To32K a goroutine goes that deep,
+// less a margin, without its stack being copied again; without them it
+// would be (the check can see a copy: one 48 KiB deep always moves).
 func TestGrowKeepsTheStack(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		grow func()
-		min  uint64
-	}{{"16K", To16K, 16 << 10}, {"32K", To32K, 32 << 10}} {
-		before := stackInUse()
-		held := make(chan uint64)
-		release := make(chan struct{})
-		go func() {
-			c.grow()
-			held <- stackInUse()
-			<-release
-		}()
-		during := <-held
-		close(release)
-		if during < before+c.min-8<<10 { // the goroutine's own stack, less what it started with
-			t.Errorf("%s: stacks in use %d -> %d, want at least %d more", c.name, before, during, c.min-8<<10)
-		}
+	if !moved(func() {}, 48) {
+		t.Fatal("48 KiB deep without growing first: the stack did not move, so this test cannot see a copy")
+	}
+	if moved(To16K, 4) {
+		t.Error("after To16K, 4 KiB deep copied the stack")
+	}
+	if moved(To32K, 12) {
+		t.Error("after To32K, 12 KiB deep copied the stack")
 	}
 }
