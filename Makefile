@@ -86,11 +86,14 @@ catalog: build
 # trip beside execute_code of a trivial snippet and of a snippet making five
 # tool calls (latency percentiles, calls/s, share of the plain round trip's
 # throughput), and the single-client p50 of execute_code minus the plain
-# round trip. docs/performance.md quotes its figures.
-load:
-	$(GO) test -run '^$$' -bench 'BenchmarkServeLoad' -benchtime 1x -count 1 ./codemode/
+# round trip. docs/performance.md quotes its figures. Then the reference column
+# (docs/performance.md): sandbox beside quickjs-emscripten behind the
+# official SDK (peers/reference), same upstream, same clients, same run.
+load: peers
+	$(GO) test -run '^$$' -bench 'BenchmarkServeLoad$$' -benchtime 1x -count 1 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecuteCodeOverHTTP' -benchtime 1000x -count 3 ./codemode/
 	$(GO) test -run '^$$' -bench 'BenchmarkServeLoadSDKClient' -benchtime 1x -count 3 ./codemode/
+	$(GO) test -run '^$$' -bench 'BenchmarkServeLoadReference' -benchtime 1x -count 1 ./codemode/
 
 # loadtest runs the 32-client mixed-load test of sandbox serve and prints
 # the well-behaved clients' p50/p99 with and without bomb clients, and

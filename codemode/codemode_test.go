@@ -22,6 +22,7 @@ import (
 
 func TestMain(m *testing.M) {
 	runtime.ServeWorkerIfChild()
+	serveUpstreamIfChild()
 	os.Exit(m.Run())
 }
 

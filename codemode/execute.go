@@ -344,6 +344,14 @@ func busyError(b *runtime.BusyError) *gateway.Error {
 	if b.Waiting > 0 {
 		why += fmt.Sprintf(" and %d more are waiting, as many as may wait", b.Waiting)
 	}
+	if b.ExpectedWait > 0 {
+		why = fmt.Sprintf("the sandbox is running all the snippets it can at once (%d)", b.Running)
+		if b.Waiting > 0 {
+			why += fmt.Sprintf(" and %d more are waiting", b.Waiting)
+		}
+		why += fmt.Sprintf("; this snippet would wait about %s for its turn, longer than the %s a snippet may wait",
+			b.ExpectedWait.Round(100*time.Millisecond), b.MaxWait)
+	}
 	if b.Displaced {
 		why = "the queue was full and this snippet gave its place to one of a caller with fewer snippets in the sandbox; " + why
 	}

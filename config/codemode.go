@@ -34,8 +34,11 @@ type CodeMode struct {
 	// hub tools only; the default) or "all" (every upstream tool too).
 	Expose string
 	// Runtime is workers: how many snippets run at once (0: CPUs);
-	// maxQueue: how many execute_code runs may wait for a worker (absent: 4
-	// per worker; 0: none waits, MaxQueue -1), past which a run gets BUSY;
+	// maxExpectedWait: the longest an execute_code run may expect to wait
+	// for a worker (absent: runtime.DefaultMaxExpectedWait, 3s), past which it
+	// gets BUSY with a retry hint from the same estimate;
+	// maxQueue: how many runs may wait however short (absent: 64 per
+	// worker; 0: none waits, MaxQueue -1), past which a run gets BUSY;
 	// perSessionWorkers: the most workers one session holds while others
 	// wait (absent: no cap).
 	Runtime runtime.Options
@@ -47,7 +50,7 @@ const (
 	ExposeAll  = "all"
 )
 
-var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "dataDir", "workers", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits", "results"}
+var codeModeKeys = []string{"disabled", "expose", "k", "indexDir", "dataDir", "workers", "maxExpectedWait", "maxQueue", "perSessionWorkers", "embedder", "limits", "maxLimits", "results"}
 
 func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 	if n.kind != jsonObject {
@@ -82,6 +85,9 @@ func (p *parser) parseCodeMode(n *jsonNode, c *CodeMode) error {
 			}
 		case "workers":
 			c.Runtime.Workers, err = p.positiveInt(v, "workers")
+		case "maxExpectedWait":
+			// Positive: "maxQueue": 0 is how no run waits.
+			c.Runtime.MaxExpectedWait, err = p.duration(v, "maxExpectedWait")
 		case "maxQueue":
 			c.Runtime.MaxQueue, err = p.nonNegativeInt(v, "maxQueue")
 			if err == nil && c.Runtime.MaxQueue == 0 {

@@ -14,7 +14,7 @@ import (
 // runtime's own options, with nothing in between to copy.
 func TestCodeModeBlock(t *testing.T) {
 	file, err := Parse("/etc/sandbox/gw.json", []byte(`{"mcpServers": {}, "codeMode": {
-  "k": 7, "indexDir": "idx", "workers": 3, "maxQueue": 9, "perSessionWorkers": 2,
+  "k": 7, "indexDir": "idx", "workers": 3, "maxQueue": 9, "maxExpectedWait": "1500ms", "perSessionWorkers": 2,
   "embedder": {"provider": "openai", "url": "http://127.0.0.1:9/v1", "model": "m", "apiKeyEnv": "KEY", "timeout": "5s"},
   "limits": {"timeout": "10s", "memoryMB": 64, "toolCalls": 9, "outputKB": 2, "resultKB": 3},
   "results": {"perPrincipalMB": 300, "totalMB": 900, "ttl": "1h"}}}`))
@@ -29,15 +29,15 @@ func TestCodeModeBlock(t *testing.T) {
 	if c.Disabled || c.Engine != want {
 		t.Fatalf("got  %+v\nwant %+v", c.Engine, want)
 	}
-	if c.Runtime.Workers != 3 || c.Runtime.MaxQueue != 9 || c.Runtime.PerCallerWorkers != 2 ||
+	if c.Runtime.Workers != 3 || c.Runtime.MaxQueue != 9 || c.Runtime.PerCallerWorkers != 2 || c.Runtime.MaxExpectedWait != 1500*time.Millisecond ||
 		c.Runtime.Isolation != 0 || c.Runtime.WorkerCommand != nil || c.Runtime.Defaults != (runtime.Limits{}) {
-		t.Fatalf("runtime options = %+v, want only Workers: 3, MaxQueue: 9, PerCallerWorkers: 2", c.Runtime)
+		t.Fatalf("runtime options = %+v, want only Workers: 3, MaxQueue: 9, MaxExpectedWait: 1.5s, PerCallerWorkers: 2", c.Runtime)
 	}
 
-	// Absent: the runtime's defaults (a queue of 4 per worker, no cap); a
+	// Absent: the runtime's defaults (the wait bound, a queue of 64 per worker, no cap); a
 	// queue of 0 is no waiting at all, which the runtime spells -1.
 	file, err = Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"k": 1}}`))
-	if err != nil || file.CodeMode.Runtime.MaxQueue != 0 || file.CodeMode.Runtime.PerCallerWorkers != 0 {
+	if err != nil || file.CodeMode.Runtime.MaxQueue != 0 || file.CodeMode.Runtime.PerCallerWorkers != 0 || file.CodeMode.Runtime.MaxExpectedWait != 0 {
 		t.Fatalf("absent: %v %+v", err, file.CodeMode.Runtime)
 	}
 	file, err = Parse("gw.json", []byte(`{"mcpServers": {}, "codeMode": {"maxQueue": 0}}`))
@@ -68,6 +68,8 @@ func TestCodeModeBlockErrorsArePositioned(t *testing.T) {
 		`{"mcpServers": {}, "codeMode": []}`:                                                   `"codeMode" must be an object`,
 		`{"mcpServers": {}, "codeMode": {"maxQueue": -1}}`:                                     `gw.json:1:45: "maxQueue" must be a whole number, 0 or more, got -1`,
 		`{"mcpServers": {}, "codeMode": {"maxQueue": "8"}}`:                                    `"maxQueue" must be a whole number, 0 or more, found a string`,
+		`{"mcpServers": {}, "codeMode": {"maxExpectedWait": "0s"}}`:                            `"maxExpectedWait" must be longer than zero`,
+		`{"mcpServers": {}, "codeMode": {"maxExpectedWait": 3}}`:                               `"maxExpectedWait" must be a duration string`,
 		`{"mcpServers": {}, "codeMode": {"perSessionWorkers": 0}}`:                             `gw.json:1:54: "perSessionWorkers" must be a positive whole number`,
 		`{"mcpServers": {}, "codeMode": {"perSessionWorkers": 3, "workers": 2}}`:               `gw.json:1:54: "perSessionWorkers" (3) is more than "workers" (2)`,
 		`{"mcpServers": {}, "codeMode": {"embedder": {"provider": "openai", "key": "s"}}}`:     `unknown key "key" in "embedder"`,

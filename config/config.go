@@ -44,6 +44,9 @@ type File struct {
 	// Redis is the "redis" block of "gateway": the state replicas share
 	// (nil: everything stays in the process).
 	Redis *Redis
+	// Pprof is "pprof" of "gateway": serve Go's profiler at /debug/pprof/
+	// beside /metrics (`sandbox serve --pprof`). Off by default.
+	Pprof bool
 }
 
 // Error is a configuration problem at a position in a file.

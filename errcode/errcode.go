@@ -156,7 +156,7 @@ var table = []Info{
 	{NoHost, Runtime, false, Fault, "A Go program ran a snippet with tools bound but no Host to call them (never in code mode)."},
 	{ToolCallLimit, Runtime, false, DoLess, "A worker asked for more tool calls than the run's limit; the runtime's own check behind the VM's, which stops the snippet first."},
 	{Unspecified, Snippet, true, Yours, "The code of an MCPToolError a snippet constructed without one (`new MCPToolError(\"message\")`)."},
-	{Busy, CodeMode, false, RetryLater, "`execute_code` (or a saved script's tool) was refused: every worker is busy and the queue is full; the message says when to retry."},
+	{Busy, CodeMode, false, RetryLater, "`execute_code` (or a saved script's tool) was refused: every worker is busy and the run would wait longer than the operator allows (or the queue is full); the message says how long and when to retry."},
 	{StoreLimit, CodeMode, true, DoLess, "`sandbox.store.set` would pass a store limit (value size, keys, total bytes); nothing changed, the message says what to delete or shrink."},
 	{ScriptFailed, CodeMode, true, ToolFailed, "A saved script threw, could not run, or called scripts too deep; data has the script's error (message, line, stack)."},
 }

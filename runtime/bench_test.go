@@ -129,6 +129,31 @@ func benchmarkHostCalls(b *testing.B, iso Isolation) {
 func BenchmarkHostCalls100InProcess(b *testing.B) { benchmarkHostCalls(b, InProcess) }
 func BenchmarkHostCalls100Worker(b *testing.B)    { benchmarkHostCalls(b, IsolateWorkers) }
 
+// BenchmarkHostCallsTogether100Worker: a snippet starting 100 calls at once
+// (Promise.all), whose call frames cross to the parent together; per call.
+func BenchmarkHostCallsTogether100Worker(b *testing.B) {
+	rt, err := New(Options{Isolation: IsolateWorkers, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	warm(b, rt)
+	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	})
+	code := "const rs = await Promise.all(Array.from({ length: 100 }, (_, i) => demo.echo({ i })));\nreturn rs.filter((r: any) => r.ok).length"
+	var l benchutil.Latencies
+	for b.Loop() {
+		l.Time(func() {
+			res, err := rt.Run(context.Background(), Request{Code: code, Tools: demoTools, Host: host})
+			if err != nil || !res.OK || string(res.Value) != "100" {
+				b.Fatalf("%v %+v", err, res)
+			}
+		})
+	}
+	l.Report(b, "call", 100)
+}
+
 // BenchmarkDenoRun is the peer: `deno run` of the same snippet, one process
 // per snippet, as most code-mode runtimes do it. Deno has no top-level
 // return: it prints the same result instead.

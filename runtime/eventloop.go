@@ -48,6 +48,11 @@ func (e *execution) loop(main *goja.Promise) *Error {
 			return &Error{Kind: KindDeadlock, Message: "the snippet is awaiting a promise that can never settle: " +
 				"no timer and no tool call is pending. Check for a promise whose resolve is never called, or an await on something that is not started"}
 		}
+		// Nothing left to run until an answer or a timer: what this turn
+		// started goes out together.
+		if e.side != nil {
+			e.side.idle()
+		}
 		var wake <-chan time.Time
 		var tm *time.Timer
 		if t := e.timers.peek(); t != nil {

@@ -25,6 +25,10 @@ type vmSide interface {
 	startCall(id uint64, target bindings.Target, args json.RawMessage)
 	// log receives console output that is within the output limit.
 	log(entry LogEntry)
+	// idle says the VM has run everything it can and now waits (for an
+	// answer or a timer): calls that startCall held back go out now, in one
+	// write however many the last turn started (Promise.all).
+	idle()
 }
 
 // execOutcome is what an execution ends with.

@@ -233,6 +233,27 @@ func TestRunEndCancelsInFlightCalls(t *testing.T) {
 	})
 }
 
+// TestTimeLimitNamesTheCallNeverAnswered: a run that runs out of time
+// while it awaits a call says which call, and how long it waited, in both
+// modes (the worker's deadline and the parent's); calls that did answer
+// are not named.
+func TestTimeLimitNamesTheCallNeverAnswered(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		host := &recordingHost{}
+		res := run(t, rt, Request{Code: "await demo.echo({});\nawait demo.echo({});\nawait demo.slow({});\nreturn 1",
+			Tools: demoTools, Host: host, Limits: Limits{Timeout: 300 * time.Millisecond}})
+		if res.OK || res.Error.Kind != KindLimit || res.Error.Limit != LimitTime {
+			t.Fatalf("want the time limit, got %+v", res.Error)
+		}
+		msg := res.Error.Message
+		if !strings.Contains(msg, "; when it was stopped, it was still waiting for the answer of demo:slow (tool call 3 of the run, made ") ||
+			!strings.HasSuffix(msg, " before, never answered)") || strings.Contains(msg, "demo:echo") {
+			t.Fatalf("message: %s", msg)
+		}
+	})
+}
+
 func TestCancelRun(t *testing.T) {
 	t.Parallel()
 	bothModes(t, func(t *testing.T, rt *Runtime) {

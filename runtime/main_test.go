@@ -46,7 +46,8 @@ func serveDyingWorker(mode string) int {
 }
 
 // testQueue is the test runtimes' MaxQueue: more runs than the tests ever
-// start at once.
+// start at once. They wait however long they expect to (MaxExpectedWait
+// -1): parallel tests of slow snippets are not agents to turn away.
 const testQueue = 1 << 10
 
 var (
@@ -66,7 +67,7 @@ func runtimes(t testing.TB) map[Isolation]*Runtime {
 	sharedOnce.Do(func() {
 		sharedRTs = map[Isolation]*Runtime{}
 		for _, iso := range []Isolation{IsolateWorkers, InProcess} {
-			rt, err := New(Options{Isolation: iso, Workers: 2, MaxQueue: testQueue})
+			rt, err := New(Options{Isolation: iso, Workers: 2, MaxQueue: testQueue, MaxExpectedWait: -1})
 			if err != nil {
 				panic(err)
 			}
@@ -81,7 +82,7 @@ func runtimes(t testing.TB) map[Isolation]*Runtime {
 // when the test ends.
 func workerRuntime(t testing.TB, workers int) *Runtime {
 	t.Helper()
-	rt, err := New(Options{Workers: workers, MaxQueue: testQueue})
+	rt, err := New(Options{Workers: workers, MaxQueue: testQueue, MaxExpectedWait: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

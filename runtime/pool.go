@@ -448,7 +448,7 @@ func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
 		target = *m.Target
 	}
 	hs.call(id, target, m.Args, func(res json.RawMessage, terr *ToolError) {
-		err := w.fw.send(&message{T: msgReply, RunID: runID, ID: id, Result: res, Err: terr})
+		err := w.fw.sendReply(&message{T: msgReply, RunID: runID, ID: id, Err: terr}, res)
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
 			// The answer does not fit in a frame: say so rather

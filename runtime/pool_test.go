@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
 // idleWorker is the pool's one idle worker, after a run.
@@ -132,10 +134,46 @@ func TestWorkersThatKeepDyingSayRunAgain(t *testing.T) {
 	}
 }
 
-// TestLogTextFollowsItsFrame: a log's message travels raw after its frame
-// and is read back as it was; what a misbehaving worker could send instead
+// writeCounter counts the writes a frameWriter makes.
+type writeCounter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) { w.writes++; return w.Buffer.Write(p) }
+
+// TestLazyFramesGoTogether: the calls a turn of the snippet starts are held
+// until the VM idles and then cross in one write, each still a frame of
+// its own.
+func TestLazyFramesGoTogether(t *testing.T) {
+	var out writeCounter
+	fw := newFrameWriter(&out)
+	for id := uint64(1); id <= 3; id++ {
+		if err := fw.sendLazy(&message{T: msgCall, RunID: 1, ID: id, Target: &bindings.Target{Kind: bindings.KindTool, ID: "demo:echo"}, Args: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.writes != 0 {
+		t.Fatalf("%d writes before the VM idled, want none", out.writes)
+	}
+	if err := fw.flush(); err != nil || out.writes != 1 {
+		t.Fatalf("flush: %v, %d writes, want 1", err, out.writes)
+	}
+	if err := fw.flush(); err != nil || out.writes != 1 {
+		t.Fatalf("a flush with nothing held: %v, %d writes, want still 1", err, out.writes)
+	}
+	r := bufio.NewReader(&out.Buffer)
+	for id := uint64(1); id <= 3; id++ {
+		if m, err := readFrame(r); err != nil || m.T != msgCall || m.ID != id || string(m.Args) != `{}` {
+			t.Fatalf("frame %d: %+v, %v", id, m, err)
+		}
+	}
+}
+
+// TestTailsFollowTheirFrames: a log's message and a reply's result travel
+// raw after their frame and are read back as they were; what a misbehaving worker could send instead
 // is refused or made valid.
-func TestLogTextFollowsItsFrame(t *testing.T) {
+func TestTailsFollowTheirFrames(t *testing.T) {
 	var buf bytes.Buffer
 	fw := newFrameWriter(&buf)
 	texts := []string{"plain", "", `"quoted" \ and {"json": 1}`, "é 😀\n\x00", strings.Repeat("x", 200<<10)}
@@ -167,7 +205,22 @@ func TestLogTextFollowsItsFrame(t *testing.T) {
 	if m, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":4}`, "a\xffb\xfe")); err != nil || m.Log.Message != "a\uFFFDb\uFFFD" {
 		t.Fatalf("invalid UTF-8: %+v, %v", m, err)
 	}
+	// A reply's result follows its frame as it is, bytes and all.
+	var rb bytes.Buffer
+	result := `{"a": "<b> & \u00e9", "n": [1, 2]}`
+	if err := newFrameWriter(&rb).sendReply(&message{T: msgReply, RunID: 3, ID: 9}, []byte(result)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := readFrame(bufio.NewReader(&rb)); err != nil || m.T != msgReply || m.ID != 9 || string(m.Result) != result || m.Tail != 0 {
+		t.Fatalf("a reply read back: %+v, %v", m, err)
+	}
+	if m, err := readFrame(frame(`{"t":"reply","run":1,"id":2,"err":{"code":"X","message":"no"}}`, "")); err != nil || m.Result != nil || m.Err == nil {
+		t.Fatalf("a reply with an error and no tail: %+v, %v", m, err)
+	}
 	for _, bad := range []string{
+		`{"t":"reply","run":1,"id":2,"result":{},"tail":4}`,
+		`{"t":"reply","run":1,"id":2,"err":{"code":"X","message":"no"},"tail":4}`,
+		`{"t":"call","run":1,"id":2,"tail":4}`,
 		`{"t":"done","run":1,"tail":4}`,
 		`{"t":"log","run":1,"tail":4}`,
 		`{"t":"log","run":1,"log":{"level":"log","message":"x"},"tail":4}`,
@@ -179,6 +232,9 @@ func TestLogTextFollowsItsFrame(t *testing.T) {
 	}
 	if _, err := readFrame(frame(`{"t":"log","run":1,"log":{"level":"log","message":""},"tail":9}`, "abcd")); err != io.ErrUnexpectedEOF {
 		t.Errorf("a cut tail: err = %v, want unexpected EOF", err)
+	}
+	if _, err := readFrame(frame(`{"t":"reply","run":1,"id":2,"tail":9}`, "abcd")); err != io.ErrUnexpectedEOF {
+		t.Errorf("a cut result: err = %v, want unexpected EOF", err)
 	}
 }
 

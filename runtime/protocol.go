@@ -17,7 +17,8 @@ import (
 
 // The parent and a worker exchange frames over the worker's stdin and stdout:
 // a 4-byte big-endian length, then one JSON message, then, when the message
-// says so (Tail), that many bytes of raw text. Nothing else is shared.
+// says so (Tail), that many raw bytes: a log's text, or a reply's result.
+// Nothing else is shared.
 //
 //	parent -> worker: run, reply (a tool call's answer), cancel
 //	worker -> parent: ready (once, at start), started (a run was received,
@@ -54,10 +55,13 @@ type message struct {
 
 	// log
 	Log *LogEntry `json:"log,omitempty"`
-	// Tail is the size of the raw text that follows the frame: a log's
+	// Tail is the size of the raw bytes that follow the frame: a log's
 	// message, sent as it is rather than escaped in the JSON, so that the
 	// parent reads a run's console output into one string per entry instead
-	// of unescaping it through two more copies.
+	// of unescaping it through two more copies; or a reply's Result, which
+	// the parent has checked is JSON and the VM parses where it uses it, so
+	// that it is not compacted into the frame, scanned as part of it and
+	// copied out of it on the way (three passes over every tool result).
 	Tail int `json:"tail,omitempty"`
 
 	// done
@@ -103,9 +107,11 @@ const (
 type frameWriter struct {
 	mu sync.Mutex
 	w  *bufio.Writer
-	// lazyFlush, while armed, flushes frames written by sendLazy that no
-	// later send has flushed yet.
+	// lazyFlush, while armed (lazyArmed), flushes frames written by
+	// sendLazy that no later send has flushed yet: at most lazyDelay after
+	// the first of them, however many follow.
 	lazyFlush *time.Timer
+	lazyArmed bool
 }
 
 // lazyDelay bounds how long a frame of sendLazy waits in the buffer.
@@ -118,23 +124,33 @@ func newFrameWriter(w io.Writer) *frameWriter {
 func (fw *frameWriter) send(m *message) error { return fw.sendText(m, "") }
 
 // sendLazy sends m without a write of its own: it leaves with the next
-// frame that is flushed (a run's result, a tool call), or after lazyDelay.
-// For news the other side needs soon but not at once (a run compiled): a
-// trivial run's compiled and done frames then cross the pipe in one write.
+// frame that is flushed (a run's result), with flush, or after lazyDelay.
+// For news the other side needs soon but not at once: a run compiled (a
+// trivial run's compiled and done frames then cross the pipe in one
+// write), and a tool call, which the VM flushes when it has nothing left to
+// run, so that the calls of a Promise.all go out in one write.
 func (fw *frameWriter) sendLazy(m *message) error {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
+	}
+	if len(data) > maxFrameBytes {
+		return &frameTooLargeError{msg: m.T, size: len(data)}
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err := fw.writeLocked(data, ""); err != nil {
 		return err
 	}
+	if fw.lazyArmed {
+		return nil
+	}
+	fw.lazyArmed = true
 	if fw.lazyFlush == nil {
 		fw.lazyFlush = time.AfterFunc(lazyDelay, func() {
 			fw.mu.Lock()
 			defer fw.mu.Unlock()
+			fw.lazyArmed = false
 			_ = fw.w.Flush()
 		})
 	} else {
@@ -143,19 +159,47 @@ func (fw *frameWriter) sendLazy(m *message) error {
 	return nil
 }
 
+// flush writes what sendLazy buffered, now, and disarms its timer (a
+// wake-up a sequence of awaited calls would otherwise pay for each).
+func (fw *frameWriter) flush() error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.lazyArmed && fw.lazyFlush.Stop() {
+		fw.lazyArmed = false
+	}
+	if fw.w.Buffered() == 0 {
+		return nil
+	}
+	return fw.w.Flush()
+}
+
 // sendText sends m followed by text, raw (m.Tail says how long it is).
 func (fw *frameWriter) sendText(m *message, text string) error {
-	m.Tail = len(text)
+	return fw.sendTail(m, text, nil)
+}
+
+// sendReply sends a reply whose result follows the frame raw.
+func (fw *frameWriter) sendReply(m *message, result []byte) error {
+	m.Result = nil
+	return fw.sendTail(m, "", result)
+}
+
+// sendTail sends m followed by text or raw (one of them is empty).
+func (fw *frameWriter) sendTail(m *message, text string, raw []byte) error {
+	m.Tail = len(text) + len(raw)
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	if len(data) > maxFrameBytes || len(text) > maxFrameBytes {
-		return &frameTooLargeError{msg: m.T, size: len(data) + len(text)}
+	if len(data) > maxFrameBytes || m.Tail > maxFrameBytes {
+		return &frameTooLargeError{msg: m.T, size: len(data) + m.Tail}
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err := fw.writeLocked(data, text); err != nil {
+		return err
+	}
+	if _, err := fw.w.Write(raw); err != nil {
 		return err
 	}
 	return fw.w.Flush()
@@ -203,17 +247,30 @@ func readFrame(r *bufio.Reader) (*message, error) {
 	if err := json.Unmarshal(buf, m); err != nil {
 		return nil, fmt.Errorf("runtime: malformed frame: %w", err)
 	}
-	if m.Tail != 0 {
-		if m.T != msgLog || m.Log == nil || m.Log.Message != "" || m.Tail < 0 || m.Tail > maxFrameBytes {
-			return nil, fmt.Errorf("runtime: malformed frame: %d bytes of text after a %q message", m.Tail, m.T)
-		}
+	if m.Tail == 0 {
+		return m, nil
+	}
+	switch {
+	case m.Tail < 0 || m.Tail > maxFrameBytes:
+	case m.T == msgLog && m.Log != nil && m.Log.Message == "":
 		text, err := readText(r, m.Tail)
 		if err != nil {
 			return nil, err
 		}
 		m.Log.Message, m.Tail = text, 0
+		return m, nil
+	case m.T == msgReply && m.Result == nil && m.Err == nil:
+		m.Result = make(json.RawMessage, m.Tail)
+		if _, err := io.ReadFull(r, m.Result); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		m.Tail = 0
+		return m, nil
 	}
-	return m, nil
+	return nil, fmt.Errorf("runtime: malformed frame: %d bytes after a %q message", m.Tail, m.T)
 }
 
 // readText reads n bytes of text into a string, copying them once, from

@@ -25,6 +25,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"sync"
+	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
@@ -58,9 +59,16 @@ type Options struct {
 	// Workers is the most snippets that run at once (and the worker pool's
 	// size). Default: the number of CPUs.
 	Workers int
-	// MaxQueue is how many runs may wait for a worker while all are busy;
-	// past it Run fails at once with a *BusyError (errors.Is(err, ErrBusy)).
-	// 0: 4×Workers; negative: no run waits.
+	// MaxExpectedWait bounds how long a run may expect to wait for a
+	// worker: one that would wait longer, by the recent durations of the
+	// runs ahead of it (per principal, in the order the workers will be
+	// handed out), fails at once with a *BusyError (errors.Is(err,
+	// ErrBusy)) whose RetryAfter comes from the same estimate.
+	// 0: DefaultMaxExpectedWait; negative: no bound but MaxQueue.
+	MaxExpectedWait time.Duration
+	// MaxQueue is how many runs may wait for a worker while all are busy,
+	// however short; past it Run fails at once with a *BusyError.
+	// 0: 64×Workers; negative: no run waits.
 	MaxQueue int
 	// PerCallerWorkers is the most workers one caller holds while other
 	// callers' runs wait: a freed worker goes first to a caller below it. A
@@ -179,6 +187,9 @@ func New(opts Options) (*Runtime, error) {
 		sched:  newScheduler(opts.Workers, opts.MaxQueue, opts.PerCallerWorkers),
 		closed: make(chan struct{}),
 	}
+	if opts.MaxExpectedWait != 0 {
+		r.sched.maxWait = opts.MaxExpectedWait
+	}
 	if opts.Isolation == IsolateWorkers {
 		cmd := opts.WorkerCommand
 		if len(cmd) == 0 {
@@ -268,6 +279,8 @@ func (s *inProcessSide) startCall(id uint64, target bindings.Target, args json.R
 }
 
 func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
+
+func (s *inProcessSide) idle() {}
 
 func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled, filename string, limits Limits, req *Request) *Result {
 	side := &inProcessSide{hs: hs}

@@ -12,7 +12,8 @@ import (
 )
 
 // ErrBusy is what Run fails with, at once, when every worker is taken and
-// Options.MaxQueue runs already wait for one. The error is a *BusyError,
+// the run would wait longer than Options.MaxExpectedWait for one, or
+// Options.MaxQueue runs already wait. The error is a *BusyError,
 // which says how many runs are ahead and when a retry may get in; test for
 // it with errors.Is(err, ErrBusy).
 var ErrBusy = errors.New("runtime: busy")
@@ -21,9 +22,17 @@ var ErrBusy = errors.New("runtime: busy")
 type BusyError struct {
 	// Running is how many runs hold a worker, Waiting how many wait for one.
 	Running, Waiting int
-	// RetryAfter estimates when a retry may be admitted: the time the runs
-	// ahead need to start, from how long recent runs held their worker.
+	// RetryAfter estimates when a retry may be admitted, from the same
+	// estimate as ExpectedWait: the time until the expected wait falls
+	// under the bound, or, refused for the queue's length, until the runs
+	// ahead have started.
 	RetryAfter time.Duration
+	// ExpectedWait is how long the run would have waited for a worker,
+	// estimated from how long the runs ahead of it (running, and waiting
+	// before it in the fair order) usually take for their principal; when
+	// it is over MaxWait, that is why the run was refused. Zero when the
+	// queue was refused for its length.
+	ExpectedWait, MaxWait time.Duration
 	// Displaced reports a run that had been waiting and gave its place in
 	// the queue to a run of a caller with fewer runs in the runtime.
 	Displaced bool
@@ -31,6 +40,13 @@ type BusyError struct {
 
 func (e *BusyError) Error() string {
 	what := "every worker is running a snippet"
+	if e.ExpectedWait > 0 {
+		if e.Waiting > 0 {
+			what = fmt.Sprintf("%s and %d more %s waiting", what, e.Waiting, plural(e.Waiting, "run is", "runs are"))
+		}
+		return fmt.Sprintf("runtime: busy: %s; this run would wait about %s for a worker, more than the %s a run may wait; retry in about %s",
+			what, e.ExpectedWait.Round(10*time.Millisecond), e.MaxWait, e.RetryAfter)
+	}
 	if e.Waiting > 0 {
 		what = fmt.Sprintf("%s and %d more %s waiting (as many as may wait)", what, e.Waiting, plural(e.Waiting, "run is", "runs are"))
 	}
@@ -63,8 +79,12 @@ func keyOf(c auth.Caller) callerKey {
 }
 
 // scheduler hands out the runtime's workers (slots: one per worker) to runs.
-// A run that finds none free waits in a bounded queue; past the bound it is
-// refused with a *BusyError. A freed slot goes to the fairest waiting run:
+// A run that finds none free waits, if its expected wait for a slot is
+// under maxWait and the queue is shorter than maxQueue; otherwise it is
+// refused with a *BusyError. The expected wait is the work ahead of the run
+// divided among the slots: the rest of each running run and the whole of
+// each waiting run that the fair order below puts before it, each at the
+// recent duration of its principal's runs. A freed slot goes to the fairest waiting run:
 //
 //  1. one whose caller holds fewer than perCaller slots (when capped),
 //  2. then the one whose principal holds the fewest slots, then whose
@@ -87,8 +107,9 @@ func keyOf(c auth.Caller) callerKey {
 // The scheduler itself never blocks; acquire waits on a ticket's channel.
 type scheduler struct {
 	slots     int
-	maxQueue  int // < 0: none may wait
-	perCaller int // 0: no cap
+	maxQueue  int           // < 0: none may wait
+	maxWait   time.Duration // < 0: no bound on the expected wait
+	perCaller int           // 0: no cap
 
 	mu        sync.Mutex
 	running   int
@@ -98,6 +119,12 @@ type scheduler struct {
 	seq       uint64
 	now       func() time.Time
 	avgHold   time.Duration // moving average of how long runs hold a slot
+	// holdP is the moving average of how long each principal's runs held
+	// a slot lately, for the expected wait; an entry goes when its
+	// principal's usage decays away.
+	holdP map[string]time.Duration
+	// runs are the tickets that hold a slot.
+	runs map[*ticket]struct{}
 
 	// Recent worker time (seconds, decayed) by session and by principal;
 	// entries that decay to nothing are dropped, so the maps hold only
@@ -139,6 +166,11 @@ func (s *scheduler) decayUsage() {
 			s.usageP[k] = v
 		}
 	}
+	for k := range s.holdP {
+		if _, ok := s.usageP[k]; !ok {
+			delete(s.holdP, k)
+		}
+	}
 }
 
 type ticketState int
@@ -161,17 +193,30 @@ type ticket struct {
 	since time.Time
 }
 
-// defaultQueuePerWorker sets MaxQueue's default: enough to absorb a burst,
-// few enough that a run does not wait for minutes behind a backlog.
-const defaultQueuePerWorker = 4
+// defaultQueuePerWorker sets MaxQueue's default. The expected wait is what
+// admits runs; the count only bounds what waiting runs hold (a goroutine,
+// a request) when they are short: 64 runs of 1 ms per worker wait 64 ms.
+const defaultQueuePerWorker = 64
+
+// DefaultMaxExpectedWait is Options.MaxExpectedWait's default: a run that
+// would wait longer for a worker is refused at once with a retry hint, so
+// that an agent backs off rather than holds a request open for long.
+const DefaultMaxExpectedWait = 3 * time.Second
+
+// unmeasuredHold is how long a run of a principal is expected to hold its
+// worker before any run has been measured: a snippet that calls a few tools.
+// A larger guess refused the first burst after a start for nothing (16
+// runs of 1 ms were told to retry in 4.5 s).
+const unmeasuredHold = 250 * time.Millisecond
 
 func newScheduler(slots, maxQueue, perCaller int) *scheduler {
 	if maxQueue == 0 {
 		maxQueue = defaultQueuePerWorker * slots
 	}
-	return &scheduler{slots: slots, maxQueue: maxQueue, perCaller: max(perCaller, 0),
+	return &scheduler{slots: slots, maxQueue: maxQueue, maxWait: DefaultMaxExpectedWait, perCaller: max(perCaller, 0),
 		bySession: map[callerKey]int{}, byPrinc: map[string]int{}, now: time.Now,
-		usage: map[callerKey]float64{}, usageP: map[string]float64{}}
+		usage: map[callerKey]float64{}, usageP: map[string]float64{},
+		holdP: map[string]time.Duration{}, runs: map[*ticket]struct{}{}}
 }
 
 // acquire waits for a slot for a run of key. The returned ticket must be
@@ -212,21 +257,25 @@ func (s *scheduler) enter(key callerKey) (*ticket, error) {
 		s.grant(t)
 		return t, nil
 	}
+	s.decayUsage()
 	if len(s.waiting) >= max(s.maxQueue, 0) {
 		if len(s.waiting) == 0 {
-			return nil, s.busy(false)
+			return nil, s.busy(t, false)
 		}
-		s.decayUsage()
 		d := s.demand()
 		v := s.victim(d)
 		if v < 0 || !s.displaces(d, key, s.waiting[v].key) {
-			return nil, s.busy(false)
+			return nil, s.busy(t, false)
 		}
 		out := s.waiting[v]
 		s.waiting = append(s.waiting[:v], s.waiting[v+1:]...)
 		out.state = ticketDone
-		out.err = s.busy(true)
+		out.err = s.busy(out, true)
 		close(out.ready)
+	} else if s.maxWait >= 0 {
+		if w := s.expectedWait(t); w > s.maxWait {
+			return nil, s.tooLong(w)
+		}
 	}
 	s.waiting = append(s.waiting, t)
 	return t, nil
@@ -247,6 +296,7 @@ func (s *scheduler) release(t *ticket) {
 		}
 	case ticketRunning:
 		s.running--
+		delete(s.runs, t)
 		decr(s.bySession, t.key)
 		decr(s.byPrinc, t.key.principal)
 		held := s.now().Sub(t.since)
@@ -259,6 +309,13 @@ func (s *scheduler) release(t *ticket) {
 			s.avgHold = held
 		} else {
 			s.avgHold += (held - s.avgHold) / 8
+		}
+		// Per principal, the last few runs count most: a tenant's snippets
+		// change from one task to the next.
+		if h, ok := s.holdP[t.key.principal]; !ok {
+			s.holdP[t.key.principal] = held
+		} else {
+			s.holdP[t.key.principal] = h + (held-h)/4
 		}
 	}
 	t.state = ticketDone
@@ -280,6 +337,7 @@ func decr[K comparable](m map[K]int, k K) {
 
 func (s *scheduler) grant(t *ticket) {
 	s.running++
+	s.runs[t] = struct{}{}
 	s.bySession[t.key]++
 	s.byPrinc[t.key.principal]++
 	t.state = ticketRunning
@@ -389,21 +447,59 @@ func (s *scheduler) displaces(d demand, key, victim callerKey) bool {
 	return s.usage[victim]-s.usage[key] > max(s.avgHold, 100*time.Millisecond).Seconds()
 }
 
-// busy describes the refusal of a run; s.mu is held.
-func (s *scheduler) busy(displaced bool) *BusyError {
-	waiting := len(s.waiting)
-	return &BusyError{Running: s.running, Waiting: waiting, RetryAfter: s.estimate(waiting), Displaced: displaced}
+// busy describes the refusal of run t for the queue's length (or its
+// displacement from it); s.mu is held. A retry may get in when the runs
+// ahead of it have started.
+func (s *scheduler) busy(t *ticket, displaced bool) *BusyError {
+	return &BusyError{Running: s.running, Waiting: len(s.waiting), RetryAfter: retryHint(s.expectedWait(t)), Displaced: displaced}
 }
 
-// estimate is how long until the runs ahead of a run that arrives behind
-// `waiting` others have started: slots free up at about slots/avgHold.
-func (s *scheduler) estimate(waiting int) time.Duration {
-	hold := s.avgHold
-	if hold <= 0 {
-		hold = time.Second // nothing measured yet
+// tooLong describes the refusal of a run that would wait about w, over
+// s.maxWait; s.mu is held. A retry may get in once the work ahead has
+// shrunk by the excess (the slots work it off at one second a second each).
+func (s *scheduler) tooLong(w time.Duration) *BusyError {
+	return &BusyError{Running: s.running, Waiting: len(s.waiting), ExpectedWait: w, MaxWait: s.maxWait,
+		RetryAfter: retryHint(w - s.maxWait)}
+}
+
+// retryHint rounds a retry's delay up to a tenth of a second, at least one.
+func retryHint(d time.Duration) time.Duration {
+	return max((d + 99*time.Millisecond).Truncate(100*time.Millisecond), 100*time.Millisecond)
+}
+
+// expect is how long a run of principal p is expected to hold a worker:
+// its principal's recent runs, else everyone's, else unmeasuredHold.
+func (s *scheduler) expect(p string) time.Duration {
+	if h, ok := s.holdP[p]; ok {
+		return h
 	}
-	d := hold * time.Duration(waiting+1) / time.Duration(s.slots)
-	return max(d.Round(100*time.Millisecond), 100*time.Millisecond)
+	if s.avgHold > 0 {
+		return s.avgHold
+	}
+	return unmeasuredHold
+}
+
+// expectedWait is how long run t, not yet in the queue, would wait for a
+// slot: the work ahead of it divided among the slots. The work ahead is
+// what the running runs have left of their expected duration (none, once
+// overdue) and the expected duration of each waiting run that the fair
+// order would start before t. So a caller with many runs waiting sees a
+// long wait, and one with none a short one, as the slots will be handed
+// out; s.mu is held.
+func (s *scheduler) expectedWait(t *ticket) time.Duration {
+	now := s.now()
+	var work time.Duration
+	for r := range s.runs {
+		if left := s.expect(r.key.principal) - now.Sub(r.since); left > 0 {
+			work += left
+		}
+	}
+	for _, w := range s.waiting {
+		if !s.fairer(t, w) {
+			work += s.expect(w.key.principal)
+		}
+	}
+	return work / time.Duration(s.slots)
 }
 
 // queued is how many runs wait, for tests and metrics.

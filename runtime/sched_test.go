@@ -76,8 +76,8 @@ func TestSchedulerQueuesThenRefuses(t *testing.T) {
 }
 
 func TestSchedulerQueueBounds(t *testing.T) {
-	if s := newScheduler(3, 0, 0); s.maxQueue != 12 {
-		t.Errorf("default queue = %d, want 4×3", s.maxQueue)
+	if s := newScheduler(3, 0, 0); s.maxQueue != 192 || s.maxWait != DefaultMaxExpectedWait {
+		t.Errorf("default queue = %d, wait %v; want 64×3 and %v", s.maxQueue, s.maxWait, DefaultMaxExpectedWait)
 	}
 	s := newScheduler(1, -1, 0) // no waiting at all
 	r := enterOK(t, s, sess("a", "1"))
@@ -252,12 +252,13 @@ func TestSchedulerAcquire(t *testing.T) {
 
 func TestSchedulerRetryEstimate(t *testing.T) {
 	s := newScheduler(2, 2, 0)
+	s.maxWait = -1 // the queue's length alone refuses here
 	now := time.Unix(0, 0)
 	s.now = func() time.Time { return now }
 	k := sess("a", "1")
 	r1 := enterOK(t, s, k)
 	now = now.Add(4 * time.Second)
-	s.release(r1) // a run held its slot for 4 s
+	s.release(r1) // a's runs hold their slot for 4 s
 	enterOK(t, s, k)
 	enterOK(t, s, k)
 	enterOK(t, s, k)
@@ -267,13 +268,131 @@ func TestSchedulerRetryEstimate(t *testing.T) {
 	if !errors.As(err, &be) {
 		t.Fatalf("err = %v", err)
 	}
-	// Two runs ahead in the queue, and this one: 3 slot hand-overs at 2
-	// slots per 4 s.
-	if be.RetryAfter != 6*time.Second {
-		t.Fatalf("retry after %v, want 6s", be.RetryAfter)
+	// Two runs of 4 s running, two waiting ahead: 16 s of work on 2 slots.
+	if be.RetryAfter != 8*time.Second || be.ExpectedWait != 0 {
+		t.Fatalf("retry after %v (expected wait %v), want 8s and none", be.RetryAfter, be.ExpectedWait)
 	}
-	if msg := be.Error(); msg != "runtime: busy: every worker is running a snippet and 2 more runs are waiting (as many as may wait); 4 runs ahead; retry in about 6s" {
+	if msg := be.Error(); msg != "runtime: busy: every worker is running a snippet and 2 more runs are waiting (as many as may wait); 4 runs ahead; retry in about 8s" {
 		t.Fatalf("message: %s", msg)
+	}
+}
+
+// clocked is a scheduler of slots workers on a clock the test moves.
+func clocked(slots int) (*scheduler, *time.Time) {
+	s := newScheduler(slots, 0, 0)
+	now := time.Unix(1000, 0)
+	s.now = func() time.Time { return now }
+	return s, &now
+}
+
+// ran records runs of k that held their slot for each of took, one after
+// the other (the scheduler must have a free slot).
+func ran(t *testing.T, s *scheduler, now *time.Time, k callerKey, took ...time.Duration) {
+	t.Helper()
+	for _, d := range took {
+		tk := enterOK(t, s, k)
+		if !running(tk) {
+			t.Fatalf("ran %v: no free slot", k)
+		}
+		*now = now.Add(d)
+		s.release(tk)
+	}
+}
+
+// TestSchedulerAdmitsByExpectedWait: 16 runs of 1 ms on 2 workers all wait
+// (a queue bounded by count refused half of them); runs of 2 s are admitted
+// while the work ahead, divided among the workers, stays within the bound,
+// and the refusal's hint is the time until it would.
+func TestSchedulerAdmitsByExpectedWait(t *testing.T) {
+	s, now := clocked(2)
+	quick, slow := sess("quick", "1"), sess("slow", "1")
+	ran(t, s, now, quick, time.Millisecond)
+	var all []*ticket
+	for range 16 {
+		all = append(all, enterOK(t, s, quick))
+	}
+	if s.queued() != 14 {
+		t.Fatalf("%d waiting, want 14", s.queued())
+	}
+	for _, tk := range all {
+		s.release(tk)
+	}
+
+	ran(t, s, now, slow, 2*time.Second)
+	r1, r2 := enterOK(t, s, slow), enterOK(t, s, slow)
+	// 4 s running: 2 s ahead, then 3 s ahead; both at most the bound.
+	w1, w2 := enterOK(t, s, slow), enterOK(t, s, slow)
+	_, err := s.enter(slow)
+	var be *BusyError
+	if !errors.As(err, &be) || be.ExpectedWait != 4*time.Second || be.MaxWait != 3*time.Second || be.RetryAfter != time.Second {
+		t.Fatalf("the third waiting run of 2 s: %v (%+v), want refused: 4s expected, retry in 1s", err, be)
+	}
+	want := "runtime: busy: every worker is running a snippet and 2 more runs are waiting; this run would wait about 4s for a worker, more than the 3s a run may wait; retry in about 1s"
+	if be.Error() != want {
+		t.Fatalf("message:\n%s\nwant\n%s", be.Error(), want)
+	}
+	// A running run's elapsed time comes off the work ahead: 1.5 s later
+	// the running two have 1 s left between them, and a run fits again.
+	*now = now.Add(1500 * time.Millisecond)
+	w3 := enterOK(t, s, slow)
+	only(t, []*ticket{r1, r2, w1, w2, w3}, r1, r2)
+
+	// Another principal's run goes before slow's waiting ones in the fair
+	// order, so only the running runs are ahead of it: admitted, and first.
+	other := enterOK(t, s, sess("other", "1"))
+	s.release(r1)
+	only(t, []*ticket{r2, w1, w2, w3, other}, r2, other)
+}
+
+// TestSchedulerExpectsEachPrincipalsOwnDurations: the work ahead is counted
+// at each waiting principal's recent durations; before a principal has
+// run, at everyone's; before anything ran, at unmeasuredHold.
+func TestSchedulerExpectsEachPrincipalsOwnDurations(t *testing.T) {
+	s, now := clocked(1)
+	if got := s.expect("a"); got != unmeasuredHold {
+		t.Fatalf("nothing measured: %v, want %v", got, unmeasuredHold)
+	}
+	ran(t, s, now, sess("a", "1"), 100*time.Millisecond)
+	ran(t, s, now, sess("b", "1"), 900*time.Millisecond)
+	if a, b, c := s.expect("a"), s.expect("b"), s.expect("c"); a != 100*time.Millisecond || b != 900*time.Millisecond || c != 200*time.Millisecond {
+		t.Fatalf("expected a %v, b %v, new c %v; want 100ms, 900ms and the average 200ms", a, b, c)
+	}
+	// The latest runs count most: a's next run of 500 ms moves its
+	// expectation a quarter of the way.
+	ran(t, s, now, sess("a", "1"), 500*time.Millisecond)
+	if a := s.expect("a"); a != 200*time.Millisecond {
+		t.Fatalf("a after 100 ms and 500 ms: %v, want 200ms", a)
+	}
+	r := enterOK(t, s, sess("b", "1"))
+	enterOK(t, s, sess("b", "1"))
+	enterOK(t, s, sess("a", "1"))
+	// For a third b: b's running run (900 ms), then b's waiting one (900
+	// ms) and a's (200 ms), since a holds fewer workers.
+	if w := s.expectedWait(&ticket{key: sess("b", "1"), seq: s.seq + 1}); w != 2*time.Second {
+		t.Fatalf("expected wait %v, want 2s", w)
+	}
+	// For a second a: b's running run and a's waiting one (a comes before
+	// b, and its own earlier run before it), not b's waiting one.
+	if w := s.expectedWait(&ticket{key: sess("a", "1"), seq: s.seq + 1}); w != 1100*time.Millisecond {
+		t.Fatalf("expected wait %v, want 1.1s", w)
+	}
+	s.release(r)
+	// A principal's expectation goes when its usage has decayed away.
+	*now = now.Add(5 * time.Minute)
+	s.decayUsage()
+	if len(s.holdP) != 0 {
+		t.Fatalf("after 5 quiet minutes: %v", s.holdP)
+	}
+}
+
+// TestSchedulerZeroWaitAdmitsNoWaiting: a bound of 0 admits a run only when
+// nothing is ahead of it.
+func TestSchedulerZeroWaitAdmitsNoWaiting(t *testing.T) {
+	s, _ := clocked(1)
+	s.maxWait = 0
+	enterOK(t, s, sess("a", "1"))
+	if _, err := s.enter(sess("b", "1")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a run behind a running one with a bound of 0: %v", err)
 	}
 }
 

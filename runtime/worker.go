@@ -164,7 +164,9 @@ func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 }
 
 func (w *workerRun) startCall(id uint64, target bindings.Target, args json.RawMessage) {
-	if err := w.fw.send(&message{T: msgCall, RunID: w.id, ID: id, Target: &target, Args: args}); err != nil {
+	// Held until the VM idles (or lazyDelay passes): the calls a turn of the
+	// snippet starts together cross the pipe in one write.
+	if err := w.fw.sendLazy(&message{T: msgCall, RunID: w.id, ID: id, Target: &target, Args: args}); err != nil {
 		msg := "the call could not be sent: the sandbox worker lost its connection to the host"
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
@@ -173,6 +175,8 @@ func (w *workerRun) startCall(id uint64, target bindings.Target, args json.RawMe
 		w.ex.deliver(id, nil, &ToolError{Code: CodeHostError, Message: msg})
 	}
 }
+
+func (w *workerRun) idle() { _ = w.fw.flush() }
 
 func (w *workerRun) log(e LogEntry) {
 	_ = w.fw.sendText(&message{T: msgLog, RunID: w.id, Log: &LogEntry{Level: e.Level}}, e.Message)

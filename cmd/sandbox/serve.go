@@ -153,6 +153,11 @@ type serveFlags struct {
 	requestBudgetMB int
 	// expose is "code" or "all" ("": the config's, else code).
 	expose string
+	// pprof serves Go's profiler at /debug/pprof/ beside /metrics.
+	pprof bool
+	// maxExpectedWait bounds how long an execute_code run may expect to
+	// wait for a worker (0: the config's, else the runtime's default).
+	maxExpectedWait time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -198,6 +203,8 @@ otherwise (--log-format).`,
 	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "let --http listen on a non-loopback address without \"gateway.auth\" (only behind something that authenticates)")
 	f.maxLimits = addMaxLimitFlags(fl)
 	fl.StringVar(&f.expose, "expose", "", `which tools tools/list holds: "code" (search_tools, execute_code and the hub tools; the default with code mode) or "all" (every upstream tool too); overrides "codeMode.expose"`)
+	fl.DurationVar(&f.maxExpectedWait, "max-expected-wait", 0, `the longest an execute_code run may expect to wait for a worker, from the recent durations of the runs ahead of it; a run that would wait longer gets BUSY at once with a retry hint (default 3s; overrides "codeMode.maxExpectedWait")`)
+	fl.BoolVar(&f.pprof, "pprof", false, `serve Go's profiler at /debug/pprof/ beside /metrics, to the same principals (with --http; overrides "gateway.pprof"); off by default`)
 	fl.IntVar(&f.requestBudgetMB, "request-budget-mb", 64, "the request bodies (each at most 16 MiB) --http holds at once, in MiB; one principal may hold half; past it a request gets 503 with Retry-After. serve's memory stays under about 100 MiB + 8 × this (see docs/serve.md)")
 	return cmd
 }
@@ -332,6 +339,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return &exitError{code: 2, msg: "--max-*: " + err.Error()}
 		}
 		cm.Engine.MaxLimits = f.maxLimits.ceiling().Or(cm.Engine.MaxLimits)
+		switch {
+		case f.maxExpectedWait < 0:
+			return &exitError{code: 2, msg: fmt.Sprintf("--max-expected-wait %s: give a positive duration such as 3s (to let no run wait, set \"codeMode.maxQueue\" to 0)", f.maxExpectedWait)}
+		case f.maxExpectedWait > 0:
+			cm.Runtime.MaxExpectedWait = f.maxExpectedWait
+		}
 		ix, err := index.wait()
 		if err != nil {
 			return err
@@ -373,6 +386,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// Metrics name every server and tool: with authentication on, only a
 	// principal that may use every server reads them.
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
+	if f.pprof || file.Pprof {
+		mountPprof(mux, func(h http.Handler) http.Handler { return protect(unrestrictedOnly(h)) })
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
 	// NoDrain: a request refused before its body is read (401 above all,
