@@ -23,9 +23,11 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -44,6 +46,10 @@ type File struct {
 	// Redis is the "redis" block of "gateway": the state replicas share
 	// (nil: everything stays in the process).
 	Redis *Redis
+	// Warnings are keys that MCP clients (Claude Desktop, Cline, VS Code)
+	// write into their configs and sandbox ignores, each at its position
+	// with what sandbox does instead; the caller shows them.
+	Warnings []*Error
 }
 
 // Error is a configuration problem at a position in a file.
@@ -90,6 +96,8 @@ type parser struct {
 	data    []byte
 	baseDir string
 	getenv  func(string) (string, bool)
+	// warnings collects what File.Warnings reports.
+	warnings []*Error
 }
 
 func (p *parser) errAt(off int64, format string, args ...any) *Error {
@@ -110,10 +118,18 @@ func (p *parser) parse() (*File, error) {
 	}
 	f := &File{Gateway: &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}}
 	var servers *jsonNode
+	serversKey := ""
 	for _, k := range root.keys {
+		if why, ok := clientTopLevelKeys[k.name]; ok {
+			p.warnAt(k.offset, "ignoring %q: %s", k.name, why)
+			continue
+		}
 		switch k.name {
-		case "mcpServers":
-			servers = k.value
+		case "mcpServers", "servers": // "servers": VS Code's name for it
+			if servers != nil {
+				return nil, p.errAt(k.offset, "both %q and %q: keep one object of servers", serversKey, k.name)
+			}
+			servers, serversKey = k.value, k.name
 		case "gateway":
 			if err := p.parseSettings(k.value, f); err != nil {
 				return nil, err
@@ -124,7 +140,7 @@ func (p *parser) parse() (*File, error) {
 			}
 		case "$schema":
 		default:
-			return nil, p.errAt(k.offset, "unknown key %q; the top level takes \"mcpServers\", \"gateway\" and \"codeMode\"", k.name)
+			return nil, p.errAt(k.offset, "unknown key %q; the top level takes \"mcpServers\" (or VS Code's \"servers\"), \"gateway\" and \"codeMode\"", k.name)
 		}
 	}
 	if servers == nil {
@@ -133,5 +149,7 @@ func (p *parser) parse() (*File, error) {
 	if err := p.parseServers(servers, f.Gateway.Servers); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(p.warnings, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col)) })
+	f.Warnings = p.warnings
 	return f, nil
 }

@@ -63,6 +63,17 @@ func (f *gatewayFlags) load() (*config.File, error) {
 	if err != nil {
 		return nil, &exitError{code: 2, msg: err.Error()}
 	}
+	if len(file.Warnings) > 0 {
+		// Keys a client (Claude Desktop, Cline, VS Code) wrote for itself:
+		// said once, in the log's format, and the config is used.
+		log, err := f.logger(os.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range file.Warnings {
+			log.Warn(w.Error())
+		}
+	}
 	switch f.toolNames {
 	case "":
 	case string(gateway.WirePrefixed), string(gateway.WirePassthrough):
