@@ -18,8 +18,16 @@ import (
 type exitedError struct{ p *process }
 
 func (e *exitedError) Error() string {
-	return fmt.Sprintf("the server process %s; %s", e.p.exitStatus(), e.p.stderrTail())
+	msg := "the server process " + e.p.exitStatus()
+	if excerpt := e.p.stderrExcerpt(); excerpt != "" {
+		msg += "; " + excerpt
+	}
+	return msg
 }
+
+// ReasonNeedsAuthentication is the Reason of a server that answered 401:
+// the gateway then reports the operator's login state for it.
+const ReasonNeedsAuthentication = "it needs authentication (HTTP 401)"
 
 // startFailure says why a connection attempt failed, for anyone to read
 // (Status.Reason, and through it agents): the class of cause, never a
@@ -37,7 +45,7 @@ func startFailure(err error) string {
 	case errors.As(err, &exited):
 		return exitedReason(exited.p)
 	case errors.Is(err, transport.ErrAuthorizationRequired):
-		return "it needs authentication (HTTP 401)"
+		return ReasonNeedsAuthentication
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.As(err, &dns):
