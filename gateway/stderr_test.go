@@ -82,4 +82,9 @@ func TestOAuthStateOnlyForServersThatAskForALogin(t *testing.T) {
 	if s := g.OAuthState(ctx, "withlogin", auth.Operator().Key()); s != "not logged in" {
 		t.Errorf("withlogin: %q, want \"not logged in\" (its config says it uses OAuth)", s)
 	}
+	// mcp-go wraps a refused request twice; the operator reads it once.
+	down := g.Servers()[0]
+	if down.Name != "down" || !strings.Contains(down.LastError, "failed to send request: Post") || strings.Contains(down.LastError, "failed to send request: failed to send request") {
+		t.Errorf("down's last error: %s", down.LastError)
+	}
 }

@@ -83,7 +83,7 @@ func stopProcess(cmd *exec.Cmd, grace time.Duration) {
 	}
 }
 
-var listening = regexp.MustCompile(`sandbox serve: listening on (http://\S+/mcp)`)
+var listening = regexp.MustCompile(`listening on (http://[^\s"]+/mcp)`)
 
 // serveHTTP starts `sandbox serve --http 127.0.0.1:0` on a config and
 // returns the /mcp URL.

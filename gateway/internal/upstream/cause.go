@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os/exec"
+	"strings"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -68,4 +69,18 @@ func exitedReason(p *process) string {
 		return fmt.Sprintf("it was killed by signal %d (%s) before it answered", int(ws.Signal()), ws.Signal())
 	}
 	return fmt.Sprintf("it exited with status %d before it answered", ee.ExitCode())
+}
+
+// withoutRepeats drops a part of an error's text that repeats the part
+// before it: mcp-go wraps a failed HTTP request twice, so its text reads
+// "failed to send request: failed to send request: Post ...".
+func withoutRepeats(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:1]
+	for _, p := range parts[1:] {
+		if p != out[len(out)-1] {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ": ")
 }

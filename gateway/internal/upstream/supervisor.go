@@ -130,7 +130,7 @@ func (s *Supervisor) Disable() { s.setState(Disabled, "disabled in the configura
 func (s *Supervisor) setState(st State, reason, detail string) {
 	lastErr := reason
 	if detail != "" {
-		lastErr += ": " + detail
+		lastErr += ": " + withoutRepeats(detail)
 	}
 	s.mu.Lock()
 	s.state, s.since = st, time.Now()
