@@ -45,6 +45,20 @@ func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "", `log format on stderr: "text" or "json" (default: text on a terminal, JSON otherwise, for log collectors)`)
 }
 
+// configGiven reports whether load has a config to read: --config, or
+// ./mcp.json or ./.mcp.json.
+func (f *gatewayFlags) configGiven() bool {
+	if f.config != "" {
+		return true
+	}
+	for _, p := range []string{"mcp.json", ".mcp.json"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // load parses the config and applies the flags.
 func (f *gatewayFlags) load() (*config.File, error) {
 	path := f.config
@@ -312,6 +326,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		// Answers too large for memory are written where code mode keeps
 		// its data: the operator sizes one volume for both.
 		gwOpts = append(gwOpts, gateway.WithSpillDir(dir))
+	}
+	if shared == nil && f.codeMode && !file.CodeMode.Disabled {
+		// After the spill directory: answers in transit stay in the
+		// temporary folder unless the operator chose a volume. With shared
+		// state, what agents save lives there (Redis).
+		useDataDir(&file.CodeMode, log)
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)
 	if err != nil {

@@ -32,6 +32,9 @@ func startLogged(t testing.TB, cmd *exec.Cmd, re *regexp.Regexp) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cmd.Env == nil {
+		cmd.Env = withFreshState(t, nil)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
