@@ -19,7 +19,9 @@
 //	}
 //
 // Every key is checked: an unknown key or a bad value is an *Error naming
-// the file, line and column.
+// the file, line and column. Keys that MCP clients write for themselves
+// (Cline's "autoApprove", VS Code's "inputs", ...: clients.go) are
+// File.Warnings instead, so that a config pasted from a client works.
 package config
 
 import (

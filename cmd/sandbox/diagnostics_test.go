@@ -56,6 +56,10 @@ func TestPastedClientConfigWarnsInTheLog(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "off   disabled") {
 		t.Fatalf("%+v", r)
 	}
+	// A server disabled as asked is not a warning.
+	if strings.Contains(r.stderr, `"state":"disabled"`) {
+		t.Errorf("a disabled server is warned about:\n%s", r.stderr)
+	}
 	for _, want := range []string{`{"time":`, `"level":"WARN","msg":"` + path + `:1:77: ignoring \"autoApprove\" in server \"off\"`, `ignoring \"timeout\": 60`} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)

@@ -207,6 +207,10 @@ Without "gateway.auth", --http serves loopback addresses only, unless
 "codeMode.maxLimits" (or the --max-* flags): by default no request may ask for
 more than the default limits.
 
+Saved scripts and sandbox.store's values are kept in "codeMode.dataDir", by
+default in $XDG_STATE_HOME/sandbox (~/.local/state/sandbox); serve says where
+at start-up.
+
 Logs go to stderr, one record per routed call: text on a terminal, JSON lines
 otherwise (--log-format).`,
 		Example: `  sandbox serve --config mcp.json

@@ -139,7 +139,7 @@ func (s *Supervisor) setState(st State, reason, detail string) {
 	}
 	s.mu.Unlock()
 	s.host.StateChanged(st)
-	if lastErr != "" && st != Ready {
+	if lastErr != "" && st != Ready && st != Disabled { // disabled is what the operator asked for
 		s.log.Warn("upstream state", "server", s.spec.Name, "state", string(st), "error", lastErr)
 	} else {
 		s.log.Info("upstream state", "server", s.spec.Name, "state", string(st))
