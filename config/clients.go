@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sandboxrt/sandbox/gateway"
@@ -58,6 +60,26 @@ func (p *parser) clientServerKey(name string, sc *gateway.ServerConfig, k jsonKe
 		return true, nil
 	}
 	return false, nil
+}
+
+// vscodeVariable is the value of VS Code's ${workspaceFolder} (the folder
+// above .vscode/, else the config's own) and ${userHome}; ok is false for
+// any other name.
+func (p *parser) vscodeVariable(name string) (value string, ok bool) {
+	switch name {
+	case "workspaceFolder":
+		if p.baseDir == "" {
+			return "", false
+		}
+		if filepath.Base(p.baseDir) == ".vscode" {
+			return filepath.Dir(p.baseDir), true
+		}
+		return p.baseDir, true
+	case "userHome":
+		home, err := os.UserHomeDir()
+		return home, err == nil && home != ""
+	}
+	return "", false
 }
 
 // clientVariable rewrites a VS Code variable in ${...} to sandbox's form:

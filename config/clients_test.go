@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,6 +116,17 @@ func TestParseVSCodeConfig(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
+	}
+
+	// ${workspaceFolder} is the folder above .vscode/, as in VS Code.
+	ws := t.TempDir()
+	vscode := []byte(`{"servers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}/docs"]}}}`)
+	f, err = Parse(filepath.Join(ws, ".vscode", "mcp.json"), vscode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Gateway.Servers["fs"].Args[2]; got != filepath.Join(ws, "docs") {
+		t.Fatalf("${workspaceFolder} = %q, want %q", got, filepath.Join(ws, "docs"))
 	}
 
 	// A value VS Code would prompt for cannot be had: say what to write.

@@ -51,6 +51,8 @@ func (p *parser) expand(n *jsonNode, s string) (string, error) {
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if val, ok := p.getenv(name); ok && (val != "" || !hasDef) {
 			b.WriteString(val)
+		} else if val, ok := p.vscodeVariable(name); ok {
+			b.WriteString(val)
 		} else if hasDef {
 			b.WriteString(def)
 		} else {
