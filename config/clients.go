@@ -93,3 +93,19 @@ func clientVariable(expr string) (string, error) {
 	}
 	return expr, nil
 }
+
+// renameHint suggests a name for a server whose name is a path or a URL,
+// as Cline names the servers it installs from its marketplace
+// ("github.com/modelcontextprotocol/servers/tree/main/src/github"): its
+// last part, in normal form, when that part is a valid name.
+func renameHint(name string) string {
+	if !strings.Contains(name, "/") {
+		return ""
+	}
+	trimmed := strings.TrimRight(name, "/")
+	last := gateway.NormalizeName(trimmed[strings.LastIndex(trimmed, "/")+1:])
+	if gateway.CheckServerName(last) != nil {
+		return ""
+	}
+	return fmt.Sprintf(`; rename the server (its name is its namespace in snippets), e.g. %q`, last)
+}

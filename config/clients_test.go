@@ -146,6 +146,9 @@ func TestParseClientKeysKeepOwnKeysStrict(t *testing.T) {
 		{`{"mcpServers": {"a": {"command": "x", "transportType": "carrier-pigeon"}}}`, `"type" must be "stdio"`},
 		{`{"mcpServers": {}, "servers": {}}`, `config:1:20: both "mcpServers" and "servers"`},
 		{`{"mcpServers": {}, "mcpservers": {}}`, `unknown key "mcpservers"`},
+		// Cline names servers it installs from its marketplace by their repository path.
+		{`{"mcpServers": {"github.com/modelcontextprotocol/servers/tree/main/src/github": {"command": "npx"}}}`,
+			`has the character '/' at byte 10; only letters, digits, '_', '-' and '.' are allowed; rename the server (its name is its namespace in snippets), e.g. "github"`},
 	} {
 		_, err := Parse("", []byte(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -19,7 +19,7 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 	}
 	for _, k := range servers.keys {
 		if err := gateway.CheckServerName(k.name); err != nil {
-			return p.errAt(k.offset, "%v", err)
+			return p.errAt(k.offset, "%v%s", err, renameHint(k.name))
 		}
 		name := k.name
 		sc, err := p.parseServer(name, k.value)
