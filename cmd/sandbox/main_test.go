@@ -19,16 +19,7 @@ import (
 func TestMain(m *testing.M) {
 	runtime.ServeWorkerIfChild()
 	serveBigResultsIfAsked()
-	// serve keeps what agents save in a per-user state directory by
-	// default (statedir.go): no test may write into the real one. runCLI
-	// and startLogged give each command a fresh one; this catches the rest.
-	state, err := os.MkdirTemp("", "sandbox-state-test")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
-	os.RemoveAll(state)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
@@ -49,6 +40,14 @@ func sandboxBinary(t testing.TB) string {
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "sandbox-cli-test")
 		if buildErr != nil {
+			return
+		}
+		// serve keeps what agents save in a per-user state directory by
+		// default (statedir.go): no test may write into the real one.
+		// runCLI and startLogged give each command a fresh one; this
+		// catches the rest (an MCP client starting serve, say). Every
+		// test starts the binary after this, and TestMain removes binDir.
+		if buildErr = os.Setenv("XDG_STATE_HOME", filepath.Join(binDir, "state")); buildErr != nil {
 			return
 		}
 		binPath = filepath.Join(binDir, "sandbox")
