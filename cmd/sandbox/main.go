@@ -40,8 +40,9 @@ mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
+	root.AddCommand(newCheckCmd())
 	root.SetVersionTemplate("sandbox {{.Version}}\n")
-	root.AddCommand(newCheckCmd(), newRunCmd(), newLoginCmd(), newLogoutCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newLoginCmd(), newLogoutCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd())
 	return root
 }
 
