@@ -183,7 +183,11 @@ func inspector(t *testing.T, args ...string) (string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testpeers.Node(t), append([]string{bin, "--cli"}, args...)...)
-	cmd.Env = testpeers.Env(t)
+	// The Inspector starts a stdio server with HOME, PATH and a few more
+	// of its own variables only (the SDK's default environment), so
+	// XDG_STATE_HOME does not reach it: a HOME of the test's own keeps
+	// serve's per-user state (statedir.go) out of the real one.
+	cmd.Env = append(testpeers.Env(t), "HOME="+t.TempDir())
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
