@@ -42,6 +42,10 @@ type ExecuteRequest struct {
 	// FindTools says how this caller finds tools, for error hints (default
 	// "search_tools", the MCP tool; the CLI says `sandbox search`).
 	FindTools string
+	// ServerStatus says where this caller sees the servers' states, for the
+	// hint of a call to a server that is down (default "gateway__list_servers",
+	// the hub tool; the CLI says `sandbox servers`).
+	ServerStatus string
 	// Input is the JSON value of the snippet's global input (how a saved
 	// script receives its arguments).
 	Input json.RawMessage
@@ -160,7 +164,11 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 			if findTools == "" {
 				findTools = defaultFindToolsHint
 			}
-			if id, terr = e.resolveMember(st, call.Caller, t, findTools); terr != nil {
+			serverStatus := req.ServerStatus
+			if serverStatus == "" {
+				serverStatus = defaultServerStatusHint
+			}
+			if id, terr = e.resolveMember(st, call.Caller, t, findTools, serverStatus); terr != nil {
 				return nil, terr
 			}
 		case runtime.BoundTool:
@@ -334,6 +342,8 @@ const (
 	runOperation         = "execute_code"
 	nestedRunOperation   = "saved_script" // a saved script called from a snippet
 	defaultFindToolsHint = "search_tools" // ExecuteRequest.FindTools
+	// defaultServerStatusHint is ExecuteRequest.ServerStatus's default.
+	defaultServerStatusHint = "gateway__list_servers"
 )
 
 // busyError tells the agent that its run was refused for now, and when to

@@ -85,7 +85,7 @@ func (e *Engine) openNamespaces(st *catalogState, caller auth.Caller, code strin
 
 // resolveMember turns a member of an open namespace into the id of the
 // tool to call for caller, or the error the call fails with.
-func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runtime.Target, findTools string) (string, *runtime.ToolError) {
+func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runtime.Target, findTools, serverStatus string) (string, *runtime.ToolError) {
 	ns, fn, ref := member.Namespace, member.Function, member.String()
 	if b, ok := st.names.Resolve(ns, fn); ok && caller.Principal.MaySee(b.Server) {
 		return b.ID, nil
@@ -102,9 +102,9 @@ func (e *Engine) resolveMember(st *catalogState, caller auth.Caller, member runt
 				case s.NeedsOperator():
 					msg += ": use other tools, or tell the user that the operator must fix this server"
 				case s.NextRetry != nil:
-					msg += fmt.Sprintf("; the gateway tries it again in %s: call again in a little while, or check gateway__list_servers", time.Until(*s.NextRetry).Round(100*time.Millisecond).String())
+					msg += fmt.Sprintf("; the gateway tries it again in %s: call again in a little while, or check %s", time.Until(*s.NextRetry).Round(100*time.Millisecond).String(), serverStatus)
 				default:
-					msg += "; the gateway reconnects on its own with backoff: call again in a little while, or check gateway__list_servers"
+					msg += "; the gateway reconnects on its own with backoff: call again in a little while, or check " + serverStatus
 				}
 				data, _ := json.Marshal(map[string]any{"server": server, "state": s.State, "restarts": s.Restarts, "failures": s.Failures, "nextRetry": s.NextRetry})
 				return "", &runtime.ToolError{Code: string(gateway.CodeUpstreamUnavailable), Message: msg, Data: data}

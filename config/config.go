@@ -19,13 +19,17 @@
 //	}
 //
 // Every key is checked: an unknown key or a bad value is an *Error naming
-// the file, line and column.
+// the file, line and column. Keys that MCP clients write for themselves
+// (Cline's "autoApprove", VS Code's "inputs", ...: clients.go) are
+// File.Warnings instead, so that a config pasted from a client works.
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -47,6 +51,10 @@ type File struct {
 	// Pprof is "pprof" of "gateway": serve Go's profiler at /debug/pprof/
 	// beside /metrics (`sandbox serve --pprof`). Off by default.
 	Pprof bool
+	// Warnings are keys that MCP clients (Claude Desktop, Cline, VS Code)
+	// write into their configs and sandbox ignores, each at its position
+	// with what sandbox does instead; the caller shows them.
+	Warnings []*Error
 }
 
 // Error is a configuration problem at a position in a file.
@@ -93,6 +101,8 @@ type parser struct {
 	data    []byte
 	baseDir string
 	getenv  func(string) (string, bool)
+	// warnings collects what File.Warnings reports.
+	warnings []*Error
 }
 
 func (p *parser) errAt(off int64, format string, args ...any) *Error {
@@ -113,10 +123,18 @@ func (p *parser) parse() (*File, error) {
 	}
 	f := &File{Gateway: &gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()}}
 	var servers *jsonNode
+	serversKey := ""
 	for _, k := range root.keys {
+		if why, ok := clientTopLevelKeys[k.name]; ok {
+			p.warnAt(k.offset, "ignoring %q: %s", k.name, why)
+			continue
+		}
 		switch k.name {
-		case "mcpServers":
-			servers = k.value
+		case "mcpServers", "servers": // "servers": VS Code's name for it
+			if servers != nil {
+				return nil, p.errAt(k.offset, "both %q and %q: keep one object of servers", serversKey, k.name)
+			}
+			servers, serversKey = k.value, k.name
 		case "gateway":
 			if err := p.parseSettings(k.value, f); err != nil {
 				return nil, err
@@ -127,7 +145,7 @@ func (p *parser) parse() (*File, error) {
 			}
 		case "$schema":
 		default:
-			return nil, p.errAt(k.offset, "unknown key %q; the top level takes \"mcpServers\", \"gateway\" and \"codeMode\"", k.name)
+			return nil, p.errAt(k.offset, "unknown key %q; the top level takes \"mcpServers\" (or VS Code's \"servers\"), \"gateway\" and \"codeMode\"", k.name)
 		}
 	}
 	if servers == nil {
@@ -136,5 +154,7 @@ func (p *parser) parse() (*File, error) {
 	if err := p.parseServers(servers, f.Gateway.Servers); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(p.warnings, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col)) })
+	f.Warnings = p.warnings
 	return f, nil
 }

@@ -107,9 +107,9 @@ func TestParseConfigErrorsCarryPositions(t *testing.T) {
 		name, json, want string
 	}{
 		{"syntax", "{\n  \"mcpServers\": {,}\n}", "gw.json:2:"},
-		{"unknown top key", "{\n  \"mcpServers\": {},\n  \"globalShortcut\": \"x\"\n}", `gw.json:3:3: unknown key "globalShortcut"`},
+		{"unknown top key", "{\n  \"mcpServers\": {},\n  \"mcp_servers\": \"x\"\n}", `gw.json:3:3: unknown key "mcp_servers"`},
 		{"unknown server key", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",\n        \"comand\": \"y\"}}}", `gw.json:3:9: unknown key "comand" in server "a"`},
-		{"bad duration", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeout\": 30}}}", `gw.json:1:50: "timeout" must be a duration string`},
+		{"bad duration", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeout\": true}}}", `gw.json:1:50: "timeout" must be a duration string`},
 		{"bad duration text", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeout\": \"30 secs\"}}}", `"30 secs" is not a duration`},
 		{"no command or url", "{\"mcpServers\": {\"a\": {}}}", `needs "command"`},
 		{"both", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"url\": \"http://h/\"}}}", `both "command" and "url"`},

@@ -33,7 +33,7 @@ func Example() {
 
 	_, err = config.Parse("mcp.json", []byte(`{
   "mcpServers": {
-    "tracker": {"command": "example-mcpserver", "timeout": 10}
+    "tracker": {"command": "example-mcpserver", "timeout": "10"}
   }
 }`))
 	var ce *config.Error
@@ -45,5 +45,5 @@ func Example() {
 	// tracker stdio
 	// tool names: passthrough
 	// k: 8 workers: 2 snippet timeout: 20s
-	// mcp.json:3:60: "timeout" must be a duration string such as "30s" or "1m30s", found a number
+	// mcp.json:3:60: "timeout": "10" is not a duration; write it like "500ms", "30s" or "2m"
 }

@@ -19,7 +19,7 @@ func (p *parser) parseServers(servers *jsonNode, out map[string]*gateway.ServerC
 	}
 	for _, k := range servers.keys {
 		if err := gateway.CheckServerName(k.name); err != nil {
-			return p.errAt(k.offset, "%v", err)
+			return p.errAt(k.offset, "%v%s", err, renameHint(k.name))
 		}
 		name := k.name
 		sc, err := p.parseServer(name, k.value)
@@ -47,7 +47,10 @@ func (p *parser) parseServer(name string, n *jsonNode) (*gateway.ServerConfig, e
 	sc := &gateway.ServerConfig{Name: name, CheckPaths: true}
 	var transportNode *jsonNode // the last "transport" or "type", for errors
 	for _, k := range n.keys {
-		known, err := p.transportField(sc, k)
+		known, err := p.clientServerKey(name, sc, k)
+		if !known {
+			known, err = p.transportField(sc, k)
+		}
 		if !known {
 			known, err = p.routingField(sc, k)
 		}
@@ -57,7 +60,7 @@ func (p *parser) parseServer(name string, n *jsonNode) (*gateway.ServerConfig, e
 		if err != nil {
 			return nil, err
 		}
-		if k.name == "transport" || k.name == "type" {
+		if k.name == "transport" || k.name == "type" || k.name == "transportType" {
 			transportNode = k.value
 		}
 	}

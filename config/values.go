@@ -44,9 +44,14 @@ func (p *parser) expand(n *jsonNode, s string) (string, error) {
 		if j < 0 {
 			return "", p.errAt(n.offset, "unclosed \"${\" in %q; write ${NAME} or ${NAME:-default}", s)
 		}
-		expr := s[i+2 : i+j]
+		expr, err := clientVariable(s[i+2 : i+j])
+		if err != nil {
+			return "", p.errAt(n.offset, "%v", err)
+		}
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if val, ok := p.getenv(name); ok && (val != "" || !hasDef) {
+			b.WriteString(val)
+		} else if val, ok := p.vscodeVariable(name); ok {
 			b.WriteString(val)
 		} else if hasDef {
 			b.WriteString(def)

@@ -355,6 +355,19 @@ func (g *Gateway) Servers() []ServerStatus {
 	return out
 }
 
+// ServerStderr is what a stdio server's last process wrote to stderr: its
+// first and last kilobytes, with a line saying how much was dropped between
+// (`sandbox servers --logs`). ok is false for an unknown server, one that is
+// not a process, or one that has not been started. For the operator only: a
+// server may print secrets, so nothing serves this to clients.
+func (g *Gateway) ServerStderr(name string) (text string, ok bool) {
+	u := g.upstreams[NormalizeName(name)]
+	if u == nil {
+		return "", false
+	}
+	return u.sup.Stderr()
+}
+
 // Peer is a connected client session that can answer what upstream servers
 // ask of their client during a call (sampling, elicitation, roots) and
 // receive their notifications (log messages, resource updates).

@@ -33,6 +33,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 	"github.com/sandboxrt/sandbox/internal/atomicfile"
 )
 
@@ -495,6 +496,11 @@ func (g *Gateway) OAuthState(ctx context.Context, server, owner string) string {
 	switch {
 	case err != nil:
 		return "unknown: " + err.Error()
+	case grant == nil && u.sc.OAuth == nil && !strings.HasPrefix(u.status().Reason, upstream.ReasonNeedsAuthentication):
+		// A url server without "oauth" that never asked for a login (it
+		// is down, or needs none): a login state would send the operator
+		// after the wrong cause.
+		return ""
 	case grant == nil:
 		return "not logged in"
 	case grant.URL != u.sc.URL:

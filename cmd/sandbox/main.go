@@ -27,6 +27,7 @@ limits (time, memory, output, tool calls), and only its JSON result comes back.
 Start with:
   sandbox run examples/hello.ts                 run a snippet, print its JSON result
   sandbox run script.ts --config mcp.json       ...calling the tools of MCP servers
+  sandbox check script.ts --config mcp.json     type-check it first (with tsc)
   sandbox search "a task" --config mcp.json     which tools fit a task (--dts: their types)
   sandbox serve --config mcp.json [--http ADDR] one MCP endpoint for all servers, with
                                                 search_tools and execute_code for agents
@@ -39,6 +40,7 @@ mcp.json is the usual {"mcpServers": {...}} file of MCP clients.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
+	root.AddCommand(newCheckCmd())
 	root.SetVersionTemplate("sandbox {{.Version}}\n")
 	root.AddCommand(newRunCmd(), newLoginCmd(), newLogoutCmd(), newScriptsCmd(), newSearchCmd(), newServeCmd(), newServersCmd(), newTypesCmd(), newVersionCmd(), newHealthcheckCmd())
 	return root

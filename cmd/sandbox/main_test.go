@@ -43,6 +43,14 @@ func sandboxBinary(t testing.TB) string {
 		if buildErr != nil {
 			return
 		}
+		// serve keeps what agents save in a per-user state directory by
+		// default (statedir.go): no test may write into the real one.
+		// runCLI and startLogged give each command a fresh one; this
+		// catches the rest (an MCP client starting serve, say). Every
+		// test starts the binary after this, and TestMain removes binDir.
+		if buildErr = os.Setenv("XDG_STATE_HOME", filepath.Join(binDir, "state")); buildErr != nil {
+			return
+		}
 		binPath = filepath.Join(binDir, "sandbox")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
@@ -65,7 +73,19 @@ type cliResult struct {
 // runCLI runs the built binary with args and stdin.
 func runCLI(t testing.TB, stdin string, args ...string) cliResult {
 	t.Helper()
+	return runCmd(t, stdin, "", withFreshState(t, nil), args...)
+}
+
+// runCLIIn runs the built binary in dir, with env added to this process's.
+func runCLIIn(t testing.TB, dir string, env []string, args ...string) cliResult {
+	t.Helper()
+	return runCmd(t, "", dir, append(os.Environ(), env...), args...)
+}
+
+func runCmd(t testing.TB, stdin, dir string, env []string, args ...string) cliResult {
+	t.Helper()
 	cmd := exec.Command(sandboxBinary(t), args...)
+	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin = bytes.NewBufferString(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -122,4 +142,14 @@ func TestOneLogFormat(t *testing.T) {
 			}
 		}
 	}
+}
+
+// withFreshState is env (nil: this process's) with a per-user state
+// directory of its own, so that what one command saves by default is not
+// the next one's.
+func withFreshState(t testing.TB, env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	return append(env, "XDG_STATE_HOME="+t.TempDir())
 }

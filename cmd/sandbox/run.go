@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/runtime"
+	"github.com/sandboxrt/sandbox/typegen"
 )
 
 // Exit codes of `sandbox run`, documented in its help.
@@ -143,6 +145,7 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 		if err != nil {
 			return &exitError{code: exitInternal, msg: err.Error()}
 		}
+		explainUnboundNamespace(res)
 		return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), &codemode.ExecuteResult{Result: res}, f.jsonOut, live.count())
 	}
 
@@ -169,11 +172,28 @@ func runSnippet(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	defer engine.Close()
 	res, err := engine.Execute(ctx, codemode.ExecuteRequest{Code: code, Filename: filename, Intent: f.intent, Tools: f.tools, Caller: cliCaller,
-		FindTools: fmt.Sprintf("`sandbox search \"your task\" --config %s`", f.gw.config), OnEvent: onEvent})
+		FindTools:    fmt.Sprintf("`sandbox search \"your task\" --config %s`", f.gw.config),
+		ServerStatus: fmt.Sprintf("`sandbox servers --config %s`", f.gw.config), OnEvent: onEvent})
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
 	return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, f.jsonOut, live.count())
+}
+
+// explainUnboundNamespace adds to "github is not defined", from a run
+// without --config, why: no config was loaded, so no server is a
+// namespace. Namespaces are lower-case (typegen's camelCase); a capitalised
+// name (Deno, Buffer) is a global the sandbox lacks, and stays as it is.
+func explainUnboundNamespace(res *runtime.Result) {
+	e := res.Error
+	if res.OK || e == nil || e.Name != "ReferenceError" {
+		return
+	}
+	name, ok := strings.CutSuffix(e.Message, " is not defined")
+	if !ok || !typegen.ValidNamespace(name) || name[0] < 'a' || name[0] > 'z' {
+		return
+	}
+	e.Message += fmt.Sprintf(" (no config was loaded, so no MCP server is a namespace here: pass --config mcp.json to call the tools of the servers it declares, such as %s.someTool(...))", name)
 }
 
 // explicitLimits keeps only the limits whose flags were given, so that the

@@ -19,7 +19,7 @@ func newScriptsCmd() *cobra.Command {
 	var dataDir, owner string
 	open := func() (codemode.ScriptStore, error) {
 		dir := dataDir
-		if dir == "" {
+		if dir == "" && f.configGiven() {
 			file, err := f.load()
 			if err != nil {
 				return nil, err
@@ -33,8 +33,11 @@ func newScriptsCmd() *cobra.Command {
 			}
 			dir = file.CodeMode.Engine.DataDir
 		}
-		if dir == "" {
-			return nil, &exitError{code: 2, msg: `scripts: no data directory: set "dataDir" in the config's "codeMode" block, or pass --data-dir`}
+		if dir == "" { // serve's default too (useDataDir)
+			var err error
+			if dir, err = defaultDataDir(); err != nil {
+				return nil, &exitError{code: 2, msg: "scripts: no data directory (" + err.Error() + `): set "dataDir" in the config's "codeMode" block, or pass --data-dir`}
+			}
 		}
 		return codemode.OpenScripts(dir)
 	}
@@ -63,10 +66,12 @@ func newScriptsCmd() *cobra.Command {
 		Long: `Agents save snippets as scripts with the save_script tool of "sandbox serve"; a
 script is its owner's (the principal that saved it) unless shared. This command
 is the operator's view of all of them, in the data directory of the config's
-"codeMode" block (or --data-dir), or in the Redis of "gateway.redis" that
-replicas share. serve reads a data directory's scripts when it starts: change
+"codeMode" block (or --data-dir; without either, serve's per-user default,
+$XDG_STATE_HOME/sandbox or ~/.local/state/sandbox), or in the Redis of
+"gateway.redis" that replicas share. serve reads a data directory's scripts when it starts: change
 them while it is stopped (Redis is read at each use).`,
-		Example: `  sandbox scripts list --config mcp.json
+		Example: `  sandbox scripts list
+  sandbox scripts list --config mcp.json
   sandbox scripts show weekly_report --owner agent-a
   sandbox scripts share weekly_report --owner agent-a`,
 		Args: cobra.RangeArgs(1, 2),
@@ -108,7 +113,7 @@ them while it is stopped (Redis is read at each use).`,
 			return &exitError{code: 2, msg: fmt.Sprintf("scripts: no subcommand %q (list, show, rm, share, unshare)", args[0])}
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the data directory (default: the config's codeMode.dataDir)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the data directory (default: the config's codeMode.dataDir, else serve's per-user default)")
 	cmd.Flags().StringVar(&owner, "owner", "", "the principal whose script it is, when several have one of that name")
 	f.add(cmd, "warn")
 	return cmd

@@ -45,6 +45,20 @@ func (f *gatewayFlags) add(cmd *cobra.Command, logLevel string) {
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "", `log format on stderr: "text" or "json" (default: text on a terminal, JSON otherwise, for log collectors)`)
 }
 
+// configGiven reports whether load has a config to read: --config, or
+// ./mcp.json or ./.mcp.json.
+func (f *gatewayFlags) configGiven() bool {
+	if f.config != "" {
+		return true
+	}
+	for _, p := range []string{"mcp.json", ".mcp.json"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // load parses the config and applies the flags.
 func (f *gatewayFlags) load() (*config.File, error) {
 	path := f.config
@@ -62,6 +76,17 @@ func (f *gatewayFlags) load() (*config.File, error) {
 	file, err := config.Load(path)
 	if err != nil {
 		return nil, &exitError{code: 2, msg: err.Error()}
+	}
+	if len(file.Warnings) > 0 {
+		// Keys a client (Claude Desktop, Cline, VS Code) wrote for itself:
+		// said once, in the log's format, and the config is used.
+		log, err := f.logger(os.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range file.Warnings {
+			log.Warn(w.Error())
+		}
 	}
 	switch f.toolNames {
 	case "":
@@ -84,17 +109,20 @@ func (f *gatewayFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("--log-level: %v", err)}
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	// JSON logs give durations in milliseconds, as the audit log, metrics
+	// names and errors' data do ("durationMs": 1.5), not in nanoseconds.
+	jsonOpts := &slog.HandlerOptions{Level: level, ReplaceAttr: logx.DurationsInMs}
 	var h slog.Handler
 	switch f.logFormat {
 	case "text":
 		h = slog.NewTextHandler(w, opts)
 	case "json":
-		h = slog.NewJSONHandler(w, opts)
+		h = slog.NewJSONHandler(w, jsonOpts)
 	case "":
 		if isTerminal(w) {
 			h = slog.NewTextHandler(w, opts)
 		} else {
-			h = slog.NewJSONHandler(w, opts)
+			h = slog.NewJSONHandler(w, jsonOpts)
 		}
 	default:
 		return nil, &exitError{code: 2, msg: fmt.Sprintf("--log-format %q: use text or json", f.logFormat)}
@@ -183,6 +211,10 @@ Without "gateway.auth", --http serves loopback addresses only, unless
 --allow-unauthenticated. execute_code requests are held to
 "codeMode.maxLimits" (or the --max-* flags): by default no request may ask for
 more than the default limits.
+
+Saved scripts and sandbox.store's values are kept in "codeMode.dataDir", by
+default in $XDG_STATE_HOME/sandbox (~/.local/state/sandbox); serve says where
+at start-up.
 
 Logs go to stderr, one record per routed call: text on a terminal, JSON lines
 otherwise (--log-format).`,
@@ -279,10 +311,38 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 		}()
 	}
+	// What can be refused at once is refused before any server starts: a
+	// bad --http, auth block or port must not wait behind (or leave
+	// behind) the upstreams' start-up.
+	var ln net.Listener
+	var verifier auth.Verifier
+	if f.httpAddr != "" {
+		if err := checkExposure(f, file.Auth); err != nil {
+			return err
+		}
+		if f.requestBudgetMB < 16 {
+			return &exitError{code: 2, msg: fmt.Sprintf("--request-budget-mb %d: at least 16 (one request body may be 16 MiB)", f.requestBudgetMB)}
+		}
+		if file.Auth.Enabled() {
+			if verifier, err = auth.NewVerifier(file.Auth, auth.Options{}); err != nil {
+				return &exitError{code: 2, msg: "gateway.auth: " + err.Error()}
+			}
+		}
+		if ln, err = listen(f.httpAddr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	if dir := file.CodeMode.Engine.DataDir; dir != "" {
 		// Answers too large for memory are written where code mode keeps
 		// its data: the operator sizes one volume for both.
 		gwOpts = append(gwOpts, gateway.WithSpillDir(dir))
+	}
+	if shared == nil && f.codeMode && !file.CodeMode.Disabled {
+		// After the spill directory: answers in transit stay in the
+		// temporary folder unless the operator chose a volume. With shared
+		// state, what agents save lives there (Redis).
+		useDataDir(&file.CodeMode, log)
 	}
 	g, err := gateway.New(file.Gateway, gwOpts...)
 	if err != nil {
@@ -327,11 +387,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	front := frontend.New(g, frontOpts...)
 	defer front.Close()
-	if f.httpAddr != "" {
-		if err := checkExposure(f, file.Auth); err != nil {
-			return err
-		}
-	}
 	workersWarm := func() bool { return true }
 	if codeMode {
 		cm := file.CodeMode
@@ -365,18 +420,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 		return nil
 	}
-	ln, err := net.Listen("tcp", f.httpAddr)
-	if err != nil {
-		return &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", f.httpAddr, err)}
-	}
 	mux := http.NewServeMux()
-	protect, err := authenticated(file.Auth, mux, log, g)
-	if err != nil {
-		return err
-	}
-	if f.requestBudgetMB < 16 {
-		return fmt.Errorf("--request-budget-mb %d: at least 16 (one request body may be 16 MiB)", f.requestBudgetMB)
-	}
+	protect := authenticated(file.Auth, verifier, mux, log, g)
 	httpOpts := frontend.HTTPOptions{AllowedHosts: f.allowHosts, MaxInFlightBytes: int64(f.requestBudgetMB) << 20}
 	if shared != nil {
 		httpOpts.Sessions = shared.sessions       // a session made here is served on every replica
@@ -395,8 +440,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// which anyone can get) is answered at once and its connection closed,
 	// not held while net/http waits for the rest of the body.
 	srv := &http.Server{Handler: mcphttp.NoDrain(mux), ReadHeaderTimeout: 10 * time.Second}
-	// The address on stderr lets scripts (and tests) find a port-0 listener.
-	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp\n", ln.Addr())
+	logListening(log, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -438,16 +482,35 @@ func loopbackAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// authenticated returns what puts authentication in front of a handler when
-// the config has an "auth" block (nothing otherwise), and serves the OAuth
-// protected resource metadata on mux.
-func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger, g *gateway.Gateway) (func(http.Handler) http.Handler, error) {
-	if !a.Enabled() {
-		return func(h http.Handler) http.Handler { return h }, nil
+// listen opens the --http address. A port in use says what to do: it is
+// most often another serve still running.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("--http %s: the port is in use (another sandbox serve?): stop what listens there, or pick another port (port 0 picks a free one)", addr)}
+	case err != nil:
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("--http %s: %v", addr, err)}
 	}
-	v, err := auth.NewVerifier(a, auth.Options{})
-	if err != nil {
-		return nil, &exitError{code: 2, msg: "gateway.auth: " + err.Error()}
+	return ln, nil
+}
+
+// logListening says where serve listens, in the log's format (a JSON line
+// with the rest when the log is JSON), at every log level: scripts and tests
+// find a port-0 listener by its "listening on http://ADDR/mcp".
+func logListening(log *slog.Logger, addr net.Addr) {
+	url := fmt.Sprintf("http://%s/mcp", addr)
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "listening on "+url, 0)
+	r.AddAttrs(slog.String("url", url))
+	_ = log.Handler().Handle(context.Background(), r) // the handler, not the logger: past --log-level
+}
+
+// authenticated returns what puts authentication in front of a handler when
+// the config has an "auth" block (v, its verifier; nothing otherwise), and
+// serves the OAuth protected resource metadata on mux.
+func authenticated(a auth.Config, v auth.Verifier, mux *http.ServeMux, log *slog.Logger, g *gateway.Gateway) func(http.Handler) http.Handler {
+	if !a.Enabled() {
+		return func(h http.Handler) http.Handler { return h }
 	}
 	meta := ""
 	if o := a.OAuth; o != nil {
@@ -461,7 +524,7 @@ func authenticated(a auth.Config, mux *http.ServeMux, log *slog.Logger, g *gatew
 		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
 		g.Audit(gateway.AuditRecord{Kind: gateway.AuditKindAuth, Outcome: "UNAUTHORIZED", Remote: remote, Reason: reason})
 	}
-	return auth.Middleware(v, meta, audit), nil
+	return auth.Middleware(v, meta, audit)
 }
 
 // unrestrictedOnly serves h only to principals that may use every server.

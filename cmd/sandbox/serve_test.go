@@ -32,6 +32,9 @@ func startLogged(t testing.TB, cmd *exec.Cmd, re *regexp.Regexp) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cmd.Env == nil {
+		cmd.Env = withFreshState(t, nil)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +86,7 @@ func stopProcess(cmd *exec.Cmd, grace time.Duration) {
 	}
 }
 
-var listening = regexp.MustCompile(`sandbox serve: listening on (http://\S+/mcp)`)
+var listening = regexp.MustCompile(`listening on (http://[^\s"]+/mcp)`)
 
 // serveHTTP starts `sandbox serve --http 127.0.0.1:0` on a config and
 // returns the /mcp URL.
@@ -180,7 +183,11 @@ func inspector(t *testing.T, args ...string) (string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testpeers.Node(t), append([]string{bin, "--cli"}, args...)...)
-	cmd.Env = testpeers.Env(t)
+	// The Inspector starts a stdio server with HOME, PATH and a few more
+	// of its own variables only (the SDK's default environment), so
+	// XDG_STATE_HOME does not reach it: a HOME of the test's own keeps
+	// serve's per-user state (statedir.go) out of the real one.
+	cmd.Env = append(testpeers.Env(t), "HOME="+t.TempDir())
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,25 +77,8 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 				return &exitError{code: 2, msg: "types: say where the tools come from: --from tools.json (or - for stdin), or --config mcp.json for the live tools of MCP servers"}
 			}
 			if f.gw.config != "" {
-				g, file, err := startGateway(cmd.Context(), f.gw, cmd.ErrOrStderr())
+				tools, err := liveTools(cmd.Context(), f.gw, cmd.ErrOrStderr())
 				if err != nil {
-					return err
-				}
-				defer g.Close()
-				tools := codemode.DeclaredTools(g)
-				// Result types code mode learned from calls (kept in its index
-				// directory, or pooled by replicas in Redis) are declared as
-				// search_tools declares them.
-				shared, err := openShared(file)
-				if err != nil {
-					return err
-				}
-				var pool codemode.ShapeStore
-				if shared != nil {
-					defer shared.close()
-					pool = shared.shapes
-				}
-				if tools, err = codemode.WithLearnedOutputs(file.CodeMode.Engine.IndexDir, pool, tools); err != nil {
 					return err
 				}
 				return writeTypes(tools, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -114,6 +98,30 @@ Exit status: 0 written (possibly with warnings); 1 problems found with --strict;
 	cmd.Flags().BoolVar(&f.globals, "globals", false, "write the declarations of the sandbox's globals (URL, crypto, ...) for tsc instead")
 	f.gw.add(cmd, "warn")
 	return cmd
+}
+
+// liveTools connects to the servers of a config and returns their tools as
+// code mode declares them (`sandbox types --config`, `sandbox check`).
+func liveTools(ctx context.Context, gw gatewayFlags, stderr io.Writer) ([]typegen.Tool, error) {
+	g, file, err := startGateway(ctx, gw, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	tools := codemode.DeclaredTools(g)
+	// Result types code mode learned from calls (kept in its index
+	// directory, or pooled by replicas in Redis) are declared as
+	// search_tools declares them.
+	shared, err := openShared(file)
+	if err != nil {
+		return nil, err
+	}
+	var pool codemode.ShapeStore
+	if shared != nil {
+		defer shared.close()
+		pool = shared.shapes
+	}
+	return codemode.WithLearnedOutputs(file.CodeMode.Engine.IndexDir, pool, tools)
 }
 
 // readToolsFile reads tool definitions from a file (or stdin for "-"). A

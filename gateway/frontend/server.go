@@ -54,6 +54,7 @@ type Server struct {
 	upstream     map[string]string   // wire name -> raw definition, as registered
 	sessions     map[string]*session // by mcp-go session id
 	callerTools  func(auth.Caller) []toolspec.Spec
+	stdioTools   map[string]bool   // the stdio client's caller tools, registered server-wide (setStdioTools)
 	resReg       map[string]string // what the resources and prompts were synced from (resources.go, syncPrompts)
 	resources    []listedResource  // the catalog's resources, for callers' lists (resources.go)
 	templates    []listedTemplate

@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -50,13 +51,21 @@ func callerOf(ctx context.Context) auth.Caller {
 
 func callerOfSession(ctx context.Context, cs server.ClientSession) auth.Caller {
 	if cs.SessionID() == stdioSessionID {
-		return auth.Caller{Principal: auth.Operator(), Session: stdioSessionID}
+		return auth.Caller{Principal: auth.Operator(), Session: stdioSession}
 	}
 	return auth.Caller{Principal: auth.PrincipalFrom(ctx), Session: auth.SessionID(cs.SessionID())}
 }
 
 // stdioSessionID is mcp-go's id for the one stdio client.
 const stdioSessionID = "stdio"
+
+// stdioSession is the session of this process's stdio client, as the
+// gateway and code mode know it. mcp-go names every stdio session "stdio";
+// kept as is, a stdio client would find what the last process's client
+// kept in session scope (sandbox.store with a data directory), though each
+// process is a client's session of its own. So it is "stdio-" and a random
+// id, one per process (mcp-go serves stdio once per process).
+var stdioSession = auth.SessionID("stdio-" + rand.Text())
 
 func (s *Server) sessionStarted(ctx context.Context, cs server.ClientSession) {
 	if cs.SessionID() == "" {

@@ -26,3 +26,15 @@ func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
 
 func (d debugOnly) WithAttrs(attrs []slog.Attr) slog.Handler { return debugOnly{d.h.WithAttrs(attrs)} }
 func (d debugOnly) WithGroup(name string) slog.Handler       { return debugOnly{d.h.WithGroup(name)} }
+
+// DurationsInMs is a slog.HandlerOptions.ReplaceAttr for JSON logs: a
+// time.Duration attribute "duration" becomes "durationMs", a number of
+// milliseconds (slog's JSON handler writes nanoseconds), the unit of every
+// other duration the project writes as JSON.
+func DurationsInMs(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	return slog.Float64(a.Key+"Ms", float64(d.Microseconds())/1000)
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os/exec"
+	"strings"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -18,8 +19,16 @@ import (
 type exitedError struct{ p *process }
 
 func (e *exitedError) Error() string {
-	return fmt.Sprintf("the server process %s; %s", e.p.exitStatus(), e.p.stderrTail())
+	msg := "the server process " + e.p.exitStatus()
+	if excerpt := e.p.stderrExcerpt(); excerpt != "" {
+		msg += "; " + excerpt
+	}
+	return msg
 }
+
+// ReasonNeedsAuthentication is the Reason of a server that answered 401:
+// the gateway then reports the operator's login state for it.
+const ReasonNeedsAuthentication = "it needs authentication (HTTP 401)"
 
 // startFailure says why a connection attempt failed, for anyone to read
 // (Status.Reason, and through it agents): the class of cause, never a
@@ -37,7 +46,7 @@ func startFailure(err error) string {
 	case errors.As(err, &exited):
 		return exitedReason(exited.p)
 	case errors.Is(err, transport.ErrAuthorizationRequired):
-		return "it needs authentication (HTTP 401)"
+		return ReasonNeedsAuthentication
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.As(err, &dns):
@@ -60,4 +69,18 @@ func exitedReason(p *process) string {
 		return fmt.Sprintf("it was killed by signal %d (%s) before it answered", int(ws.Signal()), ws.Signal())
 	}
 	return fmt.Sprintf("it exited with status %d before it answered", ee.ExitCode())
+}
+
+// withoutRepeats drops a part of an error's text that repeats the part
+// before it: mcp-go wraps a failed HTTP request twice, so its text reads
+// "failed to send request: failed to send request: Post ...".
+func withoutRepeats(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:1]
+	for _, p := range parts[1:] {
+		if p != out[len(out)-1] {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ": ")
 }

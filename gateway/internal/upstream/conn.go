@@ -314,7 +314,7 @@ func (c *Conn) sendFailed(ctx context.Context, req transport.JSONRPCRequest, err
 			// milliseconds and says why.
 			select {
 			case <-c.proc.exited:
-				c.markDead("the server process "+c.proc.exitStatus(), c.proc.stderrTail())
+				c.markDead("the server process "+c.proc.exitStatus(), c.proc.stderrExcerpt())
 			case <-time.After(500 * time.Millisecond):
 			}
 		}

@@ -27,7 +27,7 @@ type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Reader // capped line reader over the pipe
-	stderr *tailBuffer
+	stderr *stderrBuffer
 	exited chan struct{} // closed when the process has exited
 	err    error         // exit error; valid after exited is closed
 }
@@ -50,7 +50,7 @@ func startProcess(spec Spec, maxLine int64, desk *stagingDesk, activity *atomic.
 	if err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: stdin, stderr: newTailBuffer(8 << 10), exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: stdin, stderr: newStderrBuffer(stderrHead, stderrTail), exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
@@ -62,6 +62,10 @@ func startProcess(spec Spec, maxLine int64, desk *stagingDesk, activity *atomic.
 	}()
 	return p, nil
 }
+
+// What is kept of a server's stderr (stderrBuffer): its start, where a
+// server says why it cannot run, and its end, where it says why it stopped.
+const stderrHead, stderrTail = 4 << 10, 8 << 10
 
 // inheritedEnv are the only variables a stdio server inherits from the
 // gateway's environment (the same set as the official MCP SDKs): a server
@@ -91,18 +95,37 @@ func (p *process) exitStatus() string {
 	return "exited"
 }
 
-// stderrTail is the last lines the process wrote to stderr: for the
-// operator only (a crashing server may print secrets).
-func (p *process) stderrTail() string {
-	tail := strings.TrimSpace(p.stderr.String())
-	if tail == "" {
+// stderrExcerpt is what the process wrote to stderr, shortened for a
+// status line: its first lines and its last. Both matter: Node prints
+// "Error: Cannot find module ..." near the top and a stack below it, a
+// Python server its traceback's cause at the bottom. For the operator only
+// (a crashing server may print secrets).
+func (p *process) stderrExcerpt() string {
+	lines := nonBlankLines(p.stderr.String())
+	if len(lines) == 0 {
 		return ""
 	}
-	lines := strings.Split(tail, "\n")
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
+	if len(lines) > excerptHead+excerptTail+1 {
+		skipped := len(lines) - excerptHead - excerptTail
+		lines = append(append(lines[:excerptHead:excerptHead], fmt.Sprintf("[%d more lines]", skipped)), lines[len(lines)-excerptTail:]...)
 	}
-	return "stderr: " + truncate(strings.Join(lines, " | "), 400)
+	for i, l := range lines {
+		lines[i] = truncate(l, 200)
+	}
+	return "stderr: " + truncate(strings.Join(lines, " | "), 1000)
+}
+
+// How many of its first and last stderr lines a status line keeps.
+const excerptHead, excerptTail = 5, 3
+
+func nonBlankLines(s string) []string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // stop closes stdin, gives the server a moment to exit, then terminates and
@@ -127,29 +150,48 @@ func (p *process) stop() {
 	}
 }
 
-// tailBuffer keeps the last n bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	n   int
-	buf []byte
+// stderrBuffer keeps the first head and the last tail bytes written to it,
+// and counts what it dropped in between: a server that logs forever costs
+// head+tail bytes, and the lines that say why it failed (often its first)
+// are kept.
+type stderrBuffer struct {
+	mu         sync.Mutex
+	head, tail int
+	first      []byte
+	last       []byte
+	dropped    int64
 }
 
-func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+func newStderrBuffer(head, tail int) *stderrBuffer {
+	return &stderrBuffer{head: head, tail: tail}
+}
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.n {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+func (b *stderrBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if room := b.head - len(b.first); room > 0 {
+		take := min(room, len(p))
+		b.first = append(b.first, p[:take]...)
+		p = p[take:]
 	}
-	return len(p), nil
+	b.last = append(b.last, p...)
+	if over := len(b.last) - b.tail; over > 0 {
+		b.dropped += int64(over)
+		b.last = append(b.last[:0], b.last[over:]...)
+	}
+	return n, nil
 }
 
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
+// String is what was kept, with a line in place of the bytes dropped.
+func (b *stderrBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped == 0 {
+		return string(b.first) + string(b.last)
+	}
+	mid := fmt.Sprintf("\n[... %d bytes of stderr not kept ...]\n", b.dropped)
+	return string(b.first) + mid + string(b.last)
 }
 
 // tooLargeRPCCode marks the synthesized response that replaces an oversized

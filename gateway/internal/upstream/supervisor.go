@@ -83,6 +83,8 @@ type Supervisor struct {
 	log  *slog.Logger
 
 	conn atomic.Pointer[Conn]
+	// stderr is what the last process of a stdio server printed.
+	stderr atomic.Pointer[stderrBuffer]
 
 	mu        sync.Mutex
 	state     State
@@ -108,6 +110,18 @@ func New(spec Spec, host Host, opts Options) *Supervisor {
 // Conn is the current connection, nil unless the server is ready.
 func (s *Supervisor) Conn() *Conn { return s.conn.Load() }
 
+// Stderr is what the server's last process wrote to stderr: its first
+// and last kilobytes, with a line saying how much was dropped between.
+// ok is false for a server that is not a process, or has not started one.
+// For the operator only (a server may print secrets).
+func (s *Supervisor) Stderr() (text string, ok bool) {
+	b := s.stderr.Load()
+	if b == nil {
+		return "", false
+	}
+	return b.String(), true
+}
+
 // Disable marks a server the configuration turned off; Run is not called.
 func (s *Supervisor) Disable() { s.setState(Disabled, "disabled in the configuration", "") }
 
@@ -116,7 +130,7 @@ func (s *Supervisor) Disable() { s.setState(Disabled, "disabled in the configura
 func (s *Supervisor) setState(st State, reason, detail string) {
 	lastErr := reason
 	if detail != "" {
-		lastErr += ": " + detail
+		lastErr += ": " + withoutRepeats(detail)
 	}
 	s.mu.Lock()
 	s.state, s.since = st, time.Now()
@@ -125,7 +139,7 @@ func (s *Supervisor) setState(st State, reason, detail string) {
 	}
 	s.mu.Unlock()
 	s.host.StateChanged(st)
-	if lastErr != "" && st != Ready {
+	if lastErr != "" && st != Ready && st != Disabled { // disabled is what the operator asked for
 		s.log.Warn("upstream state", "server", s.spec.Name, "state", string(st), "error", lastErr)
 	} else {
 		s.log.Info("upstream state", "server", s.spec.Name, "state", string(st))

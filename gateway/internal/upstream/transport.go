@@ -116,9 +116,10 @@ func (s *Supervisor) newTransport(c *Conn, legacyListen bool) (transport.Interfa
 			return nil, err
 		}
 		c.proc = p
+		s.stderr.Store(p.stderr)
 		go func() {
 			<-p.exited
-			c.markDead("the server process "+p.exitStatus(), p.stderrTail())
+			c.markDead("the server process "+p.exitStatus(), p.stderrExcerpt())
 		}()
 		return transport.NewIO(p.stdout, p.stdin, nil), nil
 	case StreamableHTTP:
