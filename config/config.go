@@ -44,6 +44,9 @@ type File struct {
 	// Redis is the "redis" block of "gateway": the state replicas share
 	// (nil: everything stays in the process).
 	Redis *Redis
+	// Console is the "console" block of "gateway": the operator console
+	// `sandbox serve --http` serves at /ui/.
+	Console Console
 }
 
 // Error is a configuration problem at a position in a file.

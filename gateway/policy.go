@@ -18,6 +18,12 @@ type Policy struct {
 	// ApprovalTimeout bounds how long an "approve" call waits for a
 	// person's answer (default 2 minutes); past it the call is denied.
 	ApprovalTimeout time.Duration
+	// OperatorApprovals lets a call whose client cannot be asked (no MCP
+	// elicitation) wait up to ApprovalTimeout for an operator's decision
+	// at the approval desk (desk.go: the operator console), instead of
+	// being denied at once. Off, or with nobody watching the desk, such a
+	// call is denied.
+	OperatorApprovals bool
 }
 
 // PolicyRule matches calls by tool and annotations.
@@ -177,7 +183,7 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	denied := func(why string) *Error {
 		c.decision = "not approved: " + why
-		g.auditApproval(c)
+		g.auditApproval(c, "")
 		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
 			"%s needs a person's approval (policy rule %d, %q) and %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, why)
 	}
@@ -185,8 +191,22 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	if c.req.Caller.Session != "" {
 		peer = g.peer(c.req.Caller.Session)
 	}
+	timeout := p.ApprovalTimeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
 	if peer == nil || !peer.Supports("elicitation") {
-		return denied("this client cannot be asked (it does not support MCP elicitation)")
+		if !p.OperatorApprovals || !g.desk.watched() {
+			return denied("this client cannot be asked (it does not support MCP elicitation)")
+		}
+		decision, by, ok := g.approveAtDesk(ctx, c, timeout)
+		c.decision = decision
+		g.auditApproval(c, by)
+		if !ok {
+			return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
+				"%s needs a person's approval (policy rule %d, %q) and was %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, decision)
+		}
+		return nil
 	}
 	// The question shows what will run: the arguments as validated and
 	// forwarded (c.decoded), every key of them (approval.go).
@@ -204,10 +224,6 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 			"decision": map[string]any{"type": "string", "title": "Decision", "enum": options},
 		}, "required": []string{"decision"}},
 	})
-	timeout := p.ApprovalTimeout
-	if timeout <= 0 {
-		timeout = DefaultApprovalTimeout
-	}
 	askCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The caller's time limit stands while the person reads.
@@ -245,11 +261,13 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	default:
 		return denied("the person denied it")
 	}
-	g.auditApproval(c)
+	g.auditApproval(c, "")
 	return nil
 }
 
-// auditApproval records a person's (or the client's) answer to an approval.
-func (g *Gateway) auditApproval(c *call) {
-	g.observe.audit(AuditRecord{Kind: AuditKindApproval, Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
+// auditApproval records a person's (or the client's) answer to an
+// approval; by is the operator who decided at the desk ("" otherwise).
+func (g *Gateway) auditApproval(c *call, by string) {
+	g.observe.audit(AuditRecord{Kind: AuditKindApproval, Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session),
+		Decision: c.decision, DecidedBy: by})
 }
