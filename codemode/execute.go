@@ -217,8 +217,30 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 		return value, nil
 	})
-	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent,
+	onEvent := req.OnEvent
+	if !nested { // the watchers hear top-level runs (watch.go)
+		e.watch.started(RunInfo{ID: runID, Caller: req.Caller, Code: req.Code, Intent: req.Intent, Started: time.Now(), Limits: appliedLimits(limits, clamped)})
+		onEvent = func(ev runtime.Event) {
+			if req.OnEvent != nil {
+				req.OnEvent(ev)
+			}
+			e.watch.event(runID, ev)
+		}
+	}
+	out, err := e.run(ctx, span, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
 		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
+	if out != nil {
+		out.Bound, out.Limits = bound, appliedLimits(limits, clamped)
+	}
+	if !nested {
+		e.watch.ended(runID, out, err)
+	}
+	return out, err
+}
+
+// run runs a snippet and records how it ended (span, audit log).
+func (e *Engine) run(ctx context.Context, span trace.Span, rreq runtime.Request) (*ExecuteResult, error) {
+	res, err := e.rt.Run(ctx, rreq)
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		span.SetStatus(codes.Error, string(CodeBusy))
@@ -233,8 +255,8 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		outcome = string(res.Error.Kind)
 	}
 	endRunSpan(span, res, outcome)
-	e.auditRun(req.Caller, outcome, res.Duration, req.Code, len(res.Value))
-	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
+	e.auditRun(rreq.Caller, outcome, res.Duration, rreq.Code, len(res.Value))
+	return &ExecuteResult{Result: res}, nil
 }
 
 // takeSpilled hands a run a result the gateway spilled to a file: whole
