@@ -21,7 +21,11 @@ type recorder struct {
 	ended   map[string]*ExecuteResult
 }
 
-func (r *recorder) RunStarted(i RunInfo) { r.mu.Lock(); r.started = append(r.started, i); r.mu.Unlock() }
+func (r *recorder) RunStarted(i RunInfo) {
+	r.mu.Lock()
+	r.started = append(r.started, i)
+	r.mu.Unlock()
+}
 func (r *recorder) RunEvent(id string, e runtime.Event) {
 	r.mu.Lock()
 	r.events[id] = append(r.events[id], e)
