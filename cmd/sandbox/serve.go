@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
@@ -323,6 +324,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 	}
 	workersWarm := func() bool { return true }
+	var engine *codemode.Engine // nil: code mode is off
 	if codeMode {
 		cm := file.CodeMode
 		if err := f.maxLimits.ceiling().Validate(); err != nil {
@@ -334,10 +336,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return err
 		}
 		cm.Engine.Index = ix
-		closeCodeMode, warm, err := addCodeMode(cm, f.indexDir, g, front, log)
+		eng, closeCodeMode, warm, err := addCodeMode(cm, f.indexDir, g, front, log)
 		if err != nil {
 			return err
 		}
+		engine = eng
+		reg.MustRegister(engine.Collector()) // runs, BUSY, limits hit, durations, the queue
 		workersWarm = warm
 		defer closeCodeMode() // reaps the workers on SIGTERM/SIGINT
 	}
@@ -372,12 +376,18 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
+	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log})
+	if err != nil {
+		return err
+	}
+	defer closeConsole()
 	// NoDrain: a request refused before its body is read (401 above all,
 	// which anyone can get) is answered at once and its connection closed,
 	// not held while net/http waits for the rest of the body.
 	srv := &http.Server{Handler: mcphttp.NoDrain(mux), ReadHeaderTimeout: 10 * time.Second}
 	// The address on stderr lets scripts (and tests) find a port-0 listener.
-	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp\n", ln.Addr())
+	// The console's link follows on the same line, after a space.
+	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp%s\n", ln.Addr(), consoleLink(consoleAt, ln.Addr()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

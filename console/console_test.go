@@ -1,0 +1,320 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+func TestMain(m *testing.M) {
+	runtime.ServeWorkerIfChild()
+	os.Exit(m.Run())
+}
+
+// hostile is what an upstream may put in front of an operator: markup and
+// script in its tool names' descriptions, its instructions and its
+// answers.
+const hostile = `<script>window.pwned=1</script><img src=x onerror="window.pwned=2">`
+
+// hostileServer is an upstream whose words carry HTML, with one tool a
+// policy sends to a person.
+func hostileServer() *server.MCPServer {
+	s := server.NewMCPServer("evil"+hostile, "1", server.WithInstructions("Instructions "+hostile))
+	s.AddTool(mcp.NewTool("lookup", mcp.WithDescription("Looks up "+hostile), mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithString("q")), func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("found " + hostile), nil
+	})
+	s.AddTool(mcp.NewTool("drop_table", mcp.WithDescription("Drops a table."), mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithString("table")), func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("dropped"), nil
+	})
+	return s
+}
+
+// keys are the test's credentials: the operator's and an agent's.
+var keys = map[string]auth.Principal{
+	"ops-key":   {ID: "ops", Tenant: "ops", Operates: true},
+	"agent-key": {ID: "agent", Tenant: "agent"},
+}
+
+// testAuth stands for serve's authentication: a bearer key from keys, or 401.
+func testAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := keys[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	})
+}
+
+type world struct {
+	g      *gateway.Gateway
+	engine *codemode.Engine
+	url    string // the console's root, ".../ui/"
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	settings := gateway.DefaultSettings()
+	settings.Policy = &gateway.Policy{ApprovalTimeout: 20 * time.Second, OperatorApprovals: true, Rules: []gateway.PolicyRule{
+		{Tools: "evil:drop_table", Action: gateway.PolicyApprove},
+	}}
+	g, err := gateway.New(&gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}, gateway.WithInProcessServer("evil", hostileServer(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Options{Isolation: runtime.InProcess, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	engine, err := codemode.New(g, rt, codemode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close() })
+	c, err := New(Options{Gateway: g, Engine: engine, Authenticate: testAuth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", http.StripPrefix("/ui", c))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &world{g: g, engine: engine, url: srv.URL + "/ui/"}
+}
+
+// get fetches a console path with a key ("" for none), not following
+// redirects.
+func (w *world) get(t *testing.T, key, path string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", w.url+path, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return do(t, noRedirects, req)
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func do(t *testing.T, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+func (w *world) post(t *testing.T, key, path string, form url.Values, origin string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", w.url+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+key)
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	return do(t, noRedirects, req)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// TestConsoleIsForOperatorsAndEscapesUpstreams: every page answers an
+// operator, with a strict CSP and the upstream's words escaped; another
+// principal gets 403, a request without a credential is sent to sign in.
+func TestConsoleIsForOperatorsAndEscapesUpstreams(t *testing.T) {
+	w := newWorld(t)
+	// A run, so that the runs pages have one with the upstream's answer.
+	res, err := w.engine.Execute(context.Background(), codemode.ExecuteRequest{Code: `console.log("said: " + await evil.lookup({q: "x"})); throw new Error("` + strings.ReplaceAll(hostile, `"`, `\"`) + `")`,
+		Caller: auth.Caller{Principal: keys["agent-key"], Session: "s1"}})
+	if err != nil || res.OK {
+		t.Fatalf("the run: %+v, %v", res, err)
+	}
+	runs := w.engine.RunStats()
+	if runs.Outcomes["runtime"] != 1 {
+		t.Fatalf("run stats: %+v", runs)
+	}
+	_, list := w.get(t, "ops-key", "runs")
+	id := regexp.MustCompile(`href="run\?id=([0-9a-f]+)"`).FindStringSubmatch(list)
+	if id == nil {
+		t.Fatalf("the runs page lists no run:\n%s", list)
+	}
+
+	for _, path := range []string{"", "servers", "runs", "run?id=" + id[1], "approvals", "runs?principal=agent/agent&outcome=runtime", "servers?fragment=1"} {
+		resp, body := w.get(t, "ops-key", path)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d\n%s", path, resp.StatusCode, body)
+			continue
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if strings.Contains(body, "<script>window") || strings.Contains(body, "<img src=x") {
+			t.Errorf("%s: an upstream's markup is in the page unescaped:\n%s", path, body)
+		}
+	}
+	_, servers := w.get(t, "ops-key", "servers")
+	for _, want := range []string{"Looks up &lt;script&gt;window.pwned=1&lt;/script&gt;", "Instructions &lt;script&gt;", "drop_table"} {
+		if !strings.Contains(servers, want) {
+			t.Errorf("the servers page lacks %q", want)
+		}
+	}
+	_, detail := w.get(t, "ops-key", "run?id="+id[1])
+	for _, want := range []string{"said: found &lt;script&gt;", "evil:lookup", "error-line", "runtime: Error at snippet.ts:1:", "\n&lt;script&gt;window.pwned=1"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the run's page lacks %q:\n%s", want, detail)
+		}
+	}
+	_, overview := w.get(t, "ops-key", "")
+	if !strings.Contains(overview, "1 runtime") {
+		t.Errorf("the overview does not count the run:\n%s", overview)
+	}
+
+	if resp, _ := w.get(t, "agent-key", ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a principal that may not operate: %d", resp.StatusCode)
+	}
+	if resp, _ := w.get(t, "agent-key", "events?topic=runs"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a principal that may not operate, on the event stream: %d", resp.StatusCode)
+	}
+	if resp, _ := w.get(t, "", "runs"); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "login" {
+		t.Errorf("no credential: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, _ := w.get(t, "wrong-key", "runs"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong key: %d", resp.StatusCode)
+	}
+}
+
+// TestConsoleSignInKeepsTheCredentialInACookie: a browser cannot send a
+// bearer header, so the sign-in form takes the key, checks it with the
+// same authentication, and keeps it in an HttpOnly cookie; an agent's key
+// is refused there too.
+func TestConsoleSignInKeepsTheCredentialInACookie(t *testing.T) {
+	w := newWorld(t)
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	signIn := func(key string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", w.url+"login", strings.NewReader(url.Values{"credential": {key}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return do(t, browser, req)
+	}
+	if resp, _ := signIn("agent-key"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an agent's key signs in: %d", resp.StatusCode)
+	}
+	if resp, _ := signIn("no-such-key"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong key signs in: %d", resp.StatusCode)
+	}
+	resp, body := signIn("ops-key")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "<h1>Overview</h1>") {
+		t.Fatalf("the operator's sign-in did not lead to the overview: %d\n%s", resp.StatusCode, body)
+	}
+	u, _ := url.Parse(w.url)
+	cookies := jar.Cookies(u)
+	if len(cookies) != 1 || cookies[0].Name != cookieName {
+		t.Fatalf("cookies: %+v", cookies)
+	}
+	req, _ := http.NewRequest("GET", w.url+"servers", nil)
+	if resp, _ := do(t, browser, req); resp.StatusCode != http.StatusOK {
+		t.Errorf("with the cookie: %d", resp.StatusCode)
+	}
+	// A cross-site sign-in (login CSRF) is refused.
+	req, _ = http.NewRequest("POST", w.url+"login", strings.NewReader("credential=ops-key"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if resp, _ := do(t, noRedirects, req); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-site sign-in: %d", resp.StatusCode)
+	}
+}
+
+// TestConsoleApprovesACallThatCouldNotBeAsked: a call from a caller no
+// one can ask waits at the desk; the approvals page shows the question,
+// refuses a POST without the CSRF token or from another origin, and an
+// operator's approval lets the call run.
+func TestConsoleApprovesACallThatCouldNotBeAsked(t *testing.T) {
+	w := newWorld(t)
+	done := make(chan error, 1)
+	args, _ := json.Marshal(map[string]string{"table": "users" + hostile})
+	go func() {
+		_, err := w.g.Call(context.Background(), gateway.CallRequest{Tool: "evil:drop_table", Arguments: args,
+			Caller: auth.Caller{Principal: keys["agent-key"]}})
+		done <- err
+	}()
+	var page string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(page, "evil:drop_table"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the call is not on the approvals page:\n%s", page)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the call ended before anyone decided: %v", err)
+		default:
+		}
+		time.Sleep(20 * time.Millisecond)
+		_, page = w.get(t, "ops-key", "approvals")
+	}
+	if !strings.Contains(page, `table: &#34;users&lt;script&gt;`) || !strings.Contains(page, "An agent wants to call evil:drop_table.") {
+		t.Errorf("the approvals page does not show the question, escaped:\n%s", page)
+	}
+	id := regexp.MustCompile(`name="id" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	token := csrfField.FindStringSubmatch(page)
+	if id == nil || token == nil {
+		t.Fatalf("no form:\n%s", page)
+	}
+	if resp, body := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}}, ""); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "CSRF") {
+		t.Errorf("without the CSRF token: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}, "csrf": {token[1]}}, "http://evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("from another origin: %d", resp.StatusCode)
+	}
+	if resp, _ := w.post(t, "agent-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}, "csrf": {token[1]}}, ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an agent with the operator's token: %d", resp.StatusCode)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the call ended before anyone decided: %v", err)
+	default:
+	}
+	if resp, body := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}, "csrf": {token[1]}}, ""); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approving: %d %s", resp.StatusCode, body)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the approved call: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the approved call did not finish")
+	}
+	if resp, body := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"deny"}, "csrf": {token[1]}}, ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, "no longer waiting") {
+		t.Errorf("deciding again: %d %s", resp.StatusCode, body)
+	}
+}
