@@ -138,7 +138,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with a form's POST, which the origin checks (and the
+	// DNS-rebinding check) must refuse.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	if msg := mcphttp.Rebinding(r, c.allowed); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)
@@ -239,8 +242,8 @@ func sameOrigin(r *http.Request) string {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		return "a cross-site request (Sec-Fetch-Site: " + site + ")"
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
-		u, err := url.Parse(origin)
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin) // "null" (a sandboxed frame's) has no host: refused
 		if err != nil || !strings.EqualFold(u.Host, r.Host) {
 			return fmt.Sprintf("a request from another origin (%q)", origin)
 		}

@@ -179,6 +179,9 @@ func TestConsoleIsForOperatorsAndEscapesUpstreams(t *testing.T) {
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
+		if rp := resp.Header.Get("Referrer-Policy"); rp != "same-origin" { // no-referrer makes a form's POST say Origin: null
+			t.Errorf("%s: Referrer-Policy %q", path, rp)
+		}
 		if strings.Contains(body, "<script>window") || strings.Contains(body, "<img src=x") {
 			t.Errorf("%s: an upstream's markup is in the page unescaped:\n%s", path, body)
 		}
@@ -292,8 +295,10 @@ func TestConsoleApprovesACallThatCouldNotBeAsked(t *testing.T) {
 	if resp, body := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}}, ""); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "CSRF") {
 		t.Errorf("without the CSRF token: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}, "csrf": {token[1]}}, "http://evil.example"); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("from another origin: %d", resp.StatusCode)
+	for _, origin := range []string{"http://evil.example", "null"} { // null: a sandboxed frame's
+		if resp, _ := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}, "csrf": {token[1]}}, origin); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("from origin %s: %d", origin, resp.StatusCode)
+		}
 	}
 	if resp, _ := w.post(t, "agent-key", "approvals", url.Values{"id": {id[1]}, "decision": {"approve"}, "csrf": {token[1]}}, ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("an agent with the operator's token: %d", resp.StatusCode)
