@@ -111,7 +111,9 @@ func (b tab) waitFor(expr string) {
 	b.t.Fatalf("%s did not become true within 20 s (last error: %v)", expr, last)
 }
 
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
 
 // hostileUpstream is an MCP server over streamable HTTP whose words carry
 // markup: its instructions, a tool's description, and its answers.
