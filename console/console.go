@@ -59,7 +59,10 @@ type Options struct {
 	// AllowedHosts are extra Host names accepted on loopback connections
 	// (the DNS-rebinding check, as for /mcp).
 	AllowedHosts []string
-	Logger       *slog.Logger
+	// Principals are the ones the search playground may search as (the
+	// API keys' principals): OAuth principals are not known in advance.
+	Principals []auth.Principal
+	Logger     *slog.Logger
 }
 
 // Console serves the operator console. Close stops its watchers.

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -48,10 +49,20 @@ func hostileServer() *server.MCPServer {
 	return s
 }
 
+// widgetServer is a second upstream, which the agent may not use.
+func widgetServer() *server.MCPServer {
+	s := server.NewMCPServer("widgets", "1")
+	s.AddTool(mcp.NewTool("list_widgets", mcp.WithDescription("List the widgets in stock."), mcp.WithReadOnlyHintAnnotation(true)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("[]"), nil
+		})
+	return s
+}
+
 // keys are the test's credentials: the operator's and an agent's.
 var keys = map[string]auth.Principal{
 	"ops-key":   {ID: "ops", Tenant: "ops", Operates: true},
-	"agent-key": {ID: "agent", Tenant: "agent"},
+	"agent-key": {ID: "agent", Tenant: "agent", Scopes: []string{auth.ServerScope("evil")}},
 }
 
 // testAuth stands for serve's authentication: a bearer key from keys, or 401.
@@ -79,7 +90,8 @@ func newWorld(t *testing.T) *world {
 	settings.Policy = &gateway.Policy{ApprovalTimeout: 20 * time.Second, OperatorApprovals: true, Rules: []gateway.PolicyRule{
 		{Tools: "evil:drop_table", Action: gateway.PolicyApprove},
 	}}
-	g, err := gateway.New(&gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}, gateway.WithInProcessServer("evil", hostileServer(), nil))
+	g, err := gateway.New(&gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}, gateway.WithInProcessServer("evil", hostileServer(), nil),
+		gateway.WithInProcessServer("widgets", widgetServer(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +111,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close() })
-	c, err := New(Options{Gateway: g, Engine: engine, Authenticate: testAuth})
+	c, err := New(Options{Gateway: g, Engine: engine, Authenticate: testAuth, Principals: []auth.Principal{keys["agent-key"]}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,5 +333,38 @@ func TestConsoleApprovesACallThatCouldNotBeAsked(t *testing.T) {
 	}
 	if resp, body := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"deny"}, "csrf": {token[1]}}, ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, "no longer waiting") {
 		t.Errorf("deciding again: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestSearchPlaygroundAnswersAsTheAgentWould: the playground's answer is
+// search_tools' for the chosen principal: the agent's scope hides a server
+// the operator's search shows.
+func TestSearchPlaygroundAnswersAsTheAgentWould(t *testing.T) {
+	w := newWorld(t)
+	search := func(principal string) string {
+		t.Helper()
+		resp, body := w.get(t, "ops-key", "search?"+url.Values{"principal": {principal}, "intent": {"list the widgets in stock"}}.Encode())
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("search as %q: %d\n%s", principal, resp.StatusCode, body)
+		}
+		return body
+	}
+	operator := search("")
+	if !strings.Contains(operator, "widgets:list_widgets") || !strings.Contains(operator, "declare namespace widgets") {
+		t.Errorf("the operator's search does not find the widgets:\n%s", operator)
+	}
+	want, err := w.engine.Search(context.Background(), codemode.SearchRequest{Intent: "list the widgets in stock", Caller: auth.Caller{Principal: keys["agent-key"], Session: "another"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := search("agent/agent")
+	if strings.Contains(agent, "widgets:") || strings.Contains(agent, "namespace widgets") {
+		t.Errorf("the agent's search shows a server outside its scope:\n%s", agent)
+	}
+	if !strings.Contains(agent, html.EscapeString(want.Text())) {
+		t.Errorf("the agent's answer is not search_tools' answer:\n%s\nwant (escaped) within:\n%s", agent, want.Text())
+	}
+	if resp, body := w.get(t, "ops-key", "search?principal=nobody&intent=x"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "unknown principal") {
+		t.Errorf("an unknown principal: %d %s", resp.StatusCode, body)
 	}
 }
