@@ -62,7 +62,10 @@ type Options struct {
 	// Principals are the ones the search playground may search as (the
 	// API keys' principals): OAuth principals are not known in advance.
 	Principals []auth.Principal
-	Logger     *slog.Logger
+	// AuditPath is the gateway's audit log ("": it keeps none), which the
+	// audit page searches.
+	AuditPath string
+	Logger    *slog.Logger
 }
 
 // Console serves the operator console. Close stops its watchers.

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -79,9 +80,10 @@ func testAuth(next http.Handler) http.Handler {
 }
 
 type world struct {
-	g      *gateway.Gateway
-	engine *codemode.Engine
-	url    string // the console's root, ".../ui/"
+	g         *gateway.Gateway
+	engine    *codemode.Engine
+	url       string // the console's root, ".../ui/"
+	auditPath string
 }
 
 func newWorld(t *testing.T) *world {
@@ -90,6 +92,8 @@ func newWorld(t *testing.T) *world {
 	settings.Policy = &gateway.Policy{ApprovalTimeout: 20 * time.Second, OperatorApprovals: true, Rules: []gateway.PolicyRule{
 		{Tools: "evil:drop_table", Action: gateway.PolicyApprove},
 	}}
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	settings.Audit = &gateway.AuditConfig{Path: auditPath}
 	g, err := gateway.New(&gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}, gateway.WithInProcessServer("evil", hostileServer(), nil),
 		gateway.WithInProcessServer("widgets", widgetServer(), nil))
 	if err != nil {
@@ -111,7 +115,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close() })
-	c, err := New(Options{Gateway: g, Engine: engine, Authenticate: testAuth, Principals: []auth.Principal{keys["agent-key"]}})
+	c, err := New(Options{Gateway: g, Engine: engine, Authenticate: testAuth, Principals: []auth.Principal{keys["agent-key"]}, AuditPath: auditPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +124,7 @@ func newWorld(t *testing.T) *world {
 	mux.Handle("/ui/", http.StripPrefix("/ui", c))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &world{g: g, engine: engine, url: srv.URL + "/ui/"}
+	return &world{g: g, engine: engine, url: srv.URL + "/ui/", auditPath: auditPath}
 }
 
 // get fetches a console path with a key ("" for none), not following
@@ -330,6 +334,10 @@ func TestConsoleApprovesACallThatCouldNotBeAsked(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the approved call did not finish")
+	}
+	// The audit log says who decided, and the audit page shows it.
+	if _, body := w.get(t, "ops-key", "audit?kind=approval"); !strings.Contains(body, "approved by operator ops/ops (by ops/ops)") {
+		t.Errorf("the audit page does not show the operator's decision:\n%s", body)
 	}
 	if resp, body := w.post(t, "ops-key", "approvals", url.Values{"id": {id[1]}, "decision": {"deny"}, "csrf": {token[1]}}, ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, "no longer waiting") {
 		t.Errorf("deciding again: %d %s", resp.StatusCode, body)

@@ -34,6 +34,9 @@ func installConsole(mux *http.ServeMux, s consoleSetup) (at string, closeFn func
 		return "", noop, nil
 	}
 	opts := console.Options{Gateway: s.gateway, Engine: s.engine, AllowedHosts: s.serve.allowHosts, Logger: s.log}
+	if a := s.file.Gateway.Settings.Audit; a != nil {
+		opts.AuditPath = a.Path
+	}
 	for _, k := range s.file.Auth.APIKeys {
 		opts.Principals = append(opts.Principals, k.Principal())
 	}
