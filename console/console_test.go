@@ -110,7 +110,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	engine, err := codemode.New(g, rt, codemode.Options{})
+	engine, err := codemode.New(g, rt, codemode.Options{Audit: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,5 +374,60 @@ func TestSearchPlaygroundAnswersAsTheAgentWould(t *testing.T) {
 	}
 	if resp, body := w.get(t, "ops-key", "search?principal=nobody&intent=x"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "unknown principal") {
 		t.Errorf("an unknown principal: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestScriptsPageSharesAndDeletesAsTheOperator: an agent's saved script is
+// listed with its code and description escaped; the operator shares it
+// and deletes it, with the CSRF token, and the audit log names the
+// operator.
+func TestScriptsPageSharesAndDeletesAsTheOperator(t *testing.T) {
+	w := newWorld(t)
+	agent := auth.Caller{Principal: keys["agent-key"], Session: "s1"}
+	if err := w.engine.SaveScript(context.Background(), agent, codemode.Script{Name: "report", Description: "Reports. " + hostile, Code: `return "` + "<b>bold</b>" + `"`}); err != nil {
+		t.Fatal(err)
+	}
+	_, page := w.get(t, "ops-key", "scripts")
+	if !strings.Contains(page, "scripts.report</code> of agent/agent") || !strings.Contains(page, "Reports. &lt;script&gt;") || !strings.Contains(page, "&lt;b&gt;bold") || strings.Contains(page, "<script>window") {
+		t.Fatalf("the scripts page:\n%s", page)
+	}
+	token := csrfField.FindStringSubmatch(page)
+	if token == nil {
+		t.Fatal("no CSRF token on the scripts page")
+	}
+	act := func(action string, withToken bool) int {
+		t.Helper()
+		form := url.Values{"owner": {"agent/agent"}, "name": {"report"}, "action": {action}}
+		if withToken {
+			form.Set("csrf", token[1])
+		}
+		resp, _ := w.post(t, "ops-key", "scripts", form, "")
+		return resp.StatusCode
+	}
+	shared := func() bool {
+		all, err := w.engine.Scripts(context.Background())
+		if err != nil || len(all) != 1 {
+			t.Fatalf("scripts: %+v, %v", all, err)
+		}
+		return all[0].Shared
+	}
+	if code := act("share", false); code != http.StatusForbidden || shared() {
+		t.Errorf("sharing without the CSRF token: %d, shared %v", code, shared())
+	}
+	if code := act("share", true); code != http.StatusSeeOther || !shared() {
+		t.Errorf("sharing: %d, shared %v", code, shared())
+	}
+	if code := act("delete", true); code != http.StatusSeeOther {
+		t.Errorf("deleting: %d", code)
+	}
+	if all, _ := w.engine.Scripts(context.Background()); len(all) != 0 {
+		t.Errorf("left after deleting: %+v", all)
+	}
+	data, _ := os.ReadFile(w.auditPath)
+	for _, want := range []string{`"principal":"ops/ops","session":"console","tool":"share_script","outcome":"OK"`,
+		`"principal":"ops/ops","session":"console","tool":"delete_script","outcome":"OK"`, `"name":"agent/agent/report"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, data)
+		}
 	}
 }
