@@ -431,3 +431,41 @@ func TestScriptsPageSharesAndDeletesAsTheOperator(t *testing.T) {
 		}
 	}
 }
+
+// TestStorePageShowsValuesOnlyWhenAskedAndAudits: a principal's keys are
+// listed with sizes and expiry but no value; the value shows after a POST
+// with the CSRF token, escaped, and the read is in the audit log.
+func TestStorePageShowsValuesOnlyWhenAskedAndAudits(t *testing.T) {
+	w := newWorld(t)
+	caller := auth.Caller{Principal: keys["agent-key"], Session: "s1"}
+	res, err := w.engine.Execute(context.Background(), codemode.ExecuteRequest{Caller: caller, Code: `
+		await sandbox.store.set("secret", {note: "the value ` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}, {scope: "principal", ttlSeconds: 3600})
+		await sandbox.store.set("draft", "session's own")
+		return 1`})
+	if err != nil || !res.OK {
+		t.Fatalf("storing: %+v %v", res, err)
+	}
+	_, page := w.get(t, "ops-key", "store?principal=agent/agent")
+	if !strings.Contains(page, "<code>secret</code>") || !strings.Contains(page, "<code>draft</code>") || strings.Contains(page, "the value") ||
+		!strings.Contains(page, "<td>"+time.Now().Add(time.Hour).UTC().Format("2006-01-02 15:")) {
+		t.Fatalf("the store page (keys, no values):\n%s", page)
+	}
+	token := csrfField.FindStringSubmatch(page)
+	if token == nil {
+		t.Fatal("no CSRF token on the store page")
+	}
+	form := url.Values{"principal": {"agent/agent"}, "key": {"secret"}}
+	if resp, body := w.post(t, "ops-key", "store", form, ""); resp.StatusCode != http.StatusForbidden || strings.Contains(body, "the value") {
+		t.Errorf("reading without the CSRF token: %d", resp.StatusCode)
+	}
+	form.Set("csrf", token[1])
+	resp, body := w.post(t, "ops-key", "store", form, "")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "the value &lt;script&gt;") || strings.Contains(body, "<script>window") {
+		t.Fatalf("reading the value: %d\n%s", resp.StatusCode, body)
+	}
+	data, _ := os.ReadFile(w.auditPath)
+	if !strings.Contains(string(data), `"kind":"store","principal":"ops/ops","session":"console","tool":"read_store_value","outcome":"OK"`) ||
+		!strings.Contains(string(data), `"name":"agent/agent: secret"`) {
+		t.Errorf("the read is not in the audit log:\n%s", data)
+	}
+}

@@ -30,7 +30,7 @@ type page struct {
 
 // pageNames are the templates, each a file of templates/ that defines
 // "content" (and "live", the part a change refreshes).
-var pageNames = []string{"overview", "servers", "runs", "run", "approvals", "search", "audit", "scripts", "login", "forbidden"}
+var pageNames = []string{"overview", "servers", "runs", "run", "approvals", "search", "audit", "scripts", "store", "login", "forbidden"}
 
 var funcs = template.FuncMap{
 	"ms": func(d time.Duration) string {
@@ -114,6 +114,8 @@ func (c *Console) route(w http.ResponseWriter, r *http.Request, p auth.Principal
 		c.audit(w, r, p)
 	case "scripts":
 		c.scripts(w, r, p)
+	case "store":
+		c.store(w, r, p)
 	case "events":
 		c.serveEvents(w, r)
 	default:

@@ -71,6 +71,7 @@ const (
 	AuditKindApproval AuditKind = "approval" // a person's or the policy's answer to an approval (the gateway)
 	AuditKindRun      AuditKind = "run"      // an execute_code run (code mode)
 	AuditKindScript   AuditKind = "script"   // a saved script saved or deleted (code mode)
+	AuditKindStore    AuditKind = "store"    // a sandbox.store value an operator read (code mode, for the console)
 	// The pass-through requests of the front end (the gateway).
 	AuditKindResource   AuditKind = "resource"   // resources/read
 	AuditKindPrompt     AuditKind = "prompt"     // prompts/get

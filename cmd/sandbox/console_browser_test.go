@@ -164,7 +164,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	signIn(consoleOpsKey)
 	for _, p := range []struct{ path, h1 string }{{"", "Overview"}, {"servers", "Servers"}, {"runs", "Runs"}, {"approvals", "Approvals"},
-		{"search?intent=read+a+file", "Search playground"}, {"audit", "Audit log"}, {"scripts", "Saved scripts"}} {
+		{"search?intent=read+a+file", "Search playground"}, {"audit", "Audit log"}, {"scripts", "Saved scripts"}, {"store", "Stored values"}} {
 		page.do("loading "+p.path, chromedp.Navigate(ui+p.path), visible(`main`))
 		if h1, pwned := page.text(`h1`), page.pwned(); h1 != p.h1 || pwned != "undefined" {
 			t.Errorf("%s: h1 %q, window.pwned %s", p.path, h1, pwned)
