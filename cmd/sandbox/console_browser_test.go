@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -227,6 +228,22 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the approved snippet did not finish")
+	}
+
+	// /metrics counts the run among code mode's series.
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(mcpURL, "/mcp")+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+consoleOpsKey)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{`sandbox_codemode_runs_total{outcome="OK"} 1`, "sandbox_codemode_busy_total 0", "sandbox_codemode_queue_length 0",
+			"sandbox_codemode_run_duration_seconds_count 1"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
+		}
 	}
 
 	// The run's page, never reloaded, shows the line written after the
