@@ -469,3 +469,45 @@ func TestStorePageShowsValuesOnlyWhenAskedAndAudits(t *testing.T) {
 		t.Errorf("the read is not in the audit log:\n%s", data)
 	}
 }
+
+// TestOpenConsoleOnLoopbackRefusesRebinding: without authentication (a
+// loopback serve) the console is the anonymous principal's, and the
+// DNS-rebinding check of /mcp applies: a page of another site that
+// resolved its name to 127.0.0.1 gets 403.
+func TestOpenConsoleOnLoopbackRefusesRebinding(t *testing.T) {
+	g, err := gateway.New(&gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: gateway.DefaultSettings()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	c, err := New(Options{Gateway: g, Open: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	srv := httptest.NewServer(http.StripPrefix("/ui", c)) // on 127.0.0.1
+	t.Cleanup(srv.Close)
+	get := func(host string) int {
+		req, _ := http.NewRequest("GET", srv.URL+"/ui/servers", nil)
+		req.Host = host
+		resp, _ := do(t, noRedirects, req)
+		return resp.StatusCode
+	}
+	if code := get(strings.TrimPrefix(srv.URL, "http://")); code != http.StatusOK {
+		t.Errorf("the anonymous principal on loopback: %d", code)
+	}
+	if code := get("evil.example:80"); code != http.StatusForbidden {
+		t.Errorf("a rebound name: %d", code)
+	}
+	// Not open: the anonymous principal is not an operator.
+	closed, err := New(Options{Gateway: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closed.Close)
+	rec := httptest.NewRecorder()
+	closed.ServeHTTP(rec, httptest.NewRequest("GET", "/servers", nil))
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("a console neither open nor authenticated: %d", rec.Code)
+	}
+}
