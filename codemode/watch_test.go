@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -107,5 +108,65 @@ func TestObserveRunsAndCountThem(t *testing.T) {
 		if got, ok := series[k]; !ok || got != v {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
 		}
+	}
+}
+
+// TestRunStatsCountBusy: a run refused because every worker is taken and
+// none may wait is counted as BUSY, and its observer hears it end with the
+// error and no result.
+func TestRunStatsCountBusy(t *testing.T) {
+	t.Parallel()
+	e := newEngineWith(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, runtime.Options{Isolation: runtime.InProcess, Workers: 1, MaxQueue: -1})
+	rec := &recorder{events: map[string][]runtime.Event{}, ended: map[string]*ExecuteResult{}}
+	e.ObserveRuns(rec)
+	long := make(chan error, 1)
+	go func() {
+		_, err := e.Execute(context.Background(), ExecuteRequest{Code: `console.log("holding the worker"); await new Promise(r => setTimeout(r, 1500)); return 1`})
+		long <- err
+	}()
+	holding := func() bool { // the long run logged: it has the worker
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, evs := range rec.events {
+			for _, ev := range evs {
+				if ev.Log != nil && ev.Log.Message == "holding the worker" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(5 * time.Second); !holding(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the long run did not start")
+		}
+	}
+	var busy error
+	for deadline := time.Now().Add(1200 * time.Millisecond); busy == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		_, err := e.Execute(context.Background(), ExecuteRequest{Code: `return 2`})
+		if isBusy(err) {
+			busy = err
+		}
+	}
+	if busy == nil {
+		t.Fatal("no run was refused BUSY while the only worker was taken")
+	}
+	if err := <-long; err != nil {
+		t.Fatal(err)
+	}
+	s := e.RunStats()
+	if s.Busy < 1 || s.Running != 0 {
+		t.Errorf("stats: %+v", s)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	nilResults := 0
+	for _, res := range rec.ended {
+		if res == nil {
+			nilResults++
+		}
+	}
+	if int64(nilResults) != s.Busy {
+		t.Errorf("the observer heard %d runs end without a result, RunStats counts %d BUSY", nilResults, s.Busy)
 	}
 }
