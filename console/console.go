@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
@@ -79,6 +80,8 @@ type Console struct {
 	secret  []byte // keys the CSRF tokens; new each process
 	closed  chan struct{}
 	stop    []func()
+
+	closeOnce sync.Once
 }
 
 // cookieName holds the credential a person signed in with: a browser
@@ -124,15 +127,12 @@ func New(opts Options) (*Console, error) {
 
 // Close stops watching and ends the open event streams.
 func (c *Console) Close() {
-	select {
-	case <-c.closed:
-		return
-	default:
-	}
-	close(c.closed)
-	for _, fn := range c.stop {
-		fn()
-	}
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		for _, fn := range c.stop {
+			fn()
+		}
+	})
 }
 
 // ServeHTTP serves the console. Mount it with its prefix stripped:
@@ -197,6 +197,7 @@ func (c *Console) serveAuthorized(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10) // the console's forms are small
 		if why := c.checkPost(r, p); why != "" {
 			c.opts.Logger.Warn("console: a POST was refused", "principal", p.Key(), "path", r.URL.Path, "why", why)
 			http.Error(w, "Forbidden: "+why, http.StatusForbidden)

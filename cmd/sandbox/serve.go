@@ -385,6 +385,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// which anyone can get) is answered at once and its connection closed,
 	// not held while net/http waits for the rest of the body.
 	srv := &http.Server{Handler: mcphttp.NoDrain(mux), ReadHeaderTimeout: 10 * time.Second}
+	// The console's event streams never end by themselves: close them as
+	// shutdown starts, or it would wait out its timeout for an open tab.
+	srv.RegisterOnShutdown(closeConsole)
 	// The address on stderr lets scripts (and tests) find a port-0 listener.
 	// The console's link follows on the same line, after a space.
 	fmt.Fprintf(os.Stderr, "sandbox serve: listening on http://%s/mcp%s\n", ln.Addr(), consoleLink(consoleAt, ln.Addr()))
