@@ -80,6 +80,8 @@ type Console struct {
 	secret  []byte // keys the CSRF tokens; new each process
 	closed  chan struct{}
 	stop    []func()
+	ctx     context.Context // ends with Close: what the console started in the background
+	logins  logins
 
 	closeOnce sync.Once
 }
@@ -117,6 +119,7 @@ func New(opts Options) (*Console, error) {
 	}
 	c.runs = newRunLog(c.hub)
 	ctx, cancel := context.WithCancel(context.Background())
+	c.ctx = ctx
 	go c.watchServers(ctx)
 	c.stop = append(c.stop, cancel, opts.Gateway.WatchApprovals(func() { c.hub.notify(topicApprovals) }))
 	if opts.Engine != nil {

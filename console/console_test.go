@@ -88,13 +88,27 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	return newWorldWith(t, nil)
+}
+
+// newWorldWith is newWorld with the gateway's servers from cfg too (nil:
+// the in-process ones only).
+func newWorldWith(t *testing.T, cfg *gateway.Config) *world {
+	t.Helper()
 	settings := gateway.DefaultSettings()
+	if cfg != nil {
+		settings = cfg.Settings
+	}
 	settings.Policy = &gateway.Policy{ApprovalTimeout: 20 * time.Second, OperatorApprovals: true, Rules: []gateway.PolicyRule{
 		{Tools: "evil:drop_table", Action: gateway.PolicyApprove},
 	}}
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	settings.Audit = &gateway.AuditConfig{Path: auditPath}
-	g, err := gateway.New(&gateway.Config{Servers: map[string]*gateway.ServerConfig{}, Settings: settings}, gateway.WithInProcessServer("evil", hostileServer(), nil),
+	servers := map[string]*gateway.ServerConfig{}
+	if cfg != nil {
+		servers = cfg.Servers
+	}
+	g, err := gateway.New(&gateway.Config{Servers: servers, Settings: settings}, gateway.WithInProcessServer("evil", hostileServer(), nil),
 		gateway.WithInProcessServer("widgets", widgetServer(), nil))
 	if err != nil {
 		t.Fatal(err)

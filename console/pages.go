@@ -101,6 +101,10 @@ func (c *Console) route(w http.ResponseWriter, r *http.Request, p auth.Principal
 	case "":
 		c.overview(w, r, p)
 	case "servers":
+		if r.Method == http.MethodPost {
+			c.serversPost(w, r, p)
+			return
+		}
 		c.servers(w, r, p)
 	case "runs":
 		c.runList(w, r, p)
@@ -200,6 +204,7 @@ type serverRow struct {
 	gateway.ServerStatus
 	OAuth    string // the operator's login state ("" when it takes none)
 	Login    bool   // a login is needed: show how
+	Signing  *login // a login the console started
 	ToolList []gateway.Tool
 }
 
@@ -218,7 +223,10 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request, p auth.Princip
 		if row.OAuth == "not logged in" && s.State == gateway.StateReady {
 			row.OAuth = "" // it answered without a login: it needs none
 		}
-		row.Login = row.OAuth != "" && row.OAuth != "logged in"
+		row.Login = row.OAuth == "not logged in" || strings.HasSuffix(row.OAuth, "log in again")
+		if l, ok := c.logins.get(s.Name); ok {
+			row.Signing = &l
+		}
 		rows = append(rows, row)
 	}
 	c.render(w, r, "servers", page{Title: "Servers", Nav: "servers", Live: topicServers, Data: rows}, &p)
