@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -160,8 +161,11 @@ type auditData struct {
 	Result  auditResult
 	Error   string
 	Kinds   []string
-	Newer   string // the query string of the newer page ("" on the first)
-	Older   string
+	// The links to the newer and the older page ("" when none): built
+	// here from url.Values.Encode, so the template need not escape a query
+	// it would otherwise break ('=' and '&' escaped).
+	Newer template.URL
+	Older template.URL
 }
 
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, p auth.Principal) {
@@ -182,13 +186,13 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, p auth.Principal
 			d.Error = "the audit log could not be read: " + err.Error()
 		}
 		d.Result = res
-		page := func(n int) string {
+		page := func(n int) template.URL {
 			v := url.Values{}
 			for k, vs := range form {
 				v[k] = vs
 			}
 			v.Set("page", strconv.Itoa(n))
-			return v.Encode()
+			return template.URL("audit?" + v.Encode()) // an encoded query of our own: safe as a URL
 		}
 		if q.Page > 0 {
 			d.Newer = page(q.Page - 1)

@@ -2,10 +2,13 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +96,22 @@ func TestAuditPageFiltersAndEscapes(t *testing.T) {
 	if !strings.Contains(body, "evil:&lt;script&gt;") || strings.Contains(body, "<script>window") {
 		t.Errorf("the audit page does not escape a tool's name:\n%s", body)
 	}
+	// Paging keeps the filter: 150 more call lines, the older page's link.
+	var more []gateway.AuditRecord
+	for i := range 150 {
+		more = append(more, gateway.AuditRecord{Time: fmt.Sprintf("2026-03-01T10:%02d:%02dZ", i/60, i%60), Kind: gateway.AuditKindCall, Principal: "acme/carol", Tool: "evil:lookup", Outcome: "OK"})
+	}
+	writeAudit(t, w.auditPath+".2", more)
+	_, body = w.get(t, "ops-key", "audit?kind=call&principal=acme/carol")
+	older := regexp.MustCompile(`<a href="([^"]+)" rel="next">Older</a>`).FindStringSubmatch(body)
+	if older == nil || strings.Count(body, "<td>acme/carol</td>") != 100 {
+		t.Fatalf("the first page of carol's calls:\n%s", body)
+	}
+	_, body = w.get(t, "ops-key", html.UnescapeString(older[1]))
+	if strings.Count(body, "<td>acme/carol</td>") != 50 || !strings.Contains(body, `rel="prev">Newer</a>`) || strings.Contains(body, `rel="next"`) {
+		t.Errorf("the older page (%s):\n%s", older[1], body)
+	}
+
 	_, body = w.get(t, "ops-key", "audit?from=yesterday")
 	if !strings.Contains(body, "from &#34;yesterday&#34;: write a UTC time as 2026-03-02T15:04") {
 		t.Errorf("a bad time:\n%s", body)
