@@ -25,8 +25,9 @@ type StoreEntry struct {
 }
 
 // StoreInventory is what a Store may offer besides Store: every
-// principal's live values, listed. MemoryStore does; a store that does not
-// makes StorePrincipals and StoreEntries answer ErrNoStoreInventory.
+// principal's live values, listed. MemoryStore and the Redis store do
+// (state/statetest.TestStore checks it); a store that does not makes
+// StorePrincipals and StoreEntries answer ErrNoStoreInventory.
 type StoreInventory interface {
 	Principals(ctx context.Context) ([]string, error)
 	Entries(ctx context.Context, principal string) ([]StoreEntry, error)
@@ -34,7 +35,7 @@ type StoreInventory interface {
 
 // ErrNoStoreInventory is the answer of a store that cannot list its values
 // for an operator.
-var ErrNoStoreInventory = errors.New("this store cannot list its values (only the in-process store can, today)")
+var ErrNoStoreInventory = errors.New("this store cannot list its values (it is not a codemode.StoreInventory)")
 
 // StorePrincipals lists the principals that have live values, sorted.
 func (e *Engine) StorePrincipals(ctx context.Context) ([]string, error) {
