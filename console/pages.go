@@ -279,7 +279,7 @@ func (c *Console) runDetail(w http.ResponseWriter, r *http.Request, p auth.Princ
 			if e.Column > 0 {
 				cl.Caret = strings.Repeat(" ", min(e.Column-1, len(line))) + "^"
 			}
-			cl.Reason = e.Message
+			cl.Reason, _, _ = strings.Cut(e.Message, "\n") // the whole message is in the Error section
 		}
 		d.Lines = append(d.Lines, cl)
 	}
