@@ -88,6 +88,10 @@ func (w *runWatch) init() {
 
 func (w *runWatch) each(fn func(RunObserver)) {
 	w.mu.Lock()
+	if len(w.observers) == 0 { // the usual case without a console: no allocation per event
+		w.mu.Unlock()
+		return
+	}
 	obs := make([]RunObserver, 0, len(w.observers))
 	for _, o := range w.observers {
 		obs = append(obs, o)
