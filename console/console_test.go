@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -523,5 +524,33 @@ func TestOpenConsoleOnLoopbackRefusesRebinding(t *testing.T) {
 	closed.ServeHTTP(rec, httptest.NewRequest("GET", "/servers", nil))
 	if rec.Code != http.StatusForbidden {
 		t.Errorf("a console neither open nor authenticated: %d", rec.Code)
+	}
+}
+
+// TestRunLogBoundsWhatItKeeps: a chatty run keeps at most keptTextPerRun
+// of console text, counting the rest, and long code is cut.
+func TestRunLogBoundsWhatItKeeps(t *testing.T) {
+	l := newRunLog(newHub())
+	l.RunStarted(codemode.RunInfo{ID: "r1", Code: strings.Repeat("é", keptCodeBytes), Started: time.Now()})
+	line := strings.Repeat("x", 10<<10)
+	for range 100 {
+		l.RunEvent("r1", runtime.Event{Log: &runtime.LogEntry{Level: "log", Message: line}})
+	}
+	r, ok := l.get("r1")
+	if !ok {
+		t.Fatal("the run is not kept")
+	}
+	text := 0
+	for _, e := range r.Events {
+		text += len(e.Text)
+		if len(e.Text) > keptLineBytes+len("…") {
+			t.Fatalf("a line of %d bytes is kept", len(e.Text))
+		}
+	}
+	if text > keptTextPerRun || r.Dropped == 0 || len(r.Events)+r.Dropped != 100 {
+		t.Errorf("kept %d bytes in %d events, dropped %d", text, len(r.Events), r.Dropped)
+	}
+	if !r.CodeCut || len(r.Code) > keptCodeBytes || !utf8.ValidString(r.Code) {
+		t.Errorf("the code: %d bytes, cut %v, valid %v", len(r.Code), r.CodeCut, utf8.ValidString(r.Code))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
@@ -15,10 +16,16 @@ import (
 // The console remembers the last runs it heard (codemode.RunObserver), in
 // memory: it is a window on what happens now, not a store. The audit log
 // has every run.
+// Each run's share is bounded, so the window stays within a few tens of
+// MiB whatever the snippets write: 200 runs × (64 KiB of code + 64 KiB of
+// console text + 1000 events).
 const (
-	keptRuns         = 200  // the runs listed; older ones are forgotten
-	keptEventsPerRun = 1000 // a run's console lines and calls shown; the rest are counted
-	keptValueBytes   = 4096 // of a run's returned value
+	keptRuns         = 200      // the runs listed; older ones are forgotten
+	keptEventsPerRun = 1000     // a run's console lines and calls shown; the rest are counted
+	keptTextPerRun   = 64 << 10 // bytes of console text kept per run
+	keptLineBytes    = 2 << 10  // of one console line
+	keptCodeBytes    = 64 << 10 // of a run's code
+	keptValueBytes   = 4096     // of a run's returned value
 )
 
 // runEvent is one thing a run did, as the detail page shows it.
@@ -38,7 +45,9 @@ type runEvent struct {
 type run struct {
 	codemode.RunInfo
 	Events  []runEvent
-	Dropped int // events past keptEventsPerRun
+	Dropped int // events past keptEventsPerRun or keptTextPerRun
+	text    int // bytes of console text kept
+	CodeCut bool
 
 	Done     bool
 	Duration time.Duration
@@ -64,7 +73,11 @@ func newRunLog(h *hub) *runLog { return &runLog{hub: h, runs: map[string]*run{}}
 
 func (l *runLog) RunStarted(info codemode.RunInfo) {
 	l.mu.Lock()
-	l.runs[info.ID] = &run{RunInfo: info, Outcome: "running"}
+	r := &run{RunInfo: info, Outcome: "running"}
+	if len(r.Code) > keptCodeBytes {
+		r.Code, r.CodeCut = cutUTF8(r.Code, keptCodeBytes), true
+	}
+	l.runs[info.ID] = r
 	l.order = append(l.order, info.ID)
 	for len(l.order) > keptRuns {
 		delete(l.runs, l.order[0])
@@ -85,6 +98,15 @@ func (l *runLog) RunEvent(id string, e runtime.Event) {
 	switch {
 	case e.Log != nil:
 		ev.Kind, ev.Level, ev.Text = "log", string(e.Log.Level), e.Log.Message
+		if len(ev.Text) > keptLineBytes {
+			ev.Text = cutUTF8(ev.Text, keptLineBytes) + "…"
+		}
+		if r.text+len(ev.Text) > keptTextPerRun {
+			r.Dropped++
+			l.mu.Unlock()
+			return
+		}
+		r.text += len(ev.Text)
 	case e.Call != nil && e.Ended:
 		ev.Kind, ev.Tool, ev.OK, ev.Code, ev.Duration = "ended", e.Call.Tool, e.Call.OK, e.Call.Code, e.Call.Duration
 	case e.Call != nil:
@@ -129,7 +151,7 @@ func (l *runLog) RunEnded(id string, res *codemode.ExecuteResult, err error) {
 		r.Duration, r.Calls = res.Duration, len(res.Calls)
 		v := string(res.Value)
 		if len(v) > keptValueBytes {
-			v, r.Cut = v[:keptValueBytes], true
+			v, r.Cut = cutUTF8(v, keptValueBytes), true
 		}
 		r.Value = v
 	}
@@ -221,4 +243,15 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// cutUTF8 is s's first n bytes or fewer, not splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
