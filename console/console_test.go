@@ -200,7 +200,8 @@ func TestConsoleIsForOperatorsAndEscapesUpstreams(t *testing.T) {
 		t.Fatalf("the runs page lists no run:\n%s", list)
 	}
 
-	for _, path := range []string{"", "servers", "runs", "run?id=" + id[1], "approvals", "runs?principal=agent/agent&outcome=runtime", "servers?fragment=1"} {
+	for _, path := range []string{"", "servers", "runs", "run?id=" + id[1], "approvals", "runs?principal=agent/agent&outcome=runtime", "servers?fragment=1",
+		"audit", "scripts", "store", "search?intent=look+something+up", "login"} {
 		resp, body := w.get(t, "ops-key", path)
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: %d\n%s", path, resp.StatusCode, body)
@@ -209,6 +210,10 @@ func TestConsoleIsForOperatorsAndEscapesUpstreams(t *testing.T) {
 		csp := resp.Header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", path, csp)
+		}
+		// Every link is relative: the console works behind a proxy's prefix.
+		if m := regexp.MustCompile(`(href|src|action)="/`).FindString(body); m != "" {
+			t.Errorf("%s: an absolute link (%s...): it would miss a proxy's prefix", path, m)
 		}
 		if rp := resp.Header.Get("Referrer-Policy"); rp != "same-origin" { // no-referrer makes a form's POST say Origin: null
 			t.Errorf("%s: Referrer-Policy %q", path, rp)
@@ -553,4 +558,57 @@ func TestRunLogBoundsWhatItKeeps(t *testing.T) {
 	if !r.CodeCut || len(r.Code) > keptCodeBytes || !utf8.ValidString(r.Code) {
 		t.Errorf("the code: %d bytes, cut %v, valid %v", len(r.Code), r.CodeCut, utf8.ValidString(r.Code))
 	}
+}
+
+// TestConsoleBehindAPathPrefix: a proxy serves the console under a prefix
+// of its own; the redirects, the sign-in and its cookie all stay under it.
+func TestConsoleBehindAPathPrefix(t *testing.T) {
+	w := newWorld(t)
+	u, _ := url.Parse(w.url)
+	backend := u.Scheme + "://" + u.Host
+	proxy := httptest.NewServer(http.StripPrefix("/prefix", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequest(r.Method, backend+r.URL.RequestURI(), r.Body)
+		req.Header = r.Header.Clone()
+		resp, err := noRedirects.Do(req)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			rw.Header()[k] = v
+		}
+		rw.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(rw, resp.Body)
+	})))
+	t.Cleanup(proxy.Close)
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, body := do(t, browser, mustRequest(t, "GET", proxy.URL+"/prefix/ui/runs", ""))
+	if resp.Request.URL.Path != "/prefix/ui/login" || !strings.Contains(body, "<h1>Sign in</h1>") {
+		t.Fatalf("without a cookie: at %s\n%s", resp.Request.URL, body)
+	}
+	req := mustRequest(t, "POST", proxy.URL+"/prefix/ui/login", url.Values{"credential": {"ops-key"}}.Encode())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, body = do(t, browser, req)
+	if resp.Request.URL.Path != "/prefix/ui/" || !strings.Contains(body, "<h1>Overview</h1>") {
+		t.Fatalf("after signing in: at %s\n%s", resp.Request.URL, body)
+	}
+	pu, _ := url.Parse(proxy.URL + "/prefix/ui/runs")
+	if cookies := jar.Cookies(pu); len(cookies) != 1 {
+		t.Errorf("the cookie is not sent under the prefix: %v", cookies)
+	}
+	if resp, _ := do(t, browser, mustRequest(t, "GET", proxy.URL+"/prefix/ui/servers", "")); resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/prefix/ui/servers" {
+		t.Errorf("a page under the prefix: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+}
+
+func mustRequest(t *testing.T, method, url, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
