@@ -187,7 +187,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if viaCookie {
 		// A credential the cookie kept that is no longer accepted (a key
 		// removed, a token expired) sends the person to sign in again.
-		w = &refusedToLogin{ResponseWriter: w, c: c, r: r}
+		w = &refusedToLogin{ResponseWriter: w, r: r}
 	}
 	c.opts.Authenticate(http.HandlerFunc(c.serveAuthorized)).ServeHTTP(w, r)
 }
@@ -283,7 +283,6 @@ func relativeTo(r *http.Request, target string) string {
 // cookie kept into a redirect to the sign-in page, forgetting the cookie.
 type refusedToLogin struct {
 	http.ResponseWriter
-	c       *Console
 	r       *http.Request
 	refused bool
 }

@@ -285,6 +285,15 @@ func TestConsoleSignInKeepsTheCredentialInACookie(t *testing.T) {
 	if resp, _ := do(t, browser, req); resp.StatusCode != http.StatusOK {
 		t.Errorf("with the cookie: %d", resp.StatusCode)
 	}
+	// A kept credential no longer accepted (a key removed from the config)
+	// sends the person to sign in again, and the cookie is forgotten.
+	jar.SetCookies(u, []*http.Cookie{{Name: cookieName, Value: "a-key-since-removed", Path: "/ui"}})
+	req, _ = http.NewRequest("GET", w.url+"servers", nil)
+	resp, _ = do(t, noRedirects, withCookies(req, jar))
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "login?expired=1" || !strings.Contains(resp.Header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("a refused cookie: %d %q %q", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("Set-Cookie"))
+	}
+
 	// A cross-site sign-in (login CSRF) is refused.
 	req, _ = http.NewRequest("POST", w.url+"login", strings.NewReader("credential=ops-key"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -609,6 +618,14 @@ func mustRequest(t *testing.T, method, url, body string) *http.Request {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	return req
+}
+
+// withCookies adds the jar's cookies for the request's URL.
+func withCookies(req *http.Request, jar http.CookieJar) *http.Request {
+	for _, c := range jar.Cookies(req.URL) {
+		req.AddCookie(c)
 	}
 	return req
 }
