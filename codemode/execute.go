@@ -85,7 +85,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 
 // execute is Execute, for a top-level run or (nested) a saved script
 // called from one, whose tool calls count on the caller's counter.
-func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, calls *callCounter) (*ExecuteResult, error) {
+func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, calls *callCounter) (out *ExecuteResult, err error) {
 	if e.rt == nil {
 		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
 	}
@@ -219,28 +219,11 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	})
 	onEvent := req.OnEvent
 	if !nested { // the watchers hear top-level runs (watch.go)
-		e.watch.started(RunInfo{ID: runID, Caller: req.Caller, Code: req.Code, Intent: req.Intent, Started: time.Now(), Limits: appliedLimits(limits, clamped)})
-		onEvent = func(ev runtime.Event) {
-			if req.OnEvent != nil {
-				req.OnEvent(ev)
-			}
-			e.watch.event(runID, ev)
-		}
+		onEvent = e.watch.run(RunInfo{ID: runID, Caller: req.Caller, Code: req.Code, Intent: req.Intent, Started: time.Now(), Limits: appliedLimits(limits, clamped)}, req.OnEvent)
+		defer func() { e.watch.ended(runID, out, err) }()
 	}
-	out, err := e.run(ctx, span, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
+	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
 		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
-	if out != nil {
-		out.Bound, out.Limits = bound, appliedLimits(limits, clamped)
-	}
-	if !nested {
-		e.watch.ended(runID, out, err)
-	}
-	return out, err
-}
-
-// run runs a snippet and records how it ended (span, audit log).
-func (e *Engine) run(ctx context.Context, span trace.Span, rreq runtime.Request) (*ExecuteResult, error) {
-	res, err := e.rt.Run(ctx, rreq)
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		span.SetStatus(codes.Error, string(CodeBusy))
@@ -255,8 +238,8 @@ func (e *Engine) run(ctx context.Context, span trace.Span, rreq runtime.Request)
 		outcome = string(res.Error.Kind)
 	}
 	endRunSpan(span, res, outcome)
-	e.auditRun(rreq.Caller, outcome, res.Duration, rreq.Code, len(res.Value))
-	return &ExecuteResult{Result: res}, nil
+	e.auditRun(req.Caller, outcome, res.Duration, req.Code, len(res.Value))
+	return &ExecuteResult{Result: res, Bound: bound, Limits: appliedLimits(limits, clamped)}, nil
 }
 
 // takeSpilled hands a run a result the gateway spilled to a file: whole

@@ -102,15 +102,19 @@ func (w *runWatch) each(fn func(RunObserver)) {
 	}
 }
 
-func (w *runWatch) started(info RunInfo) {
+// run tells the observers a run started, and returns the run's OnEvent:
+// onEvent (the caller's, or nil) and the observers too.
+func (w *runWatch) run(info RunInfo, onEvent func(runtime.Event)) func(runtime.Event) {
 	w.mu.Lock()
 	w.running++
 	w.mu.Unlock()
 	w.each(func(o RunObserver) { o.RunStarted(info) })
-}
-
-func (w *runWatch) event(id string, ev runtime.Event) {
-	w.each(func(o RunObserver) { o.RunEvent(id, ev) })
+	return func(ev runtime.Event) {
+		if onEvent != nil {
+			onEvent(ev)
+		}
+		w.each(func(o RunObserver) { o.RunEvent(info.ID, ev) })
+	}
 }
 
 func (w *runWatch) ended(id string, res *ExecuteResult, err error) {
