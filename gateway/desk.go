@@ -131,6 +131,30 @@ func (g *Gateway) DecideApproval(id string, approve bool, by string) error {
 	return nil
 }
 
+// askOperator is approve's answer for a call whose client cannot be asked:
+// with the policy's OperatorApprovals on and someone watching the desk, the
+// call waits there for an operator's decision; otherwise it is denied, as
+// denied words it.
+func (g *Gateway) askOperator(ctx context.Context, c *call, rule int, denied func(why string) *Error) *Error {
+	p := g.cfg.Settings.Policy
+	if !p.OperatorApprovals || !g.desk.watched() {
+		return denied("this client cannot be asked (it does not support MCP elicitation)")
+	}
+	timeout := p.ApprovalTimeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	decision, by, ok := g.approveAtDesk(ctx, c, timeout)
+	c.decision = decision
+	g.observe.audit(AuditRecord{Kind: AuditKindApproval, Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session),
+		Decision: c.decision, DecidedBy: by})
+	if !ok {
+		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
+			"%s needs a person's approval (policy rule %d, %q) and was %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, decision)
+	}
+	return nil
+}
+
 // approveAtDesk waits up to timeout for an operator's decision on c. It
 // returns the decision's text for c.decision, who decided, and whether the
 // call may run; a call the question cannot show is denied without waiting.

@@ -183,7 +183,7 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	denied := func(why string) *Error {
 		c.decision = "not approved: " + why
-		g.auditApproval(c, "")
+		g.auditApproval(c)
 		return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
 			"%s needs a person's approval (policy rule %d, %q) and %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, why)
 	}
@@ -191,22 +191,8 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	if c.req.Caller.Session != "" {
 		peer = g.peer(c.req.Caller.Session)
 	}
-	timeout := p.ApprovalTimeout
-	if timeout <= 0 {
-		timeout = DefaultApprovalTimeout
-	}
 	if peer == nil || !peer.Supports("elicitation") {
-		if !p.OperatorApprovals || !g.desk.watched() {
-			return denied("this client cannot be asked (it does not support MCP elicitation)")
-		}
-		decision, by, ok := g.approveAtDesk(ctx, c, timeout)
-		c.decision = decision
-		g.auditApproval(c, by)
-		if !ok {
-			return newError(CodeDenied, c.toolID, nil, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
-				"%s needs a person's approval (policy rule %d, %q) and was %s; the call did not run", c.toolID, rule+1, p.Rules[rule].Tools, decision)
-		}
-		return nil
+		return g.askOperator(ctx, c, rule, denied) // the approval desk, or denied (desk.go)
 	}
 	// The question shows what will run: the arguments as validated and
 	// forwarded (c.decoded), every key of them (approval.go).
@@ -224,6 +210,10 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 			"decision": map[string]any{"type": "string", "title": "Decision", "enum": options},
 		}, "required": []string{"decision"}},
 	})
+	timeout := p.ApprovalTimeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
 	askCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The caller's time limit stands while the person reads.
@@ -261,13 +251,11 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	default:
 		return denied("the person denied it")
 	}
-	g.auditApproval(c, "")
+	g.auditApproval(c)
 	return nil
 }
 
-// auditApproval records a person's (or the client's) answer to an
-// approval; by is the operator who decided at the desk ("" otherwise).
-func (g *Gateway) auditApproval(c *call, by string) {
-	g.observe.audit(AuditRecord{Kind: AuditKindApproval, Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session),
-		Decision: c.decision, DecidedBy: by})
+// auditApproval records a person's (or the client's) answer to an approval.
+func (g *Gateway) auditApproval(c *call) {
+	g.observe.audit(AuditRecord{Kind: AuditKindApproval, Tool: c.toolID, Principal: c.req.Caller.Principal.Key(), Session: string(c.req.Caller.Session), Decision: c.decision})
 }
