@@ -249,6 +249,8 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 			o.HealthInterval, err = p.durationAllowZero(v, "healthInterval")
 		case "auth":
 			err = p.parseAuth(v, a)
+		case "console":
+			err = p.parseConsole(v, &f.Console)
 		case "policy":
 			o.Policy, err = p.parsePolicy(v)
 		case "audit":
@@ -257,8 +259,6 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 			o.Secrets, err = p.stringList(v, "secrets", true)
 		case "redis":
 			f.Redis, err = p.parseRedis(v)
-		case "console":
-			err = p.parseConsole(v, &f.Console)
 		case "oauthTokens":
 			o.OAuthTokenFile, err = p.expandedString(v, "oauthTokens")
 			if err == nil && !filepath.IsAbs(o.OAuthTokenFile) && p.baseDir != "" {
