@@ -73,7 +73,7 @@ func sha256Sum(s string) []byte {
 }
 
 // Principal is who the key authenticates: its name, in its tenant (the name
-// when none is given), scoped to its servers.
+// when none is given), scoped to its servers, an operator when it says so.
 func (k APIKey) Principal() Principal {
 	tenant := k.Tenant
 	if tenant == "" {
@@ -83,5 +83,5 @@ func (k APIKey) Principal() Principal {
 	for _, s := range k.Servers {
 		scopes = append(scopes, ServerScope(s))
 	}
-	return Principal{ID: k.Name, Tenant: tenant, Scopes: scopes}
+	return Principal{ID: k.Name, Tenant: tenant, Scopes: scopes, Operates: k.Operator}
 }

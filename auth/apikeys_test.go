@@ -16,7 +16,7 @@ func TestAPIKeys(t *testing.T) {
 	v, err := NewVerifier(Config{APIKeys: []APIKey{
 		{Name: "ci-bot", Key: ciKey, Servers: []string{"github", "fs"}},
 		{Name: "alice", Key: aliceKey, Tenant: "acme"},
-		{Name: "ops", SHA256: hexDigest(opsKey)},
+		{Name: "ops", SHA256: hexDigest(opsKey), Operator: true},
 	}}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -29,14 +29,14 @@ func TestAPIKeys(t *testing.T) {
 	}{
 		{"restricted key", ciKey, Principal{ID: "ci-bot", Tenant: "ci-bot", Scopes: []string{"server:github", "server:fs"}}},
 		{"key with a tenant", aliceKey, Principal{ID: "alice", Tenant: "acme"}},
-		{"key given as sha256", opsKey, Principal{ID: "ops", Tenant: "ops"}},
+		{"key given as sha256", opsKey, Principal{ID: "ops", Tenant: "ops", Operates: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := v.Verify(ctx, tc.credential)
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}
-			if p.ID != tc.want.ID || p.Tenant != tc.want.Tenant || !slices.Equal(p.Scopes, tc.want.Scopes) {
+			if p.ID != tc.want.ID || p.Tenant != tc.want.Tenant || !slices.Equal(p.Scopes, tc.want.Scopes) || p.Operates != tc.want.Operates || p.MayOperate() != tc.want.Operates {
 				t.Errorf("Verify = %+v, want %+v", p, tc.want)
 			}
 		})

@@ -31,6 +31,12 @@ type Principal struct {
 	Tenant string `json:"tenant,omitempty"`
 	// Scopes are what the principal was granted (empty: no scope checks).
 	Scopes []string `json:"scopes,omitempty"`
+	// Operates marks a principal the configuration trusts to operate the
+	// gateway (an API key with "operator": true, an access token carrying
+	// the configured operator claim): it may use the operator console. It
+	// grants nothing on the data path: its tools, tokens and state are its
+	// own, as any principal's.
+	Operates bool `json:"operates,omitempty"`
 }
 
 // The IDs of the two principals every process knows. They are constants
@@ -62,6 +68,10 @@ func (p Principal) IsOperator() bool { return p.ID == operatorID && p.Tenant == 
 // principal with this identity: API keys and access tokens always carry a
 // tenant.)
 func (p Principal) IsAnonymous() bool { return p.ID == anonymousID && p.Tenant == "" }
+
+// MayOperate reports whether p may use the operator console: the
+// process's own operator, or a principal the configuration marks (Operates).
+func (p Principal) MayOperate() bool { return p.Operates || p.IsOperator() }
 
 // HasScope reports whether the principal was granted scope.
 func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }

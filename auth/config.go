@@ -47,6 +47,9 @@ type APIKey struct {
 	// Servers limits the key to these upstream servers (empty: every
 	// server). They become the principal's "server:<name>" scopes.
 	Servers []string `json:"servers,omitempty"`
+	// Operator lets the key's principal use the operator console
+	// (Principal.Operates).
+	Operator bool `json:"operator,omitempty"`
 }
 
 // OAuthConfig makes the gateway an OAuth 2.1 resource server (the role the
@@ -80,6 +83,10 @@ type OAuthConfig struct {
 	// tenant (say "org_id"); a token without it is refused. Empty: the
 	// tenant is the subject.
 	TenantClaim string `json:"tenantClaim,omitempty"`
+	// OperatorClaim names a claim that marks the token of an operator: a
+	// token whose claim is the JSON boolean true may use the operator
+	// console (Principal.Operates). Empty: no access token may.
+	OperatorClaim string `json:"operatorClaim,omitempty"`
 	// Algorithms are the signature algorithms accepted (default RS256,
 	// ES256, PS256, EdDSA). "none" and the shared-secret HS* algorithms are
 	// never accepted.

@@ -138,7 +138,14 @@ func (o *oauthVerifier) Verify(ctx context.Context, token string) (Principal, er
 			return Principal{}, &Error{Code: CodeInsufficientScope, Description: "token lacks a required scope", Scopes: o.cfg.RequiredScopes}
 		}
 	}
-	return Principal{ID: c.Subject, Tenant: tenant, Scopes: scopes}, nil
+	operates := false
+	if o.cfg.OperatorClaim != "" {
+		// Only the boolean true: a string "true", "false" or "no" must not
+		// pass for a grant by accident of a truthiness rule.
+		var b bool
+		operates = json.Unmarshal(all[o.cfg.OperatorClaim], &b) == nil && b
+	}
+	return Principal{ID: c.Subject, Tenant: tenant, Scopes: scopes, Operates: operates}, nil
 }
 
 // timeProblem checks "exp" (required), "nbf" and "iat" against the clock,

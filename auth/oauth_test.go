@@ -289,8 +289,23 @@ func TestOAuthPrincipal(t *testing.T) {
 	if err != nil || p.Key() != "acme/user-1" {
 		t.Fatalf("Verify = %+v, %v; want acme/user-1", p, err)
 	}
+	if p.MayOperate() {
+		t.Errorf("a token operates without an operator claim configured: %+v", p)
+	}
 	p, err = v.Verify(ctx, sign(t, k, ti.claims(nil)))
 	refused(t, p, err, CodeInvalidToken, "token lacks the tenant claim")
+
+	// The operator claim: only the boolean true makes an operator.
+	ops := oauthVerifierFor(t, ti, OAuthConfig{OperatorClaim: "sandbox_operator"}, Options{})
+	for value, want := range map[any]bool{true: true, false: false, "true": false, 1: false} {
+		p, err := ops.Verify(ctx, sign(t, k, ti.claims(map[string]any{"sandbox_operator": value})))
+		if err != nil || p.MayOperate() != want {
+			t.Errorf("operator claim %#v: %+v, %v; want operates=%v", value, p, err, want)
+		}
+	}
+	if p, err := ops.Verify(ctx, sign(t, k, ti.claims(nil))); err != nil || p.MayOperate() {
+		t.Errorf("no operator claim: %+v, %v", p, err)
+	}
 	p, err = v.Verify(ctx, sign(t, k, ti.claims(map[string]any{"org_id": "a/b"})))
 	refused(t, p, err, CodeInvalidToken, "token lacks the tenant claim")
 	p, err = v.Verify(ctx, sign(t, k, ti.claims(map[string]any{"org_id": "acme", "scope": "other"})))

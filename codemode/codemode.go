@@ -100,6 +100,7 @@ type Engine struct {
 	learn          *learning    // what searches led to (learning.go)
 	watchMu        sync.Mutex
 	scriptWatchers []func(principal string) // hear whose scripts changed (OnScriptsChanged)
+	watch          runWatch                 // who hears runs, and their counts (watch.go)
 
 	state        atomic.Pointer[catalogState]
 	hits         hitCache
@@ -226,6 +227,7 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 	}
 	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
 		shapes: shapes, store: store, results: &resultBook{store: results}, closeResults: closeResults, learn: newLearning(usage, opts.Logger)}
+	e.watch.init()
 	if err := e.sync(ctx); err != nil {
 		cancel()
 		_ = closeResults()

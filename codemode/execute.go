@@ -89,7 +89,7 @@ func (e *Engine) Execute(ctx context.Context, req ExecuteRequest) (*ExecuteResul
 
 // execute is Execute, for a top-level run or (nested) a saved script
 // called from one, whose tool calls count on the caller's counter.
-func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, calls *callCounter) (*ExecuteResult, error) {
+func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, calls *callCounter) (out *ExecuteResult, err error) {
 	if e.rt == nil {
 		return nil, errors.New("codemode: this engine has no runtime; pass one to New to execute code")
 	}
@@ -225,7 +225,12 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		}
 		return value, nil
 	})
-	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: req.OnEvent,
+	onEvent := req.OnEvent
+	if !nested { // the watchers hear top-level runs (watch.go)
+		onEvent = e.watch.run(RunInfo{ID: runID, Caller: req.Caller, Code: req.Code, Intent: req.Intent, Started: time.Now(), Limits: appliedLimits(limits, clamped)}, req.OnEvent)
+		defer func() { e.watch.ended(runID, out, err) }()
+	}
+	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
 		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {

@@ -55,8 +55,10 @@ func (p *parser) apiKeys(n *jsonNode) ([]auth.APIKey, error) {
 				key.Tenant, err = p.str(k.value, "tenant")
 			case "servers":
 				key.Servers, err = p.stringList(k.value, "servers", false)
+			case "operator":
+				key.Operator, err = p.boolean(k.value, "operator")
 			default:
-				return nil, p.errAt(k.offset, "unknown key %q in an API key; known keys: name, key, sha256, tenant, servers", k.name)
+				return nil, p.errAt(k.offset, "unknown key %q in an API key; known keys: name, key, sha256, tenant, servers, operator", k.name)
 			}
 			if err != nil {
 				return nil, err
@@ -91,8 +93,10 @@ func (p *parser) oauth(n *jsonNode) (*auth.OAuthConfig, error) {
 			o.TenantClaim, err = p.str(k.value, "tenantClaim")
 		case "algorithms":
 			o.Algorithms, err = p.stringList(k.value, "algorithms", false)
+		case "operatorClaim":
+			o.OperatorClaim, err = p.str(k.value, "operatorClaim")
 		default:
-			return nil, p.errAt(k.offset, "unknown key %q in \"oauth\"; known keys: issuer, audience, jwksUrl, resourceUrl, scopes, requiredScopes, tenantClaim, algorithms", k.name)
+			return nil, p.errAt(k.offset, "unknown key %q in \"oauth\"; known keys: issuer, audience, jwksUrl, resourceUrl, scopes, requiredScopes, tenantClaim, operatorClaim, algorithms", k.name)
 		}
 		if err != nil {
 			return nil, err

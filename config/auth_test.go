@@ -15,14 +15,14 @@ func TestAuthBlock(t *testing.T) {
 	file, err := Parse("gw.json", []byte(`{"mcpServers": {}, "gateway": {"auth": {
   "apiKeys": [
     {"name": "agent-a", "key": "${AGENT_A_KEY}", "servers": ["demo"]},
-    {"name": "ci", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "tenant": "acme"}],
-  "oauth": {"issuer": "https://login.example.com", "audience": "https://mcp.example.com/mcp", "scopes": ["mcp:tools"]}}}}`))
+    {"name": "ci", "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "tenant": "acme", "operator": true}],
+  "oauth": {"issuer": "https://login.example.com", "audience": "https://mcp.example.com/mcp", "scopes": ["mcp:tools"], "operatorClaim": "ops"}}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := file.Auth
 	if len(a.APIKeys) != 2 || a.APIKeys[0].Key != "a-long-random-secret-0123456789" || a.APIKeys[0].Servers[0] != "demo" ||
-		a.APIKeys[1].Tenant != "acme" || a.OAuth == nil || a.OAuth.Issuer != "https://login.example.com" || a.OAuth.Scopes[0] != "mcp:tools" {
+		a.APIKeys[1].Tenant != "acme" || a.APIKeys[0].Operator || !a.APIKeys[1].Operator || a.OAuth == nil || a.OAuth.OperatorClaim != "ops" || a.OAuth.Issuer != "https://login.example.com" || a.OAuth.Scopes[0] != "mcp:tools" {
 		t.Fatalf("auth = %+v %+v", a, a.OAuth)
 	}
 	if _, err := auth.NewVerifier(a, auth.Options{}); err != nil {

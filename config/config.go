@@ -45,6 +45,9 @@ type File struct {
 	// Auth is the "auth" block of "gateway": how network clients of
 	// `sandbox serve --http` authenticate. Zero: nobody is authenticated.
 	Auth auth.Config
+	// Console is the "console" block of "gateway": the operator console
+	// `sandbox serve --http` serves at /ui/.
+	Console Console
 	// Redis is the "redis" block of "gateway": the state replicas share
 	// (nil: everything stays in the process).
 	Redis *Redis

@@ -56,8 +56,8 @@ func TestParseConfigGatewaySettings(t *testing.T) {
   },
   "gateway": {"timeout": "5s", "maxResultBytes": 1024, "maxSpilledResultBytes": 536870912, "maxWait": "250ms", "pathRoots": ["/srv/data", "rel"],
               "toolNames": "passthrough", "healthInterval": "0s",
-              "policy": {"rules": [{"tools": "gh:delete_*", "action": "deny"}, {"tools": "*:*", "annotations": {"destructiveHint": true}, "action": "approve"}], "approvalTimeout": "1m"},
-              "audit": {"path": "audit.jsonl", "maxBytes": 1000, "keep": 2}, "oauthTokens": "tokens.json"}
+              "policy": {"rules": [{"tools": "gh:delete_*", "action": "deny"}, {"tools": "*:*", "annotations": {"destructiveHint": true}, "action": "approve"}], "approvalTimeout": "1m", "operatorApprovals": true},
+              "audit": {"path": "audit.jsonl", "maxBytes": 1000, "keep": 2}, "oauthTokens": "tokens.json", "console": {"disabled": true}}
 }`)
 	t.Setenv("SANDBOX_TEST_SECRET", "s3cret")
 	file, err := Parse("/etc/sandbox/gw.json", data)
@@ -94,11 +94,14 @@ func TestParseConfigGatewaySettings(t *testing.T) {
 	if want := []string{"/srv/data", "/etc/sandbox/rel"}; strings.Join(o.PathRoots, ",") != strings.Join(want, ",") {
 		t.Fatalf("pathRoots = %v, want %v (relative to the config file)", o.PathRoots, want)
 	}
-	if p := o.Policy; p == nil || len(p.Rules) != 2 || p.Rules[1].Action != gateway.PolicyApprove || !p.Rules[1].Annotations["destructiveHint"] || p.ApprovalTimeout != time.Minute {
+	if p := o.Policy; p == nil || len(p.Rules) != 2 || p.Rules[1].Action != gateway.PolicyApprove || !p.Rules[1].Annotations["destructiveHint"] || p.ApprovalTimeout != time.Minute || !p.OperatorApprovals {
 		t.Fatalf("policy = %+v", o.Policy)
 	}
 	if a := o.Audit; a == nil || a.Path != "/etc/sandbox/audit.jsonl" || a.MaxBytes != 1000 || a.Keep != 2 {
 		t.Fatalf("audit = %+v", o.Audit)
+	}
+	if !file.Console.Disabled {
+		t.Fatalf("console = %+v", file.Console)
 	}
 }
 

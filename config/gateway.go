@@ -252,6 +252,8 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 			o.HealthInterval, err = p.durationAllowZero(v, "healthInterval")
 		case "auth":
 			err = p.parseAuth(v, a)
+		case "console":
+			err = p.parseConsole(v, &f.Console)
 		case "policy":
 			o.Policy, err = p.parsePolicy(v)
 		case "audit":
@@ -268,7 +270,7 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 				o.OAuthTokenFile = filepath.Join(p.baseDir, o.OAuthTokenFile)
 			}
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis, pprof", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis, pprof, console", k.name)
 		}
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 //
 //	{"rules": [{"tools": "github:delete_*", "action": "deny"},
 //	           {"tools": "*:*", "annotations": {"destructiveHint": true}, "action": "approve"}],
-//	 "approvalTimeout": "2m"}
+//	 "approvalTimeout": "2m", "operatorApprovals": true}
 func (p *parser) parsePolicy(n *jsonNode) (*gateway.Policy, error) {
 	if n.kind != jsonObject {
 		return nil, p.errAt(n.offset, `"policy" must be an object such as {"rules": [{"tools": "github:delete_*", "action": "deny"}]}, found %s`, n.kind)
@@ -34,8 +34,10 @@ func (p *parser) parsePolicy(n *jsonNode) (*gateway.Policy, error) {
 			}
 		case "approvalTimeout":
 			pol.ApprovalTimeout, err = p.duration(k.value, "approvalTimeout")
+		case "operatorApprovals":
+			pol.OperatorApprovals, err = p.boolean(k.value, "operatorApprovals")
 		default:
-			return nil, p.errAt(k.offset, `unknown key %q in "policy"; known keys: rules, approvalTimeout`, k.name)
+			return nil, p.errAt(k.offset, `unknown key %q in "policy"; known keys: rules, approvalTimeout, operatorApprovals`, k.name)
 		}
 		if err != nil {
 			return nil, err

@@ -36,17 +36,20 @@ type AuditConfig struct {
 // script's change, a request refused for its credentials) is recorded by
 // its owner through Gateway.Audit, so the gateway knows nothing of them.
 type AuditRecord struct {
-	Time        string    `json:"time"` // RFC 3339 UTC; "" is the time it is written
-	Kind        AuditKind `json:"kind"`
-	Principal   string    `json:"principal,omitempty"`
-	Session     string    `json:"session,omitempty"`
-	Tool        string    `json:"tool,omitempty"`
-	Decision    string    `json:"decision,omitempty"` // what the policy or a person decided
-	Outcome     string    `json:"outcome,omitempty"`  // OK or an error code
-	DurationMs  float64   `json:"durationMs,omitempty"`
-	ArgBytes    int       `json:"argBytes,omitempty"`
-	ArgsSHA256  string    `json:"argsSha256,omitempty"` // hex
-	ResultBytes int       `json:"resultBytes,omitempty"`
+	Time      string    `json:"time"` // RFC 3339 UTC; "" is the time it is written
+	Kind      AuditKind `json:"kind"`
+	Principal string    `json:"principal,omitempty"`
+	Session   string    `json:"session,omitempty"`
+	Tool      string    `json:"tool,omitempty"`
+	Decision  string    `json:"decision,omitempty"` // what the policy or a person decided
+	// DecidedBy is the operator who decided an approval at the approval
+	// desk (the operator console), by principal key.
+	DecidedBy   string  `json:"decidedBy,omitempty"`
+	Outcome     string  `json:"outcome,omitempty"` // OK or an error code
+	DurationMs  float64 `json:"durationMs,omitempty"`
+	ArgBytes    int     `json:"argBytes,omitempty"`
+	ArgsSHA256  string  `json:"argsSha256,omitempty"` // hex
+	ResultBytes int     `json:"resultBytes,omitempty"`
 	// Name is what a request named beside a tool: the prompt of a
 	// prompts/get or a completion, the saved script of a save or delete.
 	Name   string `json:"name,omitempty"`
@@ -68,6 +71,7 @@ const (
 	AuditKindApproval AuditKind = "approval" // a person's or the policy's answer to an approval (the gateway)
 	AuditKindRun      AuditKind = "run"      // an execute_code run (code mode)
 	AuditKindScript   AuditKind = "script"   // a saved script saved or deleted (code mode)
+	AuditKindStore    AuditKind = "store"    // a sandbox.store value an operator read (code mode, for the console)
 	// The pass-through requests of the front end (the gateway).
 	AuditKindResource   AuditKind = "resource"   // resources/read
 	AuditKindPrompt     AuditKind = "prompt"     // prompts/get

@@ -46,6 +46,7 @@ type Gateway struct {
 
 	callSeq  atomic.Uint64
 	approved approvals                // "approve every call of this tool in this run"
+	desk     approvalDesk             // calls waiting for an operator's decision (desk.go)
 	redactP  atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
 	// sentTokens are the tokens of the requests in flight, by server (redact.go).
 	sentTokens sentTokens

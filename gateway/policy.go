@@ -18,6 +18,12 @@ type Policy struct {
 	// ApprovalTimeout bounds how long an "approve" call waits for a
 	// person's answer (default 2 minutes); past it the call is denied.
 	ApprovalTimeout time.Duration
+	// OperatorApprovals lets a call whose client cannot be asked (no MCP
+	// elicitation) wait up to ApprovalTimeout for an operator's decision
+	// at the approval desk (desk.go: the operator console), instead of
+	// being denied at once. Off, or with nobody watching the desk, such a
+	// call is denied.
+	OperatorApprovals bool
 }
 
 // PolicyRule matches calls by tool and annotations.
@@ -223,7 +229,7 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 		peer = peerFrom(ctx) // a session-less client that waits for its run (WithPeer)
 	}
 	if peer == nil || !peer.Supports("elicitation") {
-		return denied("this client cannot be asked (it does not support MCP elicitation)")
+		return g.askOperator(ctx, c, rule, denied) // the approval desk, or denied (desk.go)
 	}
 	if qerr != nil {
 		return denied(qerr.Error())

@@ -20,10 +20,10 @@ import (
 // "codeMode" block says; --index-dir overrides its indexDir. The engine
 // logs to log, serve's own logger: slog's default logger is lowered to
 // Debug for mcp-go's chatter, and would hide the engine's warnings.
-func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) (closeFn func(), warm func() bool, err error) {
+func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front *frontend.Server, log *slog.Logger) (engine *codemode.Engine, closeFn func(), warm func() bool, err error) {
 	rt, err := runtime.New(cm.Runtime)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	opts := cm.Engine
 	if indexDir != "" {
@@ -31,10 +31,10 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 	}
 	opts.Logger = log
 	opts.Audit = g
-	engine, err := codemode.New(g, rt, opts)
+	engine, err = codemode.New(g, rt, opts)
 	if err != nil {
 		rt.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closeFn = func() {
 		engine.Close()
@@ -42,11 +42,11 @@ func addCodeMode(cm config.CodeMode, indexDir string, g *gateway.Gateway, front 
 	}
 	if err := installCodeMode(front, engine); err != nil {
 		closeFn()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Workers also die with serve if it is killed (Pdeathsig); closeFn ends
 	// them in an orderly stop.
-	return closeFn, rt.Warm, nil
+	return engine, closeFn, rt.Warm, nil
 }
 
 // installCodeMode serves the engine's MCP tools on the front end: the

@@ -327,7 +327,7 @@ func TestCodeModeWarningsReachServeLog(t *testing.T) {
 		Engine:  codemode.Options{Embedder: vectorindex.Embedder{Provider: "ollama", URL: embeddings.URL, Model: "m"}},
 		Runtime: runtime.Options{Isolation: runtime.InProcess, Workers: 1},
 	}
-	closeCodeMode, _, err := addCodeMode(cm, "", g, front, log)
+	_, closeCodeMode, _, err := addCodeMode(cm, "", g, front, log)
 	if err != nil {
 		t.Fatal(err)
 	}

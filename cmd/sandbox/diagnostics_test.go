@@ -101,7 +101,7 @@ func TestServeListeningLineInTheLogFormat(t *testing.T) {
 	path := writeConfig(t, `{"mcpServers": {}}`)
 	for format, re := range map[string]*regexp.Regexp{
 		"json": regexp.MustCompile(`^(\{"time":.*"msg":"listening on http://[^"]+/mcp".*\})$`),
-		"text": regexp.MustCompile(`^(time=\S+ level=INFO msg="listening on http://\S+/mcp" url=http://\S+/mcp)$`),
+		"text": regexp.MustCompile(`^(time=\S+ level=INFO msg="listening on http://\S+/mcp" url=http://\S+/mcp( console=http://\S+/ui/)?)$`),
 	} {
 		cmd := exec.Command(sandboxBinary(t), "serve", "-c", path, "--http", "127.0.0.1:0", "--code-mode=false", "--log-level", "error", "--log-format", format)
 		line := startLogged(t, cmd, re)

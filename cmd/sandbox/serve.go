@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
@@ -388,6 +389,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	front := frontend.New(g, frontOpts...)
 	defer front.Close()
 	workersWarm := func() bool { return true }
+	var engine *codemode.Engine // nil: code mode is off
 	if codeMode {
 		cm := file.CodeMode
 		if err := f.maxLimits.ceiling().Validate(); err != nil {
@@ -405,10 +407,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			return err
 		}
 		cm.Engine.Index = ix
-		closeCodeMode, warm, err := addCodeMode(cm, f.indexDir, g, front, log)
+		eng, closeCodeMode, warm, err := addCodeMode(cm, f.indexDir, g, front, log)
 		if err != nil {
 			return err
 		}
+		engine = eng
+		reg.MustRegister(engine.Collector()) // runs, BUSY, limits hit, durations, the queue
 		workersWarm = warm
 		defer closeCodeMode() // reaps the workers on SIGTERM/SIGINT
 	}
@@ -436,11 +440,19 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
+	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log})
+	if err != nil {
+		return err
+	}
+	defer closeConsole()
 	// NoDrain: a request refused before its body is read (401 above all,
 	// which anyone can get) is answered at once and its connection closed,
 	// not held while net/http waits for the rest of the body.
 	srv := &http.Server{Handler: mcphttp.NoDrain(mux), ReadHeaderTimeout: 10 * time.Second}
-	logListening(log, ln.Addr())
+	// The console's event streams never end by themselves: close them as
+	// shutdown starts, or it would wait out its timeout for an open tab.
+	srv.RegisterOnShutdown(closeConsole)
+	logListening(log, ln.Addr(), consoleAt)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -498,10 +510,13 @@ func listen(addr string) (net.Listener, error) {
 // logListening says where serve listens, in the log's format (a JSON line
 // with the rest when the log is JSON), at every log level: scripts and tests
 // find a port-0 listener by its "listening on http://ADDR/mcp".
-func logListening(log *slog.Logger, addr net.Addr) {
+func logListening(log *slog.Logger, addr net.Addr, consoleAt string) {
 	url := fmt.Sprintf("http://%s/mcp", addr)
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "listening on "+url, 0)
 	r.AddAttrs(slog.String("url", url))
+	if c := consoleURL(consoleAt, addr); c != "" {
+		r.AddAttrs(slog.String("console", c)) // the operator console's link
+	}
 	_ = log.Handler().Handle(context.Background(), r) // the handler, not the logger: past --log-level
 }
 

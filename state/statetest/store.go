@@ -145,4 +145,46 @@ func TestStore(t *testing.T, newStore func(t *testing.T, limits codemode.StoreLi
 			t.Errorf("expired keys still count: %v", err)
 		}
 	})
+	t.Run("an inventory lists keys, sizes and expiry, never values", func(t *testing.T) {
+		s := newStore(t, codemode.StoreLimits{}, now)
+		inv, ok := s.(codemode.StoreInventory)
+		if !ok {
+			t.Skip("this store is not a codemode.StoreInventory")
+		}
+		for _, v := range []struct {
+			scope codemode.StoreScope
+			key   string
+			value string
+			ttl   time.Duration
+		}{{alice, "b", `"two"`, 0}, {alice, "a", `1`, time.Hour}, {aliceS1, "a", `[1,2,3]`, 0}, {bob, "gone", `0`, time.Minute}} {
+			if err := s.Set(ctx, v.scope, v.key, json.RawMessage(v.value), v.ttl); err != nil {
+				t.Fatal(err)
+			}
+		}
+		aliceExpires := clock.Add(time.Hour).UTC()
+		clock = clock.Add(2 * time.Minute) // bob's value expires
+		defer func() { clock = clock.Add(-2 * time.Minute) }()
+		entries, err := inv.Entries(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, fmt.Sprintf("%s/%s %d %v", e.Scope.Session, e.Key, e.Bytes, e.Expires.UTC()))
+		}
+		want := []string{"/a 1 " + aliceExpires.String(), "/b 5 0001-01-01 00:00:00 +0000 UTC", "s1/a 7 0001-01-01 00:00:00 +0000 UTC"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("alice's entries:\n%v\nwant:\n%v", got, want)
+		}
+		if entries, err := inv.Entries(ctx, "bob"); err != nil || len(entries) != 0 {
+			t.Errorf("bob's expired value is listed: %+v %v", entries, err)
+		}
+		principals, err := inv.Principals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(principals) == 0 || principals[0] != "alice" {
+			t.Errorf("principals: %v", principals)
+		}
+	})
 }

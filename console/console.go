@@ -1,0 +1,397 @@
+// Package console is the operator console: a face of the gateway and the
+// code-mode engine in the browser, as gateway/frontend is their face for
+// MCP clients. `sandbox serve --http` installs it at /ui/ behind the same
+// authentication as /mcp; only principals that may operate
+// (auth.Principal.MayOperate) see it.
+//
+// It reads what the gateway and the engine already tell (Gateway.Servers,
+// the approval desk's WatchApprovals, Engine.ObserveRuns and RunStats) and
+// acts only through their public operations (DecideApproval). Pages are
+// rendered on the server with html/template, which escapes every string an
+// upstream, an agent or a snippet wrote; the one script is a file of its
+// own (no inline script, so the Content-Security-Policy forbids every
+// inline one), and a page that only reads works without it. Every POST
+// carries a token bound to the principal (CSRF).
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/mcphttp"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Options configure a Console.
+type Options struct {
+	Gateway *gateway.Gateway // required
+	Engine  *codemode.Engine // nil: code mode is off (no runs, no metrics of them)
+	// Authenticate puts serve's authentication in front of a handler (the
+	// one /mcp is behind). Nil: nobody is authenticated, and the console
+	// is for everyone who reaches it only when Open says so.
+	Authenticate func(http.Handler) http.Handler
+	// Open serves the console to unauthenticated requests (the anonymous
+	// principal): for a serve on loopback without "gateway.auth", where
+	// whoever reaches the port may already run code with the operator's
+	// tokens.
+	Open bool
+	// AllowedHosts are extra Host names accepted on loopback connections
+	// (the DNS-rebinding check, as for /mcp).
+	AllowedHosts []string
+	// Principals are the ones the search playground may search as (the
+	// API keys' principals): OAuth principals are not known in advance.
+	Principals []auth.Principal
+	// AuditPath is the gateway's audit log ("": it keeps none), which the
+	// audit page searches.
+	AuditPath string
+	Logger    *slog.Logger
+}
+
+// Console serves the operator console. Close stops its watchers.
+type Console struct {
+	opts    Options
+	pages   map[string]*template.Template
+	static  http.Handler
+	hub     *hub
+	runs    *runLog
+	allowed map[string]bool
+	secret  []byte // keys the CSRF tokens; new each process
+	closed  chan struct{}
+	stop    []func()
+	ctx     context.Context // ends with Close: what the console started in the background
+	logins  logins
+
+	closeOnce sync.Once
+}
+
+// cookieName holds the credential a person signed in with: a browser
+// cannot send an Authorization header on a page load, so the console
+// keeps the API key or access token it was given in an HttpOnly,
+// SameSite=Strict cookie scoped to its own path, and every request is
+// authenticated with it exactly as /mcp authenticates a bearer token.
+const cookieName = "sandbox_console"
+
+// New makes a console and starts watching the gateway and the engine.
+func New(opts Options) (*Console, error) {
+	if opts.Gateway == nil {
+		return nil, errors.New("console: Options.Gateway is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	pages, err := parseTemplates()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{opts: opts, pages: pages, static: http.StripPrefix("/static/", http.FileServer(http.FS(sub))), hub: newHub(),
+		allowed: map[string]bool{}, secret: make([]byte, 32), closed: make(chan struct{})}
+	for _, h := range opts.AllowedHosts {
+		c.allowed[strings.ToLower(h)] = true
+	}
+	if _, err := rand.Read(c.secret); err != nil {
+		return nil, err
+	}
+	c.runs = newRunLog(c.hub)
+	ctx, cancel := context.WithCancel(context.Background())
+	c.ctx = ctx
+	go c.watchServers(ctx)
+	c.stop = append(c.stop, cancel, opts.Gateway.WatchApprovals(func() { c.hub.notify(topicApprovals) }))
+	if opts.Engine != nil {
+		c.stop = append(c.stop, opts.Engine.ObserveRuns(c.runs))
+	}
+	return c, nil
+}
+
+// Close stops watching and ends the open event streams.
+func (c *Console) Close() {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		for _, fn := range c.stop {
+			fn()
+		}
+	})
+}
+
+// ServeHTTP serves the console. Mount it with its prefix stripped:
+// http.StripPrefix("/ui", console). Its links are relative, so it works
+// behind a reverse proxy that adds a prefix of its own.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with a form's POST, which the origin checks (and the
+	// DNS-rebinding check) must refuse.
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	if msg := mcphttp.Rebinding(r, c.allowed); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	switch {
+	case strings.HasPrefix(path, "static/"):
+		h.Set("Cache-Control", "no-cache")
+		c.static.ServeHTTP(w, r)
+		return
+	case path == "login":
+		c.serveLogin(w, r)
+		return
+	case path == "logout":
+		c.serveLogout(w, r)
+		return
+	}
+	if c.opts.Authenticate == nil {
+		c.serveAuthorized(w, r)
+		return
+	}
+	viaCookie := false
+	if r.Header.Get("Authorization") == "" {
+		ck, err := r.Cookie(cookieName)
+		if err != nil || ck.Value == "" {
+			c.toLogin(w, r)
+			return
+		}
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+ck.Value)
+		viaCookie = true
+	}
+	if viaCookie {
+		// A credential the cookie kept that is no longer accepted (a key
+		// removed, a token expired) sends the person to sign in again.
+		w = &refusedToLogin{ResponseWriter: w, r: r}
+	}
+	c.opts.Authenticate(http.HandlerFunc(c.serveAuthorized)).ServeHTTP(w, r)
+}
+
+// serveAuthorized serves an authenticated request: operators only.
+func (c *Console) serveAuthorized(w http.ResponseWriter, r *http.Request) {
+	p := auth.PrincipalFrom(r.Context())
+	if !p.MayOperate() && !(c.opts.Open && p.IsAnonymous()) {
+		c.forbidden(w, r, p)
+		return
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10) // the console's forms are small
+		if why := c.checkPost(r, p); why != "" {
+			c.opts.Logger.Warn("console: a POST was refused", "principal", p.Key(), "path", r.URL.Path, "why", why)
+			http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+			return
+		}
+	} else if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	c.route(w, r, p)
+}
+
+// forbidden answers a principal that may not operate.
+func (c *Console) forbidden(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	w.WriteHeader(http.StatusForbidden)
+	c.render(w, r, "forbidden", page{Title: "Forbidden", Principal: p.Key()}, nil)
+}
+
+// csrfToken is the token every form of principal p carries: an HMAC of
+// its identity under the process's secret. A page of another origin
+// cannot read it, so it cannot make the browser POST on the person's
+// behalf.
+func (c *Console) csrfToken(p auth.Principal) string {
+	m := hmac.New(sha256.New, c.secret)
+	m.Write([]byte(p.Key()))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// checkPost says why a state-changing request is refused ("" when it is
+// not): it must come from a page of the console's own origin and carry the
+// principal's CSRF token.
+func (c *Console) checkPost(r *http.Request, p auth.Principal) string {
+	if why := sameOrigin(r); why != "" {
+		return why
+	}
+	if err := r.ParseForm(); err != nil {
+		return "the form could not be read"
+	}
+	got := r.PostForm.Get("csrf")
+	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(c.csrfToken(p))) != 1 {
+		return "the form's CSRF token is missing or wrong; reload the page and try again"
+	}
+	return ""
+}
+
+// sameOrigin refuses a request a browser marks as sent from another site.
+func sameOrigin(r *http.Request) string {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return "a cross-site request (Sec-Fetch-Site: " + site + ")"
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin) // "null" (a sandboxed frame's) has no host: refused
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return fmt.Sprintf("a request from another origin (%q)", origin)
+		}
+	}
+	return ""
+}
+
+// toLogin sends a person without a credential to the sign-in page (a page
+// load), or answers 401 (a script's request).
+func (c *Console) toLogin(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && !strings.HasPrefix(strings.TrimPrefix(r.URL.Path, "/"), "events") {
+		w.Header().Set("Location", relativeTo(r, "login"))
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	http.Error(w, "Unauthorized: sign in at the console's login page", http.StatusUnauthorized)
+}
+
+// relativeTo is a relative reference to a console path from the request's:
+// the console's links never name the prefix it is served under.
+func relativeTo(r *http.Request, target string) string {
+	depth := strings.Count(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	return strings.Repeat("../", depth) + target
+}
+
+// refusedToLogin turns the authentication's 401 for a credential the
+// cookie kept into a redirect to the sign-in page, forgetting the cookie.
+type refusedToLogin struct {
+	http.ResponseWriter
+	r       *http.Request
+	refused bool
+}
+
+func (w *refusedToLogin) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		w.refused = true
+		http.SetCookie(w.ResponseWriter, &http.Cookie{Name: cookieName, Value: "", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		w.ResponseWriter.Header().Del("WWW-Authenticate")
+		w.ResponseWriter.Header().Set("Location", relativeTo(w.r, "login?expired=1"))
+		w.ResponseWriter.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *refusedToLogin) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *refusedToLogin) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.refused {
+		f.Flush()
+	}
+}
+
+// serveLogin shows the sign-in form, and takes a credential: it is
+// checked by the same authentication as /mcp, and kept in the cookie only
+// for a principal that may operate.
+func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
+	if c.opts.Authenticate == nil {
+		w.Header().Set("Location", "./")
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	if r.Method != http.MethodPost {
+		msg := ""
+		if r.URL.Query().Get("expired") != "" {
+			msg = "The credential you signed in with is no longer accepted. Sign in again."
+		}
+		c.render(w, r, "login", page{Title: "Sign in", Message: msg}, nil)
+		return
+	}
+	if why := sameOrigin(r); why != "" {
+		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form could not be read", http.StatusBadRequest)
+		return
+	}
+	credential := strings.TrimSpace(r.PostForm.Get("credential"))
+	if credential == "" {
+		c.render(w, r, "login", page{Title: "Sign in", Message: "Paste an API key or an access token."}, nil)
+		return
+	}
+	check := r.Clone(r.Context())
+	check.Method = http.MethodGet
+	check.Header.Set("Authorization", "Bearer "+credential)
+	rec := &loginCheck{header: http.Header{}}
+	c.opts.Authenticate(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		rec.principal, rec.ok = auth.PrincipalFrom(r.Context()), true
+	})).ServeHTTP(rec, check)
+	switch {
+	case !rec.ok:
+		w.WriteHeader(http.StatusUnauthorized)
+		c.render(w, r, "login", page{Title: "Sign in", Message: "That credential is not accepted."}, nil)
+		return
+	case !rec.principal.MayOperate():
+		c.forbidden(w, r, rec.principal)
+		return
+	}
+	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+	// No Path: the cookie's path is then the login page's folder, the
+	// console's own, whatever prefix a proxy serves it under.
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: credential, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure})
+	c.opts.Logger.Info("console: signed in", "principal", rec.principal.Key())
+	w.Header().Set("Location", "./")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// serveLogout forgets the cookie.
+func (c *Console) serveLogout(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "sign out with the button on a console page", http.StatusMethodNotAllowed)
+		return
+	}
+	if why := sameOrigin(r); why != "" {
+		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	w.Header().Set("Location", "login")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// loginCheck is the ResponseWriter the sign-in runs the authentication
+// against: it only records whether the credential got through.
+type loginCheck struct {
+	header    http.Header
+	principal auth.Principal
+	ok        bool
+}
+
+func (l *loginCheck) Header() http.Header         { return l.header }
+func (l *loginCheck) Write(b []byte) (int, error) { return len(b), nil }
+func (l *loginCheck) WriteHeader(int)             {}
