@@ -130,13 +130,9 @@ func (c *call) forwardAsking() *upstream.Asking {
 // approvalByInput is the approval of a call made WithAsking: the person's
 // answer (raw) when this round brings it, nil when the call must ask first
 // (c.ask is set, and the call answers input_required), or why it is
-// denied: a client that declared no elicitation, an answer that came after
-// timeout.
+// denied: an answer that came after timeout. A client that declared no
+// elicitation is not asked here (approve sends it to the desk).
 func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.Duration) (json.RawMessage, string) {
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(c.asking.Capabilities, &caps) != nil || caps["elicitation"] == nil {
-		return nil, "this client cannot be asked (its request declares no elicitation capability)"
-	}
 	var answers map[string]json.RawMessage
 	_ = json.Unmarshal(c.asking.InputResponses, &answers)
 	if answer, ok := answers[approvalKey]; ok && c.state.AskedAt > 0 {
@@ -150,6 +146,12 @@ func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.
 	st.AskedAt = time.Now().UnixMilli()
 	c.ask = &InputRequired{Requests: requests, State: st.encode()}
 	return nil, ""
+}
+
+// declares reports whether the request declares a client capability.
+func (a *Asking) declares(capability string) bool {
+	var caps map[string]json.RawMessage
+	return json.Unmarshal(a.Capabilities, &caps) == nil && caps[capability] != nil
 }
 
 type peerKey struct{}

@@ -76,6 +76,16 @@ func TestApprovalDesk(t *testing.T) {
 	if err := decide(false); err == nil || !strings.Contains(err.Error(), "operator ops denied it") {
 		t.Fatalf("denied at the desk: %v", err)
 	}
+	// A 2026-07-28 request that declares no elicitation waits at the desk
+	// too, and goes on when an operator approves.
+	call = func() error {
+		ctx := WithAsking(context.Background(), Asking{Capabilities: json.RawMessage(`{}`)})
+		_, err := g.Call(ctx, CallRequest{Tool: "a:update_thing", Caller: auth.Caller{Principal: caller.Principal}, Arguments: json.RawMessage(`{"id": 7}`)})
+		return err
+	}
+	if err := decide(true); err != nil {
+		t.Fatalf("a 2026-07-28 request approved at the desk: %v", err)
+	}
 	// Nobody answers in time: denied, and the desk is empty again.
 	if err := call(); err == nil || !strings.Contains(err.Error(), "no operator answered within 300ms") {
 		t.Fatalf("timed out: %v", err)
@@ -99,7 +109,7 @@ func TestApprovalDesk(t *testing.T) {
 		}
 	}
 	want := []string{"|not approved: this client cannot be asked (it does not support MCP elicitation)", "ops|approved by operator ops",
-		"ops|not approved: operator ops denied it", "|not approved: no operator answered within 300ms"}
+		"ops|not approved: operator ops denied it", "ops|approved by operator ops", "|not approved: no operator answered within 300ms"}
 	if strings.Join(decidedBy, "\n") != strings.Join(want, "\n") {
 		t.Errorf("approval audit lines:\n%s\nwant:\n%s", strings.Join(decidedBy, "\n"), strings.Join(want, "\n"))
 	}

@@ -213,6 +213,12 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 		if qerr != nil {
 			return denied(qerr.Error())
 		}
+		if !c.asking.declares("elicitation") {
+			// The approval desk, when an operator watches it (desk.go).
+			return g.askOperator(ctx, c, rule, func(string) *Error {
+				return denied("this client cannot be asked (its request declares no elicitation capability)")
+			})
+		}
 		raw, why := g.approvalByInput(c, params, timeout)
 		if why != "" {
 			return denied(why)
