@@ -1,0 +1,375 @@
+package runs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ReplicaStopped is the message of a run whose replica stopped renewing its
+// lease (it died, or lost Redis for longer than the lease): the run failed.
+const ReplicaStopped = "the replica running it stopped"
+
+// Options configure a Registry.
+type Options struct {
+	Limits Limits
+	// Replica names this process in the runs it runs (default: random).
+	Replica string
+	// Lease is how long a run stays claimed without a renewal (default
+	// 15s); this replica renews every Lease/3, and it is also how often it
+	// looks for a cancellation or an answer from another replica.
+	Lease time.Duration
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Registry is what one replica does with the runs of a Store.
+type Registry struct {
+	store   Store
+	limits  Limits
+	replica string
+	lease   time.Duration
+	now     func() time.Time
+
+	mu    sync.Mutex
+	local map[string]*Handle // the runs running here, by id
+}
+
+// NewRegistry returns a registry of the runs in store.
+func NewRegistry(store Store, o Options) *Registry {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Lease <= 0 {
+		o.Lease = 15 * time.Second
+	}
+	if o.Replica == "" {
+		o.Replica = randomID()
+	}
+	return &Registry{store: store, limits: o.Limits.WithDefaults(), replica: o.Replica, lease: o.Lease, now: o.Now, local: map[string]*Handle{}}
+}
+
+// Limits are the registry's limits, defaults filled.
+func (g *Registry) Limits() Limits { return g.limits }
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Start makes a run of owner's, working here, kept for the TTL asked
+// (within the ceiling) once it ends. The run is stored before Start returns,
+// so a Get on any replica finds it. ctx is the run's parent: cancel the
+// Handle's Context to stop the work, and call Finish when it ends.
+func (g *Registry) Start(ctx context.Context, owner, tool string, askedTTL time.Duration) (*Handle, error) {
+	now := g.now()
+	r := Run{ID: "task-" + randomID(), Owner: owner, Tool: tool, State: Working, Created: now, Updated: now,
+		TTL: g.limits.TTL(askedTTL), Replica: g.replica, Lease: now.Add(g.lease)}
+	if err := g.store.Create(ctx, r, g.limits); err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	h := &Handle{g: g, run: r, ctx: rctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	g.mu.Lock()
+	g.local[r.ID] = h
+	g.mu.Unlock()
+	go h.renew()
+	return h, nil
+}
+
+// Get returns the owner's run. A live run whose lease lapsed is failed
+// first (ReplicaStopped), so no run stays working after its replica died.
+func (g *Registry) Get(ctx context.Context, owner, id string) (Run, error) {
+	r, err := g.store.Get(ctx, owner, id)
+	if err != nil || !r.Orphaned(g.now()) {
+		return r, err
+	}
+	return g.store.Modify(ctx, owner, id, func(r *Run, _ Held) error {
+		if !r.Orphaned(g.now()) {
+			return ErrUnchanged
+		}
+		g.end(r, Failed, nil, rpcError(-32603, ReplicaStopped))
+		r.Message = ReplicaStopped
+		return nil
+	})
+}
+
+// Cancel cancels the owner's run if it is live, on whichever replica runs
+// it (here at once, elsewhere at its next renewal). Cancelling a final run
+// does nothing; ErrNotFound for a run not there.
+func (g *Registry) Cancel(ctx context.Context, owner, id string) error {
+	if _, err := g.Get(ctx, owner, id); err != nil {
+		return err
+	}
+	_, err := g.store.Modify(ctx, owner, id, func(r *Run, _ Held) error {
+		if !r.State.Live() {
+			return ErrUnchanged
+		}
+		g.end(r, Cancelled, nil, nil)
+		r.Message = "cancelled by its client"
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if h := g.localRun(id); h != nil {
+		h.cancel()
+	}
+	return nil
+}
+
+// ErrNotWaiting is an answer to a run that asks for nothing.
+var ErrNotWaiting = errors.New("runs: the run is not waiting for input")
+
+// Answer delivers answers to the input requests of the owner's run
+// (tasks/update): the answered requests leave InputRequests; the run works
+// again when none is left. Answers to requests it did not make are
+// ignored.
+func (g *Registry) Answer(ctx context.Context, owner, id string, answers map[string]json.RawMessage) error {
+	if _, err := g.Get(ctx, owner, id); err != nil {
+		return err
+	}
+	_, err := g.store.Modify(ctx, owner, id, func(r *Run, _ Held) error {
+		if r.State != InputRequired {
+			return ErrNotWaiting
+		}
+		took := false
+		for k, v := range answers {
+			if _, asked := r.InputRequests[k]; !asked {
+				continue
+			}
+			if r.Answers == nil {
+				r.Answers = map[string]json.RawMessage{}
+			}
+			r.Answers[k] = v
+			delete(r.InputRequests, k)
+			took = true
+		}
+		if !took {
+			return ErrUnchanged
+		}
+		if len(r.InputRequests) == 0 {
+			r.State, r.InputRequests = Working, nil
+		}
+		r.Updated = g.now()
+		return nil
+	})
+	if err == nil {
+		if h := g.localRun(id); h != nil {
+			h.poke()
+		}
+	}
+	return err
+}
+
+func (g *Registry) localRun(id string) *Handle {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.local[id]
+}
+
+// end makes r final.
+func (g *Registry) end(r *Run, s State, result, rpcErr json.RawMessage) {
+	r.State, r.Result, r.Error = s, result, rpcErr
+	r.InputRequests, r.Answers = nil, nil
+	r.Updated = g.now()
+}
+
+func rpcError(code int, message string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"code": code, "message": message})
+	return b
+}
+
+// Handle is a run as the replica running it sees it.
+type Handle struct {
+	g      *Registry
+	ctx    context.Context
+	cancel context.CancelFunc
+	wake   chan struct{} // an answer came, or it is time to look
+	done   chan struct{} // closed by Finish
+
+	mu       sync.Mutex
+	run      Run
+	progress *Progress
+	console  []string
+	dirty    bool // progress or console not yet stored
+	finished bool
+}
+
+// ID is the run's id.
+func (h *Handle) ID() string { return h.run.ID }
+
+// Run is the run as it was started.
+func (h *Handle) Run() Run { return h.run }
+
+// Context is cancelled when the run is cancelled, from any replica.
+func (h *Handle) Context() context.Context { return h.ctx }
+
+func (h *Handle) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Progress records the run's progress (stored at the next renewal).
+func (h *Handle) Progress(p Progress) {
+	h.mu.Lock()
+	h.progress, h.dirty = &p, true
+	h.mu.Unlock()
+}
+
+// Console records a console line; the last Limits.ConsoleLines are kept.
+func (h *Handle) Console(line string) {
+	l := h.g.limits
+	if len(line) > l.ConsoleLineBytes {
+		line = line[:l.ConsoleLineBytes] + "…"
+	}
+	h.mu.Lock()
+	h.console = append(h.console, line)
+	if n := len(h.console) - l.ConsoleLines; n > 0 {
+		h.console = append(h.console[:0], h.console[n:]...)
+	}
+	h.dirty = true
+	h.mu.Unlock()
+}
+
+// renew keeps the lease, stores progress and console lines, and notices a
+// cancellation made on another replica, until Finish.
+func (h *Handle) renew() {
+	t := time.NewTicker(h.g.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		h.flush()
+	}
+}
+
+// flush stores the lease, progress and console; cancels the work when the
+// run was ended elsewhere.
+func (h *Handle) flush() {
+	h.mu.Lock()
+	p, c := h.progress, append([]string(nil), h.console...)
+	h.dirty = false
+	h.mu.Unlock()
+	r, err := h.g.store.Modify(context.WithoutCancel(h.ctx), h.run.Owner, h.run.ID, func(r *Run, _ Held) error {
+		if !r.State.Live() {
+			return ErrUnchanged
+		}
+		r.Lease = h.g.now().Add(h.g.lease)
+		r.Progress, r.Console = p, c
+		if p != nil && p.Message != "" && r.State == Working {
+			r.Message = p.Message
+		}
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && !r.State.Live()) {
+		h.cancel()
+	}
+}
+
+// Ask puts the run in input_required with requests (key: an id unique in
+// the run) and waits for every answer (tasks/update, on any replica), the
+// run's cancellation, or ctx.
+func (h *Handle) Ask(ctx context.Context, requests map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	if len(requests) == 0 {
+		return map[string]json.RawMessage{}, nil
+	}
+	_, err := h.g.store.Modify(ctx, h.run.Owner, h.run.ID, func(r *Run, _ Held) error {
+		if !r.State.Live() {
+			return fmt.Errorf("the task ended while it asked for input")
+		}
+		r.State, r.InputRequests, r.Answers = InputRequired, requests, nil
+		r.Message = "waiting for input (tasks/update)"
+		r.Updated = h.g.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// An answer given on this replica wakes the run at once; one given on
+	// another is seen at the next look, at most a second later.
+	t := time.NewTicker(min(h.g.lease/3, time.Second))
+	defer t.Stop()
+	for {
+		var answers map[string]json.RawMessage
+		_, err := h.g.store.Modify(ctx, h.run.Owner, h.run.ID, func(r *Run, _ Held) error {
+			if !r.State.Live() {
+				return context.Canceled
+			}
+			if r.State != Working || len(r.Answers) == 0 {
+				return ErrUnchanged
+			}
+			answers, r.Answers, r.Message = r.Answers, nil, ""
+			return nil
+		})
+		if err != nil {
+			h.cancel()
+			return nil, err
+		}
+		if answers != nil {
+			return answers, nil
+		}
+		select {
+		case <-h.ctx.Done():
+			return nil, h.ctx.Err()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-h.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// Finish ends the run with the call's result (the JSON of its result) or
+// its JSON-RPC error object. A run cancelled meanwhile stays cancelled. A
+// result past the owner's stored-bytes cap is not kept: the run fails,
+// saying so.
+func (h *Handle) Finish(result, rpcErr json.RawMessage) (Run, error) {
+	h.mu.Lock()
+	if h.finished {
+		h.mu.Unlock()
+		return h.run, nil
+	}
+	h.finished = true
+	p, c := h.progress, append([]string(nil), h.console...)
+	h.mu.Unlock()
+	defer func() {
+		close(h.done)
+		h.cancel()
+		h.g.mu.Lock()
+		delete(h.g.local, h.run.ID)
+		h.g.mu.Unlock()
+	}()
+	ctx := context.WithoutCancel(h.ctx)
+	return h.g.store.Modify(ctx, h.run.Owner, h.run.ID, func(r *Run, others Held) error {
+		if !r.State.Live() {
+			return ErrUnchanged
+		}
+		r.Progress, r.Console = p, c
+		state := Completed
+		if rpcErr != nil {
+			state = Failed
+		}
+		if limit := h.g.limits.ResultBytesPerPrincipal; others.ResultBytes+int64(len(result)+len(rpcErr)) > limit {
+			msg := fmt.Sprintf("the result is %d bytes, and with the results you keep (%d bytes) it passes the %d you may keep; read or let some expire, or have the snippet return less (a big result can stay in sandbox.results)", len(result)+len(rpcErr), others.ResultBytes, limit)
+			g := h.g
+			g.end(r, Failed, nil, rpcError(-32603, msg))
+			r.Message = msg
+			return nil
+		}
+		h.g.end(r, state, result, rpcErr)
+		r.Message = ""
+		return nil
+	})
+}

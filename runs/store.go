@@ -1,0 +1,183 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Store keeps runs, for one process (MemoryStore) or for replicas
+// (state/redisstate). Every method is atomic against every other, across
+// replicas for a shared store. state/statetest.TestRunStore is its contract.
+type Store interface {
+	// Create stores a new run of r.Owner. It first forgets the owner's
+	// expired runs and, at limits.KeptPerPrincipal, its oldest final ones;
+	// then it refuses (*LimitError) when the owner has
+	// limits.LivePerPrincipal runs live (orphaned ones not counted).
+	Create(ctx context.Context, r Run, limits Limits) error
+	// Get returns the owner's run: ErrNotFound for one never made, expired,
+	// or another owner's.
+	Get(ctx context.Context, owner, id string) (Run, error)
+	// Modify changes the owner's run in one step: change gets the run and
+	// what the owner holds besides it. An error from change is returned and
+	// nothing is written (ErrUnchanged: the run as it is, no error).
+	Modify(ctx context.Context, owner, id string, change func(r *Run, others Held) error) (Run, error)
+}
+
+// Change runs change on r and its owner's others, as every Store's Modify
+// does: the one place the rule lives. It reports whether to write.
+func Change(r *Run, others Held, change func(*Run, Held) error) (write bool, err error) {
+	err = change(r, others)
+	if errors.Is(err, ErrUnchanged) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Prune is what a store does before it creates a run for an owner whose runs
+// are runs: the ids to forget (expired, then the oldest final ones over
+// KeptPerPrincipal) and what the owner holds after. Every Store uses it, so
+// the rule is one.
+func Prune(runs []Meta, limits Limits, now time.Time) (forget []string, held Held) {
+	var final []Meta
+	for _, r := range runs {
+		switch {
+		case r.Expired(now):
+			forget = append(forget, r.ID)
+		case r.State.Live():
+			held.Kept++
+			if !r.Orphaned(now) {
+				held.Live++
+			}
+		default:
+			held.Kept++
+			final = append(final, r)
+			held.ResultBytes += r.Bytes
+		}
+	}
+	sort.Slice(final, func(i, j int) bool { return final[i].Updated.Before(final[j].Updated) })
+	for _, r := range final {
+		if held.Kept < limits.KeptPerPrincipal {
+			break
+		}
+		forget = append(forget, r.ID)
+		held.Kept--
+		held.ResultBytes -= r.Bytes
+	}
+	return forget, held
+}
+
+// HeldBesides is what the owner's runs hold besides the one with id.
+func HeldBesides(runs []Meta, id string, now time.Time) Held {
+	var h Held
+	for _, r := range runs {
+		if r.ID == id || r.Expired(now) {
+			continue
+		}
+		h.Kept++
+		if r.State.Live() {
+			if !r.Orphaned(now) {
+				h.Live++
+			}
+		} else {
+			h.ResultBytes += r.Bytes
+		}
+	}
+	return h
+}
+
+// MemoryStore is the Store of one process.
+type MemoryStore struct {
+	mu  sync.Mutex
+	by  map[string]map[string][]byte // owner -> id -> the run's JSON (a copy no caller shares)
+	now func() time.Time
+}
+
+// NewMemoryStore returns an empty store with a clock (nil: time.Now).
+func NewMemoryStore(now func() time.Time) *MemoryStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryStore{by: map[string]map[string][]byte{}, now: now}
+}
+
+func (m *MemoryStore) runsOf(owner string) []Meta {
+	var out []Meta
+	for _, b := range m.by[owner] {
+		var r Run
+		_ = json.Unmarshal(b, &r)
+		out = append(out, r.Meta())
+	}
+	return out
+}
+
+func (m *MemoryStore) Create(_ context.Context, r Run, limits Limits) error {
+	limits = limits.WithDefaults()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	forget, held := Prune(m.runsOf(r.Owner), limits, m.now())
+	for _, id := range forget {
+		delete(m.by[r.Owner], id)
+	}
+	if err := CheckLive(held, limits); err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if m.by[r.Owner] == nil {
+		m.by[r.Owner] = map[string][]byte{}
+	}
+	m.by[r.Owner][r.ID] = b
+	return nil
+}
+
+func (m *MemoryStore) get(owner, id string) (Run, bool) {
+	b, ok := m.by[owner][id]
+	if !ok {
+		return Run{}, false
+	}
+	var r Run
+	if json.Unmarshal(b, &r) != nil || r.Expired(m.now()) {
+		return Run{}, false
+	}
+	return r, true
+}
+
+func (m *MemoryStore) Get(_ context.Context, owner, id string) (Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.get(owner, id)
+	if !ok {
+		return Run{}, ErrNotFound
+	}
+	return r, nil
+}
+
+func (m *MemoryStore) Modify(_ context.Context, owner, id string, change func(*Run, Held) error) (Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.get(owner, id)
+	if !ok {
+		return Run{}, ErrNotFound
+	}
+	orig := r
+	write, err := Change(&r, HeldBesides(m.runsOf(owner), id, m.now()), change)
+	if err != nil {
+		return orig, err
+	}
+	if !write {
+		return orig, nil
+	}
+	r.ID, r.Owner = id, owner // a change moves no run
+	b, err := json.Marshal(r)
+	if err != nil {
+		return orig, err
+	}
+	m.by[owner][id] = b
+	return r, nil
+}
