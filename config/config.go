@@ -29,6 +29,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 // File is a parsed configuration file: the options of each package it
@@ -44,6 +45,9 @@ type File struct {
 	// Redis is the "redis" block of "gateway": the state replicas share
 	// (nil: everything stays in the process).
 	Redis *Redis
+	// Tasks is the "tasks" block of "gateway": the caps and TTLs of the
+	// runs that outlive their request (zero fields: runs' defaults).
+	Tasks runs.Limits
 }
 
 // Error is a configuration problem at a position in a file.

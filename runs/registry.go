@@ -20,9 +20,7 @@ type Options struct {
 	Limits Limits
 	// Replica names this process in the runs it runs (default: random).
 	Replica string
-	// Lease is how long a run stays claimed without a renewal (default
-	// 15s); this replica renews every Lease/3, and it is also how often it
-	// looks for a cancellation or an answer from another replica.
+	// Lease overrides Limits.Lease (for tests).
 	Lease time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
@@ -45,8 +43,9 @@ func NewRegistry(store Store, o Options) *Registry {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Limits = o.Limits.WithDefaults()
 	if o.Lease <= 0 {
-		o.Lease = 15 * time.Second
+		o.Lease = o.Limits.Lease
 	}
 	if o.Replica == "" {
 		o.Replica = randomID()
@@ -241,29 +240,39 @@ func (h *Handle) Console(line string) {
 }
 
 // renew keeps the lease, stores progress and console lines, and notices a
-// cancellation made on another replica, until Finish.
+// cancellation made on another replica, until Finish: it looks every
+// second (or third of a lease, if shorter), and writes when there is news
+// or the lease is a third gone.
 func (h *Handle) renew() {
-	t := time.NewTicker(h.g.lease / 3)
+	t := time.NewTicker(h.every())
 	defer t.Stop()
+	renewed := h.g.now()
 	for {
 		select {
 		case <-h.done:
 			return
 		case <-t.C:
 		}
-		h.flush()
+		if h.flush(h.g.now().Sub(renewed) >= h.g.lease/3) {
+			renewed = h.g.now()
+		}
 	}
 }
 
-// flush stores the lease, progress and console; cancels the work when the
-// run was ended elsewhere.
-func (h *Handle) flush() {
+// every is how often a run looks at its stored self.
+func (h *Handle) every() time.Duration { return min(h.g.lease/3, time.Second) }
+
+// flush stores the lease (when renew), progress and console (when they
+// changed); cancels the work when the run was ended elsewhere. It reports
+// whether it renewed the lease.
+func (h *Handle) flush(renew bool) bool {
 	h.mu.Lock()
-	p, c := h.progress, append([]string(nil), h.console...)
+	p, c, dirty := h.progress, append([]string(nil), h.console...), h.dirty
 	h.dirty = false
 	h.mu.Unlock()
+	wrote := false
 	r, err := h.g.store.Modify(context.WithoutCancel(h.ctx), h.run.Owner, h.run.ID, func(r *Run, _ Held) error {
-		if !r.State.Live() {
+		if !r.State.Live() || (!renew && !dirty) {
 			return ErrUnchanged
 		}
 		r.Lease = h.g.now().Add(h.g.lease)
@@ -271,16 +280,25 @@ func (h *Handle) flush() {
 		if p != nil && p.Message != "" && r.State == Working {
 			r.Message = p.Message
 		}
+		wrote = true
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) || (err == nil && !r.State.Live()) {
 		h.cancel()
 	}
+	if err != nil && dirty {
+		h.mu.Lock()
+		h.dirty = true // stored at the next look
+		h.mu.Unlock()
+	}
+	return wrote
 }
 
-// Ask puts the run in input_required with requests (key: an id unique in
-// the run) and waits for every answer (tasks/update, on any replica), the
-// run's cancellation, or ctx.
+// Ask adds requests (key: an id unique in the run) to the run's input
+// requests, puts it in input_required, and waits until each of them is
+// answered (tasks/update, on any replica), the run is cancelled, or ctx
+// ends. Several may ask at once (a snippet's parallel calls): each waits for
+// its own keys.
 func (h *Handle) Ask(ctx context.Context, requests map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	if len(requests) == 0 {
 		return map[string]json.RawMessage{}, nil
@@ -289,7 +307,16 @@ func (h *Handle) Ask(ctx context.Context, requests map[string]json.RawMessage) (
 		if !r.State.Live() {
 			return fmt.Errorf("the task ended while it asked for input")
 		}
-		r.State, r.InputRequests, r.Answers = InputRequired, requests, nil
+		if r.InputRequests == nil {
+			r.InputRequests = map[string]json.RawMessage{}
+		}
+		for k, v := range requests {
+			if _, dup := r.InputRequests[k]; dup {
+				return fmt.Errorf("runs: input request %q is already pending", k)
+			}
+			r.InputRequests[k] = v
+		}
+		r.State = InputRequired
 		r.Message = "waiting for input (tasks/update)"
 		r.Updated = h.g.now()
 		return nil
@@ -299,7 +326,7 @@ func (h *Handle) Ask(ctx context.Context, requests map[string]json.RawMessage) (
 	}
 	// An answer given on this replica wakes the run at once; one given on
 	// another is seen at the next look, at most a second later.
-	t := time.NewTicker(min(h.g.lease/3, time.Second))
+	t := time.NewTicker(h.every())
 	defer t.Stop()
 	for {
 		var answers map[string]json.RawMessage
@@ -307,10 +334,19 @@ func (h *Handle) Ask(ctx context.Context, requests map[string]json.RawMessage) (
 			if !r.State.Live() {
 				return context.Canceled
 			}
-			if r.State != Working || len(r.Answers) == 0 {
-				return ErrUnchanged
+			for k := range requests {
+				if _, ok := r.Answers[k]; !ok {
+					return ErrUnchanged
+				}
 			}
-			answers, r.Answers, r.Message = r.Answers, nil, ""
+			answers = map[string]json.RawMessage{}
+			for k := range requests {
+				answers[k] = r.Answers[k]
+				delete(r.Answers, k)
+			}
+			if r.State == Working {
+				r.Message = ""
+			}
 			return nil
 		})
 		if err != nil {
@@ -329,6 +365,22 @@ func (h *Handle) Ask(ctx context.Context, requests map[string]json.RawMessage) (
 		case <-t.C:
 		}
 	}
+}
+
+type handleKey struct{}
+
+// NewContext carries the run's Handle to the code that serves the run, so
+// that a handler which needs a person's input while it runs as a task asks
+// through Ask (the task's input_required) rather than its client, who may
+// be gone.
+func NewContext(ctx context.Context, h *Handle) context.Context {
+	return context.WithValue(ctx, handleKey{}, h)
+}
+
+// FromContext returns the Handle of the run being served, or nil.
+func FromContext(ctx context.Context) *Handle {
+	h, _ := ctx.Value(handleKey{}).(*Handle)
+	return h
 }
 
 // Finish ends the run with the call's result (the JSON of its result) or

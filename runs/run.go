@@ -134,6 +134,10 @@ type Limits struct {
 	// DefaultTTL is how long a final run is kept when the client asks for
 	// no TTL (default 1h); MaxTTL the most a client may ask (default 24h).
 	DefaultTTL, MaxTTL time.Duration
+	// Lease is how long a run stays claimed by its replica without a
+	// renewal: how long a task whose replica died stays working before it
+	// fails (default 15s). A replica renews every third of it.
+	Lease time.Duration
 	// ConsoleLines is how many of a run's last console lines are kept
 	// (default 20), each cut to ConsoleLineBytes (default 1000).
 	ConsoleLines, ConsoleLineBytes int
@@ -155,6 +159,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.DefaultTTL <= 0 || l.DefaultTTL > l.MaxTTL {
 		l.DefaultTTL = min(time.Hour, l.MaxTTL)
+	}
+	if l.Lease <= 0 {
+		l.Lease = 15 * time.Second
 	}
 	if l.ConsoleLines <= 0 {
 		l.ConsoleLines = 20

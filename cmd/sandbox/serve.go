@@ -21,11 +21,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -315,6 +317,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if expose == config.ExposeCode {
 		frontOpts = append(frontOpts, frontend.WithBuiltinToolsOnly())
 	}
+	frontOpts = append(frontOpts, frontend.WithTasks(taskOptions(file, shared, codeMode)))
 	front := frontend.New(g, frontOpts...)
 	defer front.Close()
 	if f.httpAddr != "" {
@@ -533,4 +536,21 @@ func (l *readinessLog) note(class, detail string) {
 		l.log.Info("not ready: "+class, "detail", detail)
 	}
 	l.last = detail
+}
+
+// taskOptions are the tasks extension's: runs kept in the shared state when
+// there is one (so tasks/get, tasks/update and tasks/cancel work on any
+// replica), else in the process; execute_code and saved scripts called as
+// tools run as tasks, beside upstream tools that offer them.
+func taskOptions(file *config.File, shared *sharedState, codeMode bool) frontend.TaskOptions {
+	var store runs.Store = runs.NewMemoryStore(nil)
+	if shared != nil && shared.runs != nil {
+		store = shared.runs
+	}
+	return frontend.TaskOptions{
+		Registry: runs.NewRegistry(store, runs.Options{Limits: file.Tasks}),
+		Tools: func(name string) bool {
+			return codeMode && (name == codemode.ExecuteToolName || strings.HasPrefix(name, codemode.ScriptWirePrefix))
+		},
+	}
 }

@@ -63,6 +63,7 @@ type Server struct {
 	version      string
 	extra        []server.ServerOption
 	syncMu       sync.Mutex
+	tasks        *taskServer // nil: no tasks extension (tasks.go)
 }
 
 // Option configures a Server.
@@ -359,6 +360,7 @@ func (s *Server) syncTools() {
 			continue
 		}
 		s.upstream[wire] = t.ID + "\x00" + string(t.Raw)
+		s.noteUpstreamTaskSupport(wire, t.Raw)
 		add = append(add, server.ServerTool{Tool: mt, Handler: s.upstreamHandler(wire)})
 	}
 	for wire := range s.upstream {
@@ -366,6 +368,7 @@ func (s *Server) syncTools() {
 			continue
 		}
 		delete(s.upstream, wire)
+		s.noteUpstreamTaskSupport(wire, nil)
 		if !s.builtins[wire] { // a built-in that took the name keeps its registration
 			del = append(del, wire)
 		}

@@ -1,0 +1,486 @@
+package frontend
+
+// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663) over HTTP:
+// a tools/call of a tool that may run as a task, from a request that
+// declares the extension, is answered at once with the task; the call runs
+// on without its client, through the same pipeline as any call (mcp-go's
+// Handle, with a writer that keeps the answer), and its run lives in a
+// runs.Registry (shared by replicas when its store is). tasks/get,
+// tasks/update and tasks/cancel are answered here, before mcp-go, for the
+// task's owner only: another principal's task id is not found.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/mcphttp"
+	"github.com/sandboxrt/sandbox/runs"
+)
+
+// TasksExtension is the extension's identifier, under
+// capabilities.extensions and in a request's declared capabilities.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// TaskOptions turn on the tasks extension (WithTasks).
+type TaskOptions struct {
+	// Registry keeps the runs (required).
+	Registry *runs.Registry
+	// Tools says which built-in and callers' own tools run as tasks (nil:
+	// none). An upstream tool runs as one when its definition says
+	// execution.taskSupport "optional" or "required".
+	Tools func(name string) bool
+	// PollInterval is the polling interval suggested to clients (default 1s).
+	PollInterval time.Duration
+}
+
+// WithTasks advertises the tasks extension and serves it over HTTP.
+func WithTasks(o TaskOptions) Option {
+	return func(s *Server) {
+		if o.PollInterval <= 0 {
+			o.PollInterval = time.Second
+		}
+		s.tasks = &taskServer{opts: o, upstream: map[string]bool{}}
+		s.extra = append(s.extra, server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
+	}
+}
+
+// taskServer is the front end's part of tasks.
+type taskServer struct {
+	opts TaskOptions
+
+	mu       sync.Mutex
+	upstream map[string]bool // wire names of upstream tools that offer tasks
+}
+
+// offersTasks reports whether a tool runs as a task for a client that asks.
+func (s *Server) offersTasks(name string) bool {
+	t := s.tasks
+	if t == nil {
+		return false
+	}
+	if t.opts.Tools != nil && t.opts.Tools(name) {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.upstream[name]
+}
+
+// noteUpstreamTaskSupport records whether an upstream tool offers tasks
+// (its definition's execution.taskSupport), as the catalog is synced.
+func (s *Server) noteUpstreamTaskSupport(wire string, raw json.RawMessage) {
+	t := s.tasks
+	if t == nil {
+		return
+	}
+	var def struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	_ = json.Unmarshal(raw, &def)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch def.Execution.TaskSupport {
+	case string(mcp.TaskSupportOptional), string(mcp.TaskSupportRequired):
+		t.upstream[wire] = true
+	default:
+		delete(t.upstream, wire)
+	}
+}
+
+// taskRequest is what the front end reads of a tools/call or tasks/*
+// request's params besides the envelope.
+type taskRequest struct {
+	Params struct {
+		TaskID         string          `json:"taskId"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		// Task is the 2025-11-25 hint; its TTL is taken as the TTL asked.
+		Task *struct {
+			TTL   *float64 `json:"ttl"`
+			TTLMs *float64 `json:"ttlMs"`
+		} `json:"task"`
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// declaresTasks reports whether a request declares the extension among its
+// capabilities (_meta, as 2026-07-28 requests carry them).
+func (q taskRequest) declaresTasks() bool {
+	var caps struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(q.Params.Meta[mcp.MetaKeyClientCapabilities], &caps) != nil {
+		return false
+	}
+	_, ok := caps.Extensions[TasksExtension]
+	return ok
+}
+
+// askedTTL is the TTL the request asks for, 0 for none.
+func (q taskRequest) askedTTL() time.Duration {
+	if q.Params.Task == nil {
+		return 0
+	}
+	for _, v := range []*float64{q.Params.Task.TTLMs, q.Params.Task.TTL} {
+		if v != nil && *v > 0 {
+			return time.Duration(*v) * time.Millisecond
+		}
+	}
+	return 0
+}
+
+// serveTasks answers the request when it is the extension's: a task to
+// start, or tasks/get, tasks/update, tasks/cancel. It reports whether it
+// did.
+func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []byte, env rpcEnvelope) bool {
+	if h.s.tasks == nil || len(env.ID) == 0 {
+		return false
+	}
+	switch env.Method {
+	case string(mcp.MethodToolsCall), "tasks/get", "tasks/update", "tasks/cancel":
+	default:
+		return false
+	}
+	var q taskRequest
+	_ = json.Unmarshal(body, &q)
+	if env.Method == string(mcp.MethodToolsCall) {
+		if !q.declaresTasks() || !h.s.offersTasks(env.Params.Name) {
+			return false
+		}
+		if !headersMatch(w, r, body, env.ID, env.Method, "") {
+			return true
+		}
+		h.startTask(w, r, body, env, q)
+		return true
+	}
+	if !headersMatch(w, r, body, env.ID, env.Method, q.Params.TaskID) {
+		return true
+	}
+	if !q.declaresTasks() {
+		writeRPC(w, http.StatusBadRequest, env.ID, nil, &rpcErr{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+			Message: env.Method + " needs the tasks extension: declare " + TasksExtension + " under _meta[\"" + mcp.MetaKeyClientCapabilities + "\"].extensions",
+			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}})
+		return true
+	}
+	if q.Params.TaskID == "" {
+		writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: env.Method + " takes params.taskId: the id tools/call answered with"})
+		return true
+	}
+	reg := h.s.tasks.opts.Registry
+	owner := auth.PrincipalFrom(r.Context()).Key()
+	ctx := r.Context()
+	var err error
+	switch env.Method {
+	case "tasks/get":
+		var run runs.Run
+		if run, err = reg.Get(ctx, owner, q.Params.TaskID); err == nil {
+			writeRPC(w, http.StatusOK, env.ID, h.s.detailedTask(run), nil)
+			return true
+		}
+	case "tasks/cancel":
+		err = reg.Cancel(ctx, owner, q.Params.TaskID)
+	case "tasks/update":
+		var answers map[string]json.RawMessage
+		if json.Unmarshal(q.Params.InputResponses, &answers) != nil || answers == nil {
+			writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: "tasks/update takes params.inputResponses: an object of answers keyed by the ids of the task's inputRequests (tasks/get lists them)"})
+			return true
+		}
+		for k, v := range answers {
+			if len(bytes.TrimSpace(v)) == 0 || bytes.TrimSpace(v)[0] != '{' {
+				writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("tasks/update: inputResponses[%q] must be an object (an elicitation or sampling result)", k)})
+				return true
+			}
+		}
+		err = reg.Answer(ctx, owner, q.Params.TaskID, answers)
+		if errors.Is(err, runs.ErrNotWaiting) {
+			err = nil // a late or repeated answer: the task's state says what became of it
+		}
+	}
+	switch {
+	case err == nil:
+		writeRPC(w, http.StatusOK, env.ID, map[string]any{"resultType": mcp.ResultTypeComplete}, nil)
+	case errors.Is(err, runs.ErrNotFound):
+		writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("no task %q: it never existed, it expired, or it is not yours", q.Params.TaskID)})
+	default:
+		h.s.log.Warn("tasks", "method", env.Method, "error", err)
+		w.Header().Set("Retry-After", "2")
+		writeRPC(w, http.StatusServiceUnavailable, env.ID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task store does not answer right now; send the request again in a moment"})
+	}
+	return true
+}
+
+// headersMatch checks the routing headers (SEP-2243: Mcp-Method and
+// Mcp-Name mirror the body; on tasks/* Mcp-Name is the task id, SEP-2663)
+// as mcp-go checks them on the requests it serves; on a mismatch it answers
+// -32020 (HTTP 400) and reports false.
+func headersMatch(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage, method, taskID string) bool {
+	var msg struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	err := mcp.ValidateStandardHeaders(r.Header.Get, r.Header.Get(mcp.HeaderProtocolVersion), mcp.MCPMethod(method), msg.Params)
+	if err == nil && method != string(mcp.MethodToolsCall) {
+		if n := r.Header.Get(mcp.HeaderName); n != "" {
+			if v, ok := mcp.DecodeHeaderValue(strings.TrimSpace(n)); !ok || v != taskID {
+				err = fmt.Errorf("the %s header says %q but the body's taskId is %q", mcp.HeaderName, n, taskID)
+			}
+		}
+	}
+	if err != nil {
+		writeRPC(w, http.StatusBadRequest, id, nil, &rpcErr{Code: mcp.HEADER_MISMATCH, Message: "header mismatch: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+// startTask makes the run, answers with the task at once, and runs the call
+// on without its client.
+func (h *httpHandler) startTask(w http.ResponseWriter, r *http.Request, body []byte, env rpcEnvelope, q taskRequest) {
+	reg := h.s.tasks.opts.Registry
+	owner := auth.PrincipalFrom(r.Context()).Key()
+	// The run keeps the request's values (the caller, its tokens, the
+	// handed arguments) but not its end: the client may leave.
+	run, err := reg.Start(context.WithoutCancel(r.Context()), owner, env.Params.Name, q.askedTTL())
+	if err != nil {
+		var le *runs.LimitError
+		if errors.As(err, &le) {
+			res := errorResult(&gateway.Error{Code: gateway.CodeRateLimited, Tool: env.Params.Name, Message: le.Message})
+			res.ResultType = mcp.ResultTypeComplete
+			writeRPC(w, http.StatusOK, env.ID, res, nil)
+			return
+		}
+		h.s.log.Warn("a task could not be started", "tool", env.Params.Name, "error", err)
+		w.Header().Set("Retry-After", "2")
+		writeRPC(w, http.StatusServiceUnavailable, env.ID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task store does not answer right now; send the request again in a moment"})
+		return
+	}
+	go h.runTask(run, r, withProgressToken(body))
+	writeRPC(w, http.StatusOK, env.ID, h.s.taskFields(run.Run(), "task"), nil)
+}
+
+// taskProgressToken is the progress token a task's call is made with when
+// its client gave none: the run's progress is kept for tasks/get.
+const taskProgressToken = "sandbox-task"
+
+// withProgressToken gives the call a progress token when it has none, so
+// its handler reports progress (for tasks/get) as to any client that asks.
+func withProgressToken(body []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return body
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
+		return body
+	}
+	meta := map[string]json.RawMessage{}
+	_ = json.Unmarshal(params["_meta"], &meta)
+	if _, ok := meta["progressToken"]; ok {
+		return body
+	}
+	meta["progressToken"], _ = json.Marshal(taskProgressToken)
+	params["_meta"], _ = json.Marshal(meta)
+	msg["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// runTask serves the call as any call is served, keeping its progress, log
+// and answer in the run.
+func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
+	ctx := context.WithValue(runs.NewContext(run.Context(), run), notifierKey{}, notifier(taskNotifier{run}))
+	req := mcphttp.Request(r, body)
+	req.Context = ctx
+	var answer capture
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				answer.reset()
+				fmt.Fprintf(&answer.body, `{"jsonrpc":"2.0","id":0,"error":{"code":%d,"message":"the task's call failed inside the server"}}`, mcp.INTERNAL_ERROR)
+				h.s.log.Error("a task's call panicked", "tool", run.Run().Tool, "panic", p)
+			}
+		}()
+		h.inner.Handle(&answer, req)
+	}()
+	result, rpcErr := answer.outcome()
+	if _, err := run.Finish(result, rpcErr); err != nil {
+		h.s.log.Warn("a task's outcome could not be stored", "task", run.ID(), "error", err)
+	}
+}
+
+// taskNotifier keeps a task's notifications in its run: progress, and
+// console lines (code mode's progress messages "console.<level>: ..." and
+// log messages).
+type taskNotifier struct{ run *runs.Handle }
+
+func (n taskNotifier) send(msg []byte) error {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Progress float64         `json:"progress"`
+			Total    float64         `json:"total"`
+			Message  string          `json:"message"`
+			Level    string          `json:"level"`
+			Data     json.RawMessage `json:"data"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return nil
+	}
+	switch m.Method {
+	case string(mcp.MethodNotificationProgress):
+		n.run.Progress(runs.Progress{Progress: m.Params.Progress, Total: m.Params.Total, Message: m.Params.Message})
+		if strings.HasPrefix(m.Params.Message, "console.") {
+			n.run.Console(m.Params.Message)
+		}
+	case string(mcp.MethodNotificationMessage):
+		var text string
+		if json.Unmarshal(m.Params.Data, &text) != nil {
+			text = string(m.Params.Data)
+		}
+		n.run.Console(m.Params.Level + ": " + text)
+	}
+	return nil
+}
+
+// capture is the writer a task's call is answered into: the JSON-RPC
+// response, kept whole (a task's answer is bounded by what its tool
+// returns, as a direct call's is).
+type capture struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (c *capture) Header() http.Header {
+	if c.header == nil {
+		c.header = http.Header{}
+	}
+	return c.header
+}
+func (c *capture) Write(p []byte) (int, error) { return c.body.Write(p) }
+func (c *capture) WriteHeader(int)             {}
+func (c *capture) Flush()                      {}
+func (c *capture) CanStream() bool             { return false }
+func (c *capture) reset()                      { c.body.Reset() }
+
+// outcome is the call's result, or its JSON-RPC error object.
+func (c *capture) outcome() (result, rpcError json.RawMessage) {
+	raw := c.body.Bytes()
+	if strings.HasPrefix(c.Header().Get("Content-Type"), "text/event-stream") {
+		// The last data line is the response (notifications come first).
+		for _, line := range bytes.Split(raw, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				raw = bytes.TrimSpace(d)
+			}
+		}
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &resp) != nil || (resp.Result == nil && resp.Error == nil) {
+		b, _ := json.Marshal(map[string]any{"code": mcp.INTERNAL_ERROR, "message": "the task's call ended without an answer"})
+		return nil, b
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
+// taskFields are the Task fields of a run (CreateTaskResult, DetailedTask).
+func (s *Server) taskFields(r runs.Run, resultType string) map[string]any {
+	out := map[string]any{
+		"resultType":     resultType,
+		"taskId":         r.ID,
+		"status":         string(r.State),
+		"createdAt":      r.Created.UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt":  r.Updated.UTC().Format(time.RFC3339Nano),
+		"ttlMs":          r.TTL.Milliseconds(),
+		"pollIntervalMs": s.tasks.opts.PollInterval.Milliseconds(),
+	}
+	if r.Message != "" {
+		out["statusMessage"] = r.Message
+	}
+	return out
+}
+
+// detailedTask is tasks/get's answer: the task, its input requests while it
+// waits, its result or error once it ended, and in _meta what sandbox adds
+// (the last progress and console lines).
+func (s *Server) detailedTask(r runs.Run) map[string]any {
+	out := s.taskFields(r, string(mcp.ResultTypeComplete))
+	switch {
+	case r.State == runs.InputRequired && len(r.InputRequests) > 0:
+		out["inputRequests"] = r.InputRequests
+	case r.State == runs.Completed && r.Result != nil:
+		out["result"] = withoutResultType(r.Result)
+	case r.State == runs.Failed && r.Error != nil:
+		out["error"] = r.Error
+	}
+	meta := map[string]any{}
+	if r.Progress != nil {
+		meta["sandbox/progress"] = r.Progress
+	}
+	if len(r.Console) > 0 {
+		meta["sandbox/console"] = r.Console
+	}
+	if len(meta) > 0 {
+		out["_meta"] = meta
+	}
+	return out
+}
+
+// withoutResultType drops the resultType the call's answer carried: the
+// inlined result is the CallToolResult, tasks/get's own is "complete".
+func withoutResultType(result json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return result
+	}
+	if _, ok := m["resultType"]; !ok {
+		return result
+	}
+	delete(m, "resultType")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return result
+	}
+	return b
+}
+
+type rpcErr struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// writeRPC writes one JSON-RPC response.
+func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any, e *rpcErr) {
+	msg := map[string]any{"jsonrpc": "2.0", "id": id}
+	if e != nil {
+		msg["error"] = e
+	} else {
+		msg["result"] = result
+	}
+	b, _ := json.Marshal(msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

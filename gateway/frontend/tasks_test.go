@@ -1,0 +1,303 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
+	"github.com/sandboxrt/sandbox/runs"
+)
+
+// taskFixture is a front end with tasks on, a built-in tool "job" that
+// runs as a task, and principals named by the X-Test-Principal header.
+type taskFixture struct {
+	url     string
+	release chan struct{} // a "job" call of {"wait":true} ends when this is closed
+	stopped atomic.Int32  // "job" calls whose context was cancelled
+}
+
+func newTaskFixture(t *testing.T, limits runs.Limits) *taskFixture {
+	t.Helper()
+	fx := &taskFixture{release: make(chan struct{})}
+	g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), nil))
+	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{Limits: limits})
+	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "job" }}))
+	t.Cleanup(f.Close)
+	err := f.AddTool(toolspec.Spec{Name: "job", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, req toolspec.Request) (*gateway.CallResult, error) {
+			var in struct {
+				Wait bool   `json:"wait"`
+				Ask  string `json:"ask"`
+			}
+			_ = json.Unmarshal(req.Arguments, &in)
+			req.Progress(1, 2, "console.log: halfway")
+			text := "done"
+			if in.Ask != "" {
+				run := runs.FromContext(ctx)
+				if run == nil {
+					return nil, fmt.Errorf("no task to ask through")
+				}
+				ans, err := run.Ask(ctx, map[string]json.RawMessage{"q": json.RawMessage(`{"method":"elicitation/create","params":{"message":"` + in.Ask + `","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)})
+				if err != nil {
+					return nil, err
+				}
+				text = "answered " + string(ans["q"])
+			}
+			if in.Wait {
+				select {
+				case <-fx.release:
+				case <-ctx.Done():
+					fx.stopped.Add(1)
+					return nil, ctx.Err()
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"type": "text", "text": text})
+			return &gateway.CallResult{Content: []json.RawMessage{b}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
+	}))
+	t.Cleanup(srv.Close)
+	fx.url = srv.URL + "/mcp"
+	return fx
+}
+
+const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`
+const withTasksExt = `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+
+// rpc posts a 2026-07-28 request as principal and decodes the response.
+func (fx *taskFixture) rpc(t *testing.T, principal, method, params string, header ...string) (int, map[string]any) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
+	std := []string{"X-Test-Principal", principal, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method}
+	if method == "tools/call" {
+		std = append(std, "Mcp-Name", "job")
+	}
+	status, _, resp := rawPost(t, fx.url, body, append(std, header...)...)
+	var m map[string]any
+	if i := strings.Index(resp, "data: "); i >= 0 && strings.HasPrefix(resp, "event") {
+		resp = resp[i+6:]
+	}
+	if err := json.Unmarshal([]byte(resp), &m); err != nil {
+		t.Fatalf("%s: %d %q", method, status, resp)
+	}
+	return status, m
+}
+
+func (fx *taskFixture) call(t *testing.T, principal, args string, ext bool) map[string]any {
+	t.Helper()
+	meta := modernMeta + `,"io.modelcontextprotocol/clientCapabilities":{}`
+	if ext {
+		meta = modernMeta + "," + withTasksExt
+	}
+	_, m := fx.rpc(t, principal, "tools/call", `{"name":"job","arguments":`+args+`,"_meta":{`+meta+`}}`)
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("tools/call: %v", m)
+	}
+	return res
+}
+
+func (fx *taskFixture) task(t *testing.T, principal, method, id, extra string) (int, map[string]any) {
+	t.Helper()
+	return fx.rpc(t, principal, method, `{"taskId":"`+id+`"`+extra+`,"_meta":{`+modernMeta+`,`+withTasksExt+`}}`)
+}
+
+// waitStatus polls tasks/get until the task is in status (or fails the test).
+func (fx *taskFixture) waitStatus(t *testing.T, principal, id, status string) map[string]any {
+	t.Helper()
+	var res map[string]any
+	for i := 0; i < 500; i++ {
+		_, m := fx.task(t, principal, "tasks/get", id, "")
+		res, _ = m["result"].(map[string]any)
+		if res != nil && res["status"] == status {
+			return res
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("task %s never got to %s: %v", id, status, res)
+	return nil
+}
+
+func errCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// TestTaskLifecycle: a client that declares the extension gets a task at
+// once; the call goes on after the response; tasks/get shows its progress
+// and console lines, then its result inlined.
+func TestTaskLifecycle(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{})
+	created := fx.call(t, "alice", `{"wait":true}`, true)
+	id, _ := created["taskId"].(string)
+	if created["resultType"] != "task" || created["status"] != "working" || id == "" || created["ttlMs"] != float64(time.Hour.Milliseconds()) {
+		t.Fatalf("CreateTaskResult: %v", created)
+	}
+	for _, k := range []string{"result", "error", "inputRequests", "requestState", "task", "ttl", "pollInterval"} {
+		if _, ok := created[k]; ok {
+			t.Fatalf("CreateTaskResult carries %q: %v", k, created)
+		}
+	}
+	// The POST is answered; the run goes on without its client.
+	var working map[string]any
+	for i := 0; i < 500 && working == nil; i++ {
+		_, m := fx.task(t, "alice", "tasks/get", id, "")
+		res := m["result"].(map[string]any)
+		if meta, _ := res["_meta"].(map[string]any); meta["sandbox/console"] != nil {
+			working = res
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if working == nil || working["status"] != "working" || working["result"] != nil {
+		t.Fatalf("a working task: %v", working)
+	}
+	meta := working["_meta"].(map[string]any)
+	if fmt.Sprint(meta["sandbox/console"]) != "[console.log: halfway]" || meta["sandbox/progress"].(map[string]any)["progress"] != float64(1) {
+		t.Fatalf("progress and console: %v", meta)
+	}
+	close(fx.release)
+	done := fx.waitStatus(t, "alice", id, "completed")
+	result := done["result"].(map[string]any)
+	if done["resultType"] != "complete" || fmt.Sprint(result["content"]) != "[map[text:done type:text]]" || result["resultType"] != nil {
+		t.Fatalf("completed: %v", done)
+	}
+
+	// Without the extension the same tool answers as ever.
+	sync := fx.call(t, "alice", `{}`, false)
+	if sync["taskId"] != nil || fmt.Sprint(sync["content"]) != "[map[text:done type:text]]" {
+		t.Fatalf("a call without the extension: %v", sync)
+	}
+	// tasks/* without the extension: -32021, HTTP 400.
+	status, m := fx.rpc(t, "alice", "tasks/get", `{"taskId":"`+id+`","_meta":{`+modernMeta+`,"io.modelcontextprotocol/clientCapabilities":{}}}`)
+	if status != http.StatusBadRequest || errCode(m) != -32021 || !strings.Contains(fmt.Sprint(m), TasksExtension) {
+		t.Fatalf("tasks/get without the extension: %d %v", status, m)
+	}
+	// A routing header that disagrees with the body: -32020.
+	status, m = fx.rpc(t, "alice", "tasks/get", `{"taskId":"`+id+`","_meta":{`+modernMeta+`,`+withTasksExt+`}}`, "Mcp-Name", "task-other")
+	if status != http.StatusBadRequest || errCode(m) != -32020 {
+		t.Fatalf("a mismatched Mcp-Name: %d %v", status, m)
+	}
+}
+
+// TestTaskCancelStopsTheRun: tasks/cancel acks with an empty complete
+// result, the run's call is cancelled, and the task settles cancelled; a
+// cancel of a final task acks the same.
+func TestTaskCancelStopsTheRun(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{})
+	id := fx.call(t, "alice", `{"wait":true}`, true)["taskId"].(string)
+	_, m := fx.task(t, "alice", "tasks/cancel", id, "")
+	if ack, _ := m["result"].(map[string]any); ack == nil || ack["resultType"] != "complete" || len(ack) != 1 {
+		t.Fatalf("cancel ack: %v", m)
+	}
+	fx.waitStatus(t, "alice", id, "cancelled")
+	for i := 0; i < 500 && fx.stopped.Load() == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fx.stopped.Load() != 1 {
+		t.Fatal("the cancelled task's call did not stop")
+	}
+	_, m = fx.task(t, "alice", "tasks/cancel", id, "")
+	if ack, _ := m["result"].(map[string]any); ack == nil || ack["resultType"] != "complete" {
+		t.Fatalf("cancel of a final task: %v", m)
+	}
+}
+
+// TestTasksAreTheirOwners: another principal's task id is not found, for
+// every method, and leaves the task as it was.
+func TestTasksAreTheirOwners(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{})
+	id := fx.call(t, "alice", `{"wait":true}`, true)["taskId"].(string)
+	for _, method := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+		extra := ""
+		if method == "tasks/update" {
+			extra = `,"inputResponses":{"q":{"action":"accept"}}`
+		}
+		_, m := fx.task(t, "mallory", method, id, extra)
+		if errCode(m) != -32602 || !strings.Contains(fmt.Sprint(m), "not yours") {
+			t.Fatalf("mallory's %s of alice's task: %v", method, m)
+		}
+	}
+	_, m := fx.task(t, "alice", "tasks/get", "task-never-made", "")
+	if errCode(m) != -32602 {
+		t.Fatalf("an unknown task: %v", m)
+	}
+	if res := fx.waitStatus(t, "alice", id, "working"); res == nil {
+		t.Fatal("unreachable")
+	}
+	close(fx.release)
+	fx.waitStatus(t, "alice", id, "completed")
+}
+
+// TestTaskFloodIsCapped: past the live cap a principal's next call is
+// refused (RATE_LIMITED) while another principal's is not; a task that ends
+// frees its place.
+func TestTaskFloodIsCapped(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{LivePerPrincipal: 3})
+	var ids []string
+	for i := 0; i < 3; i++ {
+		ids = append(ids, fx.call(t, "alice", `{"wait":true}`, true)["taskId"].(string))
+	}
+	for i := 0; i < 20; i++ {
+		res := fx.call(t, "alice", `{"wait":true}`, true)
+		if res["taskId"] != nil || res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "RATE_LIMITED") {
+			t.Fatalf("call %d past the cap: %v", i, res)
+		}
+	}
+	if fx.call(t, "bob", `{}`, true)["taskId"] == nil {
+		t.Fatal("bob is held back by alice's tasks")
+	}
+	fx.task(t, "alice", "tasks/cancel", ids[0], "")
+	if fx.call(t, "alice", `{}`, true)["taskId"] == nil {
+		t.Fatal("a cancelled task did not free its place")
+	}
+	close(fx.release)
+}
+
+// TestTaskInputThroughUpdate: a run that asks goes input_required with its
+// requests on tasks/get; tasks/update answers it and the run goes on with
+// the answer; a malformed answer is refused.
+func TestTaskInputThroughUpdate(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{})
+	id := fx.call(t, "alice", `{"ask":"your name?"}`, true)["taskId"].(string)
+	res := fx.waitStatus(t, "alice", id, "input_required")
+	reqs, _ := res["inputRequests"].(map[string]any)
+	q, _ := reqs["q"].(map[string]any)
+	if q["method"] != "elicitation/create" || !strings.Contains(fmt.Sprint(q["params"]), "your name?") {
+		t.Fatalf("input requests: %v", res)
+	}
+	for _, bad := range []string{`,"inputResponses":null`, `,"inputResponses":{"q":12345}`, ``} {
+		_, m := fx.task(t, "alice", "tasks/update", id, bad)
+		if errCode(m) != -32602 {
+			t.Fatalf("tasks/update with %s: %v", bad, m)
+		}
+	}
+	_, m := fx.task(t, "alice", "tasks/update", id, `,"inputResponses":{"q":{"action":"accept","content":{"name":"Alice"}}}`)
+	if ack, _ := m["result"].(map[string]any); ack == nil || ack["resultType"] != "complete" || len(ack) != 1 {
+		t.Fatalf("update ack: %v", m)
+	}
+	done := fx.waitStatus(t, "alice", id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), `answered {"action":"accept","content":{"name":"Alice"}}`) {
+		t.Fatalf("the run's answer: %v", done)
+	}
+}
