@@ -431,6 +431,9 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 			req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
 		}
 		res, err := s.g.Call(ctx, req)
+		if err := taskProtocolError(ctx, err); err != nil {
+			return nil, err
+		}
 		if res != nil {
 			// isError results (err is TOOL_ERROR) pass through unchanged.
 			return toMCPResult(res), nil

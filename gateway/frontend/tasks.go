@@ -301,27 +301,110 @@ func withProgressToken(body []byte) []byte {
 	return out
 }
 
+// maxInputRounds bounds the rounds of input one task's call may ask for.
+const maxInputRounds = 32
+
 // runTask serves the call as any call is served, keeping its progress, log
-// and answer in the run.
+// and answer in the run. A call that answers input_required (a multi
+// round-trip request, SEP-2322) puts the task in input_required with those
+// requests; once tasks/update answered them all, the call is made again
+// with the answers and its requestState, as a client would retry it.
 func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 	ctx := context.WithValue(runs.NewContext(run.Context(), run), notifierKey{}, notifier(taskNotifier{run}))
+	var result, rpcError json.RawMessage
+	for round := 0; ; round++ {
+		result, rpcError = h.serveTaskCall(ctx, run, r, body)
+		ask, ok := inputRequired(result)
+		if !ok {
+			break
+		}
+		if round == maxInputRounds {
+			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the call asked for input %d times; a task takes at most %d rounds", round+1, maxInputRounds)})
+			break
+		}
+		answers, err := run.Ask(ctx, ask.InputRequests)
+		if err != nil {
+			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task stopped while it waited for input: " + err.Error()})
+			break
+		}
+		body = withInputResponses(body, answers, ask.RequestState)
+	}
+	if _, err := run.Finish(result, rpcError); err != nil {
+		h.s.log.Warn("a task's outcome could not be stored", "task", run.ID(), "error", err)
+	}
+}
+
+// serveTaskCall makes one round of a task's call.
+func (h *httpHandler) serveTaskCall(ctx context.Context, run *runs.Handle, r *http.Request, body []byte) (result, rpcError json.RawMessage) {
 	req := mcphttp.Request(r, body)
 	req.Context = ctx
 	var answer capture
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				answer.reset()
-				fmt.Fprintf(&answer.body, `{"jsonrpc":"2.0","id":0,"error":{"code":%d,"message":"the task's call failed inside the server"}}`, mcp.INTERNAL_ERROR)
-				h.s.log.Error("a task's call panicked", "tool", run.Run().Tool, "panic", p)
-			}
-		}()
-		h.inner.Handle(&answer, req)
+	defer func() {
+		if p := recover(); p != nil {
+			h.s.log.Error("a task's call panicked", "tool", run.Run().Tool, "panic", p)
+			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task's call failed inside the server"})
+		}
 	}()
-	result, rpcErr := answer.outcome()
-	if _, err := run.Finish(result, rpcErr); err != nil {
-		h.s.log.Warn("a task's outcome could not be stored", "task", run.ID(), "error", err)
+	h.inner.Handle(&answer, req)
+	return answer.outcome()
+}
+
+// inputRequired reads an input_required answer: the requests and the state
+// to send back.
+func inputRequired(result json.RawMessage) (ask struct {
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  json.RawMessage            `json:"requestState"`
+}, ok bool) {
+	var head struct {
+		ResultType string `json:"resultType"`
 	}
+	if json.Unmarshal(result, &head) != nil || head.ResultType != string(mcp.ResultTypeInputRequired) {
+		return ask, false
+	}
+	if json.Unmarshal(result, &ask) != nil || len(ask.InputRequests) == 0 {
+		return ask, false
+	}
+	return ask, true
+}
+
+// withInputResponses is the call again, with the answers and the state its
+// last round answered with.
+func withInputResponses(body []byte, answers map[string]json.RawMessage, state json.RawMessage) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return body
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
+		return body
+	}
+	params["inputResponses"] = mustJSON(answers)
+	delete(params, "requestState")
+	if len(state) > 0 && string(state) != "null" {
+		params["requestState"] = state
+	}
+	msg["params"] = mustJSON(params)
+	return mustJSON(msg)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of raw JSON and plain structs are marshalled here
+	}
+	return b
+}
+
+// taskProtocolError is what an upstream tool's failure becomes in a task:
+// a JSON-RPC error from the upstream (PROTOCOL_ERROR) fails the task (the
+// status failed is for protocol errors, SEP-2663), where a direct call
+// answers it as a tool error the model can read. nil: answer as ever.
+func taskProtocolError(ctx context.Context, err error) error {
+	var ge *gateway.Error
+	if runs.FromContext(ctx) == nil || !errors.As(err, &ge) || ge.Code != gateway.CodeProtocolError {
+		return nil
+	}
+	return err
 }
 
 // taskNotifier keeps a task's notifications in its run: progress, and

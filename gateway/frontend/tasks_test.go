@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
@@ -299,5 +302,101 @@ func TestTaskInputThroughUpdate(t *testing.T) {
 	done := fx.waitStatus(t, "alice", id, "completed")
 	if !strings.Contains(fmt.Sprint(done["result"]), `answered {"action":"accept","content":{"name":"Alice"}}`) {
 		t.Fatalf("the run's answer: %v", done)
+	}
+}
+
+// newUpstreamTaskFixture is a task fixture whose gateway also has an
+// upstream "up" with tools that offer tasks (execution.taskSupport) and one
+// that does not, and a tool of the front end's mcp-go server that asks
+// through input_required (a multi round-trip request).
+func newUpstreamTaskFixture(t *testing.T) *taskFixture {
+	t.Helper()
+	up := server.NewMCPServer("up", "1", server.WithToolCapabilities(true))
+	offered := mcp.NewTool("offered", mcp.WithDescription("Offers tasks."))
+	offered.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	failing := mcp.NewTool("rpcfail", mcp.WithDescription("Fails with a JSON-RPC error."))
+	failing.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	up.AddTool(offered, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("offered ran"), nil
+	})
+	up.AddTool(failing, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, fmt.Errorf("the upstream broke")
+	})
+	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Offers no task.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("plain ran"), nil
+	})
+	fx := &taskFixture{release: make(chan struct{})}
+	g := startGateway(t, nil, gateway.WithInProcessServer("up", up, nil))
+	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
+	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" }}))
+	t.Cleanup(f.Close)
+	f.MCPServer().AddTool(mcp.NewTool("asker", mcp.WithDescription("Asks a name.")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if answer := server.ElicitationResponse(req.Params.InputResponses, "name"); answer != nil {
+			return mcp.NewToolResultText(fmt.Sprintf("state %s, hello %v", req.Params.RequestState, answer.Content)), nil
+		}
+		return server.NewInputRequestBuilder("round-1").Elicit("name", mcp.ElicitationParams{Message: "Your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}).ToolResult(), nil
+	})
+	h := f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
+	}))
+	t.Cleanup(srv.Close)
+	fx.url = srv.URL + "/mcp"
+	return fx
+}
+
+func (fx *taskFixture) callTool(t *testing.T, name string) map[string]any {
+	t.Helper()
+	_, m := fx.rpc(t, "alice", "tools/call", `{"name":"`+name+`","arguments":{},"_meta":{`+modernMeta+`,`+withTasksExt+`}}`, "Mcp-Name", name)
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("tools/call %s: %v", name, m)
+	}
+	return res
+}
+
+// TestUpstreamToolsThatOfferTasks: an upstream tool whose definition offers
+// tasks runs as one through the gateway; one that does not answers as
+// ever; an upstream's JSON-RPC error fails its task with an error.
+func TestUpstreamToolsThatOfferTasks(t *testing.T) {
+	t.Parallel()
+	fx := newUpstreamTaskFixture(t)
+	id, _ := fx.callTool(t, "up__offered")["taskId"].(string)
+	if id == "" {
+		t.Fatal("an upstream tool that offers tasks did not run as one")
+	}
+	if done := fx.waitStatus(t, "alice", id, "completed"); !strings.Contains(fmt.Sprint(done["result"]), "offered ran") {
+		t.Fatalf("the upstream task: %v", done)
+	}
+	if res := fx.callTool(t, "up__plain"); res["taskId"] != nil || !strings.Contains(fmt.Sprint(res["content"]), "plain ran") {
+		t.Fatalf("an upstream tool without tasks: %v", res)
+	}
+	id, _ = fx.callTool(t, "up__rpcfail")["taskId"].(string)
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	e, _ := failed["error"].(map[string]any)
+	if failed["result"] != nil || e["code"] == nil || !strings.Contains(fmt.Sprint(e["message"]), "the upstream broke") {
+		t.Fatalf("an upstream's JSON-RPC error in a task: %v", failed)
+	}
+}
+
+// TestTaskRetriesInputRequired: a call that answers input_required parks
+// its task in input_required with those requests; tasks/update's answers
+// and the call's requestState go back to it, as a client's retry would.
+func TestTaskRetriesInputRequired(t *testing.T) {
+	t.Parallel()
+	fx := newUpstreamTaskFixture(t)
+	id, _ := fx.callTool(t, "asker")["taskId"].(string)
+	waiting := fx.waitStatus(t, "alice", id, "input_required")
+	if q, _ := waiting["inputRequests"].(map[string]any)["name"].(map[string]any); q["method"] != "elicitation/create" {
+		t.Fatalf("the task's input requests: %v", waiting)
+	}
+	if _, ok := waiting["requestState"]; ok {
+		t.Fatalf("tasks/get carries requestState: %v", waiting)
+	}
+	fx.task(t, "alice", "tasks/update", id, `,"inputResponses":{"name":{"action":"accept","content":{"name":"Alice"}}}`)
+	done := fx.waitStatus(t, "alice", id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "state round-1, hello map[name:Alice]") {
+		t.Fatalf("the retried call: %v", done)
 	}
 }
