@@ -361,6 +361,7 @@ func (s *Server) syncTools() {
 		}
 		s.upstream[wire] = t.ID + "\x00" + string(t.Raw)
 		s.noteUpstreamTaskSupport(wire, t.Raw)
+		s.serveRequiredAsOptional(&mt)
 		add = append(add, server.ServerTool{Tool: mt, Handler: s.upstreamHandler(wire)})
 	}
 	for wire := range s.upstream {

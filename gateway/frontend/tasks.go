@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -51,8 +52,9 @@ func WithTasks(o TaskOptions) Option {
 		if o.PollInterval <= 0 {
 			o.PollInterval = time.Second
 		}
-		s.tasks = &taskServer{opts: o, upstream: map[string]bool{}}
-		s.extra = append(s.extra, server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}))
+		s.tasks = &taskServer{opts: o, upstream: map[string]mcp.TaskSupport{}}
+		s.extra = append(s.extra, server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
+			server.WithToolFilter(s.presentRequiredTasks))
 	}
 }
 
@@ -61,7 +63,7 @@ type taskServer struct {
 	opts TaskOptions
 
 	mu       sync.Mutex
-	upstream map[string]bool // wire names of upstream tools that offer tasks
+	upstream map[string]mcp.TaskSupport // upstream tools that offer tasks (optional or required), by wire name
 }
 
 // offersTasks reports whether a tool runs as a task for a client that asks.
@@ -75,7 +77,19 @@ func (s *Server) offersTasks(name string) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.upstream[name]
+	return t.upstream[name] != ""
+}
+
+// requiresTask reports whether a tool runs only as a task: an upstream
+// tool whose definition says taskSupport "required".
+func (s *Server) requiresTask(name string) bool {
+	t := s.tasks
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.upstream[name] == mcp.TaskSupportRequired
 }
 
 // noteUpstreamTaskSupport records whether an upstream tool offers tasks
@@ -93,12 +107,36 @@ func (s *Server) noteUpstreamTaskSupport(wire string, raw json.RawMessage) {
 	_ = json.Unmarshal(raw, &def)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch def.Execution.TaskSupport {
-	case string(mcp.TaskSupportOptional), string(mcp.TaskSupportRequired):
-		t.upstream[wire] = true
+	switch ts := mcp.TaskSupport(def.Execution.TaskSupport); ts {
+	case mcp.TaskSupportOptional, mcp.TaskSupportRequired:
+		t.upstream[wire] = ts
 	default:
 		delete(t.upstream, wire)
 	}
+}
+
+// serveRequiredAsOptional registers an upstream tool that runs only as a
+// task as one that may: the front end makes the task and serves its call
+// through mcp-go without one, which mcp-go refuses for a tool registered as
+// required. presentRequiredTasks lists it as required again, and a call
+// without the extension is refused before mcp-go (serveTasks).
+func (s *Server) serveRequiredAsOptional(t *mcp.Tool) {
+	if s.tasks != nil && t.Execution != nil && t.Execution.TaskSupport == mcp.TaskSupportRequired {
+		t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	}
+}
+
+// presentRequiredTasks is a tool filter: tools/list says "required" of the
+// upstream tools that run only as tasks (serveRequiredAsOptional).
+func (s *Server) presentRequiredTasks(_ context.Context, tools []mcp.Tool) []mcp.Tool {
+	out := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		if s.requiresTask(t.Name) {
+			t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // taskRequest is what the front end reads of a tools/call or tasks/*
@@ -157,6 +195,10 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 	var q taskRequest
 	_ = json.Unmarshal(body, &q)
 	if env.Method == string(mcp.MethodToolsCall) {
+		if !q.declaresTasks() && h.s.requiresTask(env.Params.Name) {
+			writeRPC(w, http.StatusBadRequest, env.ID, nil, missingTasks(env.Params.Name+" runs only as a task"))
+			return true
+		}
 		if !q.declaresTasks() || !h.s.offersTasks(env.Params.Name) {
 			return false
 		}
@@ -170,9 +212,7 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 		return true
 	}
 	if !q.declaresTasks() {
-		writeRPC(w, http.StatusBadRequest, env.ID, nil, &rpcErr{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
-			Message: env.Method + " needs the tasks extension: declare " + TasksExtension + " under _meta[\"" + mcp.MetaKeyClientCapabilities + "\"].extensions",
-			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}})
+		writeRPC(w, http.StatusBadRequest, env.ID, nil, missingTasks(env.Method+" is the tasks extension's"))
 		return true
 	}
 	if q.Params.TaskID == "" {
@@ -220,6 +260,14 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 		writeRPC(w, http.StatusServiceUnavailable, env.ID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task store does not answer right now; send the request again in a moment"})
 	}
 	return true
+}
+
+// missingTasks is the -32021 answer to a request that needs the extension
+// and did not declare it.
+func missingTasks(why string) *rpcErr {
+	return &rpcErr{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+		Message: why + ": declare " + TasksExtension + " under _meta[\"" + mcp.MetaKeyClientCapabilities + "\"].extensions",
+		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}
 }
 
 // headersMatch checks the routing headers (SEP-2243: Mcp-Method and
@@ -311,6 +359,7 @@ const maxInputRounds = 32
 // with the answers and its requestState, as a client would retry it.
 func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 	ctx := context.WithValue(runs.NewContext(run.Context(), run), notifierKey{}, notifier(taskNotifier{run}))
+	ctx = gateway.WithInputAsker(ctx, taskAsker(run))
 	var result, rpcError json.RawMessage
 	for round := 0; ; round++ {
 		result, rpcError = h.serveTaskCall(ctx, run, r, body)
@@ -331,6 +380,22 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 	}
 	if _, err := run.Finish(result, rpcError); err != nil {
 		h.s.log.Warn("a task's outcome could not be stored", "task", run.ID(), "error", err)
+	}
+}
+
+// taskAsker asks the task's client, through its input_required, for what
+// an upstream requests while it serves the task's call (the gateway relays
+// it here instead of to a client session, which a task's client may not
+// have). Each request is one input request of its own key.
+func taskAsker(run *runs.Handle) gateway.InputAsker {
+	var n atomic.Int64
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		key := fmt.Sprintf("upstream-%d", n.Add(1))
+		answers, err := run.Ask(ctx, map[string]json.RawMessage{key: mustJSON(map[string]any{"method": method, "params": params})})
+		if err != nil {
+			return nil, fmt.Errorf("%s: the task stopped while it waited for the answer: %w", method, err)
+		}
+		return answers[key], nil
 	}
 }
 

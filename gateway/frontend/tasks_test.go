@@ -311,7 +311,21 @@ func TestTaskInputThroughUpdate(t *testing.T) {
 // through input_required (a multi round-trip request).
 func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	t.Helper()
-	up := server.NewMCPServer("up", "1", server.WithToolCapabilities(true))
+	// "confirm" is listed as running only as a task but served as an
+	// ordinary call, as the conformance fixture does: the gateway in front
+	// makes the task (an upstream that itself refuses calls without one is
+	// not passed through yet: docs/serve.md).
+	up := server.NewMCPServer("up", "1", server.WithToolCapabilities(true), server.WithElicitation(),
+		server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool {
+			out := make([]mcp.Tool, len(tools))
+			for i, t := range tools {
+				if t.Name == "confirm" {
+					t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}
+				}
+				out[i] = t
+			}
+			return out
+		}))
 	offered := mcp.NewTool("offered", mcp.WithDescription("Offers tasks."))
 	offered.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 	failing := mcp.NewTool("rpcfail", mcp.WithDescription("Fails with a JSON-RPC error."))
@@ -322,11 +336,28 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	up.AddTool(failing, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("the upstream broke")
 	})
+	confirm := mcp.NewTool("confirm", mcp.WithDescription("Asks its client to confirm."))
+	confirm.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	up.AddTool(confirm, func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if answer := server.ElicitationResponse(req.Params.InputResponses, "sure"); answer != nil {
+			return mcp.NewToolResultText(fmt.Sprintf("confirmed: %s %v", answer.Action, answer.Content)), nil
+		}
+		return server.NewInputRequestBuilder("").Elicit("sure", mcp.ElicitationParams{Message: "Sure?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"sure": map[string]any{"type": "boolean"}}}}).ToolResult(), nil
+	})
 	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Offers no task.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("plain ran"), nil
 	})
 	fx := &taskFixture{release: make(chan struct{})}
-	g := startGateway(t, nil, gateway.WithInProcessServer("up", up, nil))
+	// Over streamable HTTP on 2025-11-25: mcp-go's bridge asks the gateway
+	// (elicitation/create) for "confirm"'s input requests, and the call's
+	// context reaches those requests (see docs/serve.md for stdio upstreams).
+	upSrv := httptest.NewServer(server.NewStreamableHTTPServer(up, server.WithStateful(true), server.WithStreamableHTTPProtocolVersions("2025-11-25")))
+	t.Cleanup(upSrv.Close)
+	settings := gateway.DefaultSettings()
+	settings.HealthInterval = 0
+	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
+		"up": {Name: "up", Transport: gateway.TransportStreamableHTTP, URL: upSrv.URL + "/mcp"}}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
 	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" }}))
 	t.Cleanup(f.Close)
@@ -398,5 +429,39 @@ func TestTaskRetriesInputRequired(t *testing.T) {
 	done := fx.waitStatus(t, "alice", id, "completed")
 	if !strings.Contains(fmt.Sprint(done["result"]), "state round-1, hello map[name:Alice]") {
 		t.Fatalf("the retried call: %v", done)
+	}
+}
+
+// TestTaskAnswersAnUpstreamsElicitation: an upstream that asks its client
+// (elicitation/create) while it serves a task's call asks the task's
+// client: the task goes input_required with the request, and tasks/update's
+// answer is the upstream's. A tool that runs only as a task is listed as
+// such and refused (-32021) to a client without the extension.
+func TestTaskAnswersAnUpstreamsElicitation(t *testing.T) {
+	t.Parallel()
+	fx := newUpstreamTaskFixture(t)
+	status, m := fx.rpc(t, "alice", "tools/call", `{"name":"up__confirm","arguments":{},"_meta":{`+modernMeta+`,"io.modelcontextprotocol/clientCapabilities":{}}}`, "Mcp-Name", "up__confirm")
+	if status != http.StatusBadRequest || errCode(m) != -32021 {
+		t.Fatalf("a required-task tool without the extension: %d %v", status, m)
+	}
+	_, m = fx.rpc(t, "alice", "tools/list", `{"_meta":{`+modernMeta+`,"io.modelcontextprotocol/clientCapabilities":{}}}`)
+	if !strings.Contains(fmt.Sprint(m), "name:up__confirm") || !strings.Contains(fmt.Sprint(m), "taskSupport:required") {
+		t.Fatalf("tools/list does not say up__confirm runs only as a task: %v", m)
+	}
+	id, _ := fx.callTool(t, "up__confirm")["taskId"].(string)
+	waiting := fx.waitStatus(t, "alice", id, "input_required")
+	var key string
+	for k, v := range waiting["inputRequests"].(map[string]any) {
+		if r := v.(map[string]any); r["method"] == "elicitation/create" && strings.Contains(fmt.Sprint(r["params"]), "Sure?") {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatalf("the upstream's elicitation is not the task's input request: %v", waiting)
+	}
+	fx.task(t, "alice", "tasks/update", id, `,"inputResponses":{"`+key+`":{"action":"accept","content":{"sure":true}}}`)
+	done := fx.waitStatus(t, "alice", id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "confirmed: accept map[sure:true]") {
+		t.Fatalf("the upstream's answer: %v", done)
 	}
 }

@@ -75,9 +75,11 @@ func New() *server.MCPServer {
 		server.WithElicitation(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
+		server.WithToolFilter(presentRequiredTasks),
 	)
 	f.srv.EnableSampling()
 	f.addTools()
+	f.addTaskTools()
 	f.addResources()
 	f.addPrompts()
 	return f.srv
