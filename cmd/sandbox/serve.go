@@ -261,6 +261,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		file.CodeMode.Engine.Scripts = shared.scripts
 		file.CodeMode.Engine.Shapes = shared.shapes
 		file.CodeMode.Engine.Usage = shared.usage
+		file.CodeMode.Engine.ContextKey = shared.contextKey
 		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
 		upgradeCtx, stopUpgrade := context.WithCancel(cmd.Context())
 		defer stopUpgrade() // before the pool closes (defers run last first)
