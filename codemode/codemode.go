@@ -77,7 +77,8 @@ type Options struct {
 	// checked with (contexts.go): replicas that share state share it (serve
 	// derives it from gateway.redis's encryptionKey). Empty: a key of this
 	// process's own, so a handle works in this process only.
-	ContextKey []byte
+	// (A string, so Options stay comparable.)
+	ContextKey string
 	// Audit, when set, records each execute_code run and each saved
 	// script saved or deleted (cmd/sandbox hands it the gateway, whose
 	// audit log it goes to); nil records nothing.

@@ -35,9 +35,9 @@ const (
 )
 
 // contextMACKey is Options.ContextKey, or a key of this process's own.
-func contextMACKey(configured []byte) []byte {
-	if len(configured) > 0 {
-		return configured
+func contextMACKey(configured string) []byte {
+	if configured != "" {
+		return []byte(configured)
 	}
 	k := make([]byte, contextKeyBytes)
 	if _, err := rand.Read(k); err != nil {

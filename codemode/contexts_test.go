@@ -23,7 +23,7 @@ import (
 // engine with the same key (another replica) works.
 func TestContextHandles(t *testing.T) {
 	t.Parallel()
-	key := []byte("0123456789abcdef0123456789abcdef")
+	key := "0123456789abcdef0123456789abcdef"
 	e := newEngineFull(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(),
 		runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1}, Options{DataDir: t.TempDir(), ContextKey: key})
 	ctx := context.Background()

@@ -38,7 +38,7 @@ type sharedState struct {
 	sessions    frontend.SessionDirectory
 	callStreams frontend.CallStreamStore
 	runs        runs.Store // tasks (runs that outlive their request)
-	contextKey  []byte     // of execute_code's context handles, the same on every replica
+	contextKey  string     // of execute_code's context handles, the same on every replica
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -113,7 +113,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		sessions:    c.SessionDirectory(),
 		callStreams: c.CallStreams(),
 		runs:        c.RunStore(nil),
-		contextKey:  c.DeriveKey("codemode context handles"),
+		contextKey:  string(c.DeriveKey("codemode context handles")),
 		ping:        c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)

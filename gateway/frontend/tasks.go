@@ -525,7 +525,6 @@ func (c *capture) Write(p []byte) (int, error) { return c.body.Write(p) }
 func (c *capture) WriteHeader(int)             {}
 func (c *capture) Flush()                      {}
 func (c *capture) CanStream() bool             { return false }
-func (c *capture) reset()                      { c.body.Reset() }
 
 // outcome is the call's result, or its JSON-RPC error object.
 func (c *capture) outcome() (result, rpcError json.RawMessage) {
