@@ -577,7 +577,7 @@ func (s *Server) detailedTask(r runs.Run) map[string]any {
 	case r.State == runs.InputRequired && len(r.InputRequests) > 0:
 		out["inputRequests"] = r.InputRequests
 	case r.State == runs.Completed && r.Result != nil:
-		out["result"] = withoutResultType(r.Result)
+		out["result"] = completeResult(r.Result)
 	case r.State == runs.Failed && r.Error != nil:
 		out["error"] = r.Error
 	}
@@ -594,17 +594,15 @@ func (s *Server) detailedTask(r runs.Run) map[string]any {
 	return out
 }
 
-// withoutResultType drops the resultType the call's answer carried: the
-// inlined result is the CallToolResult, tasks/get's own is "complete".
-func withoutResultType(result json.RawMessage) json.RawMessage {
+// completeResult is the call's result as tasks/get inlines it: a
+// CallToolResult with resultType "complete" (the tasks extension's
+// clients decode it so), which a result made for a 2025 request lacks.
+func completeResult(result json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(result, &m) != nil {
+	if json.Unmarshal(result, &m) != nil || string(m["resultType"]) == `"complete"` {
 		return result
 	}
-	if _, ok := m["resultType"]; !ok {
-		return result
-	}
-	delete(m, "resultType")
+	m["resultType"] = json.RawMessage(`"complete"`)
 	b, err := json.Marshal(m)
 	if err != nil {
 		return result

@@ -178,7 +178,7 @@ func TestTaskLifecycle(t *testing.T) {
 	close(fx.release)
 	done := fx.waitStatus(t, "alice", id, "completed")
 	result := done["result"].(map[string]any)
-	if done["resultType"] != "complete" || fmt.Sprint(result["content"]) != "[map[text:done type:text]]" || result["resultType"] != nil {
+	if done["resultType"] != "complete" || fmt.Sprint(result["content"]) != "[map[text:done type:text]]" || result["resultType"] != "complete" {
 		t.Fatalf("completed: %v", done)
 	}
 
