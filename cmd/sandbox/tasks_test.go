@@ -20,14 +20,14 @@ type taskReplica struct {
 }
 
 // taskReplicas starts n replicas sharing a redis-server, with a short task
-// lease (a replica that dies fails its tasks within about a second) and
+// lease (a replica that dies fails its tasks within about two seconds) and
 // two API keys (agent-a, agent-b).
 func taskReplicas(t *testing.T, n int) []taskReplica {
 	t.Helper()
 	srv := startSharedRedis(t)
 	cfg := writeConfig(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
   "gateway": {"redis": {"url": %q, "encryptionKey": "${SANDBOX_REDIS_KEY}", "keyPrefix": "tasks:"},
-    "tasks": {"lease": "900ms", "livePerPrincipal": 4},
+    "tasks": {"lease": "2s", "livePerPrincipal": 4},
     "auth": {"apiKeys": [{"name": "agent-a", "key": "${SANDBOX_TEST_AGENT_KEY}"}, {"name": "agent-b", "key": %q}]}}}`,
 		exampleServerBinary(t), srv.URL(), otherAgentKey))
 	var out []taskReplica

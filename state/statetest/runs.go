@@ -260,14 +260,16 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T, now func() time.Time
 func TestRunLease(t *testing.T, newStore func(t *testing.T, now func() time.Time) runs.Store) {
 	ctx := context.Background()
 	s := newStore(t, nil)
-	a := runs.NewRegistry(s, runs.Options{Lease: 300 * time.Millisecond})
-	b := runs.NewRegistry(s, runs.Options{Lease: 300 * time.Millisecond})
+	// A lease of a second, renewed every third: short enough to pass
+	// several times, long enough for a loaded machine.
+	a := runs.NewRegistry(s, runs.Options{Lease: time.Second})
+	b := runs.NewRegistry(s, runs.Options{Lease: time.Second})
 	h, err := a.Start(ctx, "alice", "execute_code", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Console("working")
-	time.Sleep(time.Second) // three leases: renewed, not orphaned
+	time.Sleep(2500 * time.Millisecond) // past two leases: renewed, not orphaned
 	r, err := b.Get(ctx, "alice", h.ID())
 	if err != nil || r.State != runs.Working || len(r.Console) != 1 {
 		t.Fatalf("a renewed run: %+v %v", r, err)
