@@ -167,6 +167,23 @@ func (g *Registry) Answer(ctx context.Context, owner, id string, answers map[str
 	return err
 }
 
+// Stop fails every run this replica still runs ("the replica running it
+// stopped") and cancels its work: a replica that shuts down says so at once
+// instead of leaving its runs to their leases.
+func (g *Registry) Stop() {
+	g.mu.Lock()
+	running := make([]*Handle, 0, len(g.local))
+	for _, h := range g.local {
+		running = append(running, h)
+	}
+	g.mu.Unlock()
+	for _, h := range running {
+		if _, err := h.finish(nil, rpcError(-32603, ReplicaStopped), ReplicaStopped); err != nil {
+			h.cancel() // the lease fails it on the other replicas' watch
+		}
+	}
+}
+
 func (g *Registry) localRun(id string) *Handle {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -390,10 +407,15 @@ func FromContext(ctx context.Context) *Handle {
 // result past the owner's stored-bytes cap is not kept: the run fails,
 // saying so.
 func (h *Handle) Finish(result, rpcErr json.RawMessage) (Run, error) {
+	return h.finish(result, rpcErr, "")
+}
+
+// finish is Finish, with the message of the run's final state.
+func (h *Handle) finish(result, rpcErr json.RawMessage, message string) (Run, error) {
 	h.mu.Lock()
-	if h.finished {
+	if h.finished { // ended already (Stop): the run as it was stored
 		h.mu.Unlock()
-		return h.run, nil
+		return h.g.store.Get(context.WithoutCancel(h.ctx), h.run.Owner, h.run.ID)
 	}
 	h.finished = true
 	p, c := h.progress, append([]string(nil), h.console...)
@@ -423,7 +445,7 @@ func (h *Handle) Finish(result, rpcErr json.RawMessage) (Run, error) {
 			return nil
 		}
 		h.g.end(r, state, result, rpcErr)
-		r.Message = ""
+		r.Message = message
 		return nil
 	})
 }

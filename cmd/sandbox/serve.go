@@ -318,7 +318,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if expose == config.ExposeCode {
 		frontOpts = append(frontOpts, frontend.WithBuiltinToolsOnly())
 	}
-	frontOpts = append(frontOpts, frontend.WithTasks(taskOptions(file, shared, codeMode)))
+	tasks := taskOptions(file, shared, codeMode)
+	frontOpts = append(frontOpts, frontend.WithTasks(tasks))
 	front := frontend.New(g, frontOpts...)
 	defer front.Close()
 	if f.httpAddr != "" {
@@ -392,6 +393,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdown)
+	tasks.Registry.Stop() // its tasks fail now, not a lease later
 	return nil
 }
 
