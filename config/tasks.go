@@ -5,7 +5,7 @@ import "github.com/sandboxrt/sandbox/runs"
 // parseTasks reads the "tasks" block of "gateway": what an operator allows
 // the runs that outlive their request (the tasks extension): {"maxTTL":
 // "24h", "defaultTTL": "1h", "livePerPrincipal": 16, "keptPerPrincipal":
-// 256, "resultBytesPerPrincipal": 67108864, "lease": "15s", "consoleLines": 20}. Keys left
+// 256, "resultBytesPerPrincipal": 67108864, "resultBytesTotal": 268435456, "lease": "15s", "consoleLines": 20}. Keys left
 // out keep runs.Limits' defaults.
 func (p *parser) parseTasks(n *jsonNode) (runs.Limits, error) {
 	var l runs.Limits
@@ -29,12 +29,17 @@ func (p *parser) parseTasks(n *jsonNode) (runs.Limits, error) {
 			if i, err = p.positiveInt(v, "resultBytesPerPrincipal"); err == nil {
 				l.ResultBytesPerPrincipal = int64(i)
 			}
+		case "resultBytesTotal":
+			var i int
+			if i, err = p.positiveInt(v, "resultBytesTotal"); err == nil {
+				l.ResultBytesTotal = int64(i)
+			}
 		case "lease":
 			l.Lease, err = p.duration(v, "lease")
 		case "consoleLines":
 			l.ConsoleLines, err = p.positiveInt(v, "consoleLines")
 		default:
-			return l, p.errAt(k.offset, `unknown key %q in "tasks"; known keys: maxTTL, defaultTTL, livePerPrincipal, keptPerPrincipal, resultBytesPerPrincipal, lease, consoleLines`, k.name)
+			return l, p.errAt(k.offset, `unknown key %q in "tasks"; known keys: maxTTL, defaultTTL, livePerPrincipal, keptPerPrincipal, resultBytesPerPrincipal, resultBytesTotal, lease, consoleLines`, k.name)
 		}
 		if err != nil {
 			return l, err

@@ -12,11 +12,11 @@ import (
 // by key; what is wrong is an error at its position.
 func TestParseTasks(t *testing.T) {
 	f, err := Parse("gw.json", []byte(`{"mcpServers": {}, "gateway": {"tasks":
-		{"maxTTL": "2h", "defaultTTL": "10m", "livePerPrincipal": 4, "keptPerPrincipal": 50, "resultBytesPerPrincipal": 1048576, "lease": "3s", "consoleLines": 5}}}`))
+		{"maxTTL": "2h", "defaultTTL": "10m", "livePerPrincipal": 4, "keptPerPrincipal": 50, "resultBytesPerPrincipal": 1048576, "resultBytesTotal": 8388608, "lease": "3s", "consoleLines": 5}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := runs.Limits{MaxTTL: 2 * time.Hour, DefaultTTL: 10 * time.Minute, LivePerPrincipal: 4, KeptPerPrincipal: 50, ResultBytesPerPrincipal: 1 << 20, Lease: 3 * time.Second, ConsoleLines: 5}
+	want := runs.Limits{MaxTTL: 2 * time.Hour, DefaultTTL: 10 * time.Minute, LivePerPrincipal: 4, KeptPerPrincipal: 50, ResultBytesPerPrincipal: 1 << 20, ResultBytesTotal: 8 << 20, Lease: 3 * time.Second, ConsoleLines: 5}
 	if f.Tasks != want {
 		t.Fatalf("tasks = %+v", f.Tasks)
 	}

@@ -131,6 +131,11 @@ type Limits struct {
 	// principal (default 64 MiB); a result that would pass it is not kept,
 	// and its run fails saying so.
 	ResultBytesPerPrincipal int64
+	// ResultBytesTotal caps the bytes of final answers an in-process store
+	// keeps for every principal together (default 256 MiB): the memory
+	// serve gives tasks, however many principals flood it. A shared store
+	// (Redis) is bounded by its own memory policy.
+	ResultBytesTotal int64
 	// DefaultTTL is how long a final run is kept when the client asks for
 	// no TTL (default 1h); MaxTTL the most a client may ask (default 24h).
 	DefaultTTL, MaxTTL time.Duration
@@ -153,6 +158,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.ResultBytesPerPrincipal <= 0 {
 		l.ResultBytesPerPrincipal = 64 << 20
+	}
+	if l.ResultBytesTotal <= 0 {
+		l.ResultBytesTotal = 256 << 20
 	}
 	if l.MaxTTL <= 0 {
 		l.MaxTTL = 24 * time.Hour

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -94,6 +95,48 @@ type MemoryStore struct {
 	mu  sync.Mutex
 	by  map[string]map[string][]byte // owner -> id -> the run's JSON (a copy no caller shares)
 	now func() time.Time
+
+	// maxResults caps the bytes of final answers kept for every owner
+	// together (0: no cap): what the process holds for tasks, whatever the
+	// number of principals. results is what is kept now.
+	maxResults, results int64
+	swept               time.Time // when every owner's expired runs were last dropped
+}
+
+// sweepEvery is how often the store drops every owner's expired runs (an
+// owner's own are dropped whenever it starts one): what a principal that
+// never comes back left does not stay.
+const sweepEvery = time.Minute
+
+// sweep drops every owner's expired runs, at most every sweepEvery.
+func (m *MemoryStore) sweep(now time.Time) {
+	if now.Sub(m.swept) < sweepEvery {
+		return
+	}
+	m.swept = now
+	for owner, byID := range m.by {
+		for id, b := range byID {
+			var r Run
+			if json.Unmarshal(b, &r) == nil && !r.Expired(now) {
+				continue
+			}
+			m.results -= resultBytesOf(b)
+			delete(byID, id)
+		}
+		if len(byID) == 0 {
+			delete(m.by, owner)
+		}
+	}
+}
+
+// LimitResultBytes caps the bytes of results the store keeps for every
+// principal together (Limits.ResultBytesTotal): past it a result is not
+// kept, and its run fails saying so. It returns m.
+func (m *MemoryStore) LimitResultBytes(n int64) *MemoryStore {
+	m.mu.Lock()
+	m.maxResults = n
+	m.mu.Unlock()
+	return m
 }
 
 // NewMemoryStore returns an empty store with a clock (nil: time.Now).
@@ -118,8 +161,10 @@ func (m *MemoryStore) Create(_ context.Context, r Run, limits Limits) error {
 	limits = limits.WithDefaults()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweep(m.now())
 	forget, held := Prune(m.runsOf(r.Owner), limits, m.now())
 	for _, id := range forget {
+		m.results -= resultBytesOf(m.by[r.Owner][id])
 		delete(m.by[r.Owner], id)
 	}
 	if err := CheckLive(held, limits); err != nil {
@@ -174,10 +219,28 @@ func (m *MemoryStore) Modify(_ context.Context, owner, id string, change func(*R
 		return orig, nil
 	}
 	r.ID, r.Owner = id, owner // a change moves no run
+	// Results count, not errors: an error is short (the gateway cuts its
+	// message), and the one that says a result was not kept must be kept.
+	had, has := int64(len(orig.Result)), int64(len(r.Result))
+	if m.maxResults > 0 && has > had && m.results-had+has > m.maxResults {
+		msg := fmt.Sprintf("the result is %d bytes, more than this server keeps for tasks right now (%d bytes for everyone); have the run return less (a big result can stay in sandbox.results), or try again when other tasks' results expired", has, m.maxResults)
+		r.State, r.Result, r.Error, r.Message = Failed, nil, rpcError(-32603, msg), msg
+		has = 0
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return orig, err
 	}
 	m.by[owner][id] = b
+	m.results += has - had
 	return r, nil
+}
+
+// resultBytesOf is the bytes of a stored run's result.
+func resultBytesOf(stored []byte) int64 {
+	var r Run
+	if json.Unmarshal(stored, &r) != nil {
+		return 0
+	}
+	return int64(len(r.Result))
 }

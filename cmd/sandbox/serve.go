@@ -546,7 +546,7 @@ func (l *readinessLog) note(class, detail string) {
 // replica), else in the process; execute_code and saved scripts called as
 // tools run as tasks, beside upstream tools that offer them.
 func taskOptions(file *config.File, shared *sharedState, codeMode bool) frontend.TaskOptions {
-	var store runs.Store = runs.NewMemoryStore(nil)
+	var store runs.Store = runs.NewMemoryStore(nil).LimitResultBytes(file.Tasks.WithDefaults().ResultBytesTotal)
 	if shared != nil && shared.runs != nil {
 		store = shared.runs
 	}
