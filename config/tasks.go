@@ -5,7 +5,7 @@ import "github.com/sandboxrt/sandbox/runs"
 // parseTasks reads the "tasks" block of "gateway": what an operator allows
 // the runs that outlive their request (the tasks extension): {"maxTTL":
 // "24h", "defaultTTL": "1h", "livePerPrincipal": 16, "keptPerPrincipal":
-// 256, "resultBytesPerPrincipal": 67108864, "resultBytesTotal": 268435456, "lease": "15s", "consoleLines": 20}. Keys left
+// 256, "resultBytesPerPrincipal": 67108864, "resultBytesTotal": 134217728, "lease": "15s", "consoleLines": 20}. Keys left
 // out keep runs.Limits' defaults.
 func (p *parser) parseTasks(n *jsonNode) (runs.Limits, error) {
 	var l runs.Limits

@@ -132,7 +132,7 @@ type Limits struct {
 	// and its run fails saying so.
 	ResultBytesPerPrincipal int64
 	// ResultBytesTotal caps the bytes of final answers an in-process store
-	// keeps for every principal together (default 256 MiB): the memory
+	// keeps for every principal together (default 128 MiB): the memory
 	// serve gives tasks, however many principals flood it. A shared store
 	// (Redis) is bounded by its own memory policy.
 	ResultBytesTotal int64
@@ -160,7 +160,7 @@ func (l Limits) WithDefaults() Limits {
 		l.ResultBytesPerPrincipal = 64 << 20
 	}
 	if l.ResultBytesTotal <= 0 {
-		l.ResultBytesTotal = 256 << 20
+		l.ResultBytesTotal = 128 << 20
 	}
 	if l.MaxTTL <= 0 {
 		l.MaxTTL = 24 * time.Hour

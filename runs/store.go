@@ -93,7 +93,7 @@ func HeldBesides(runs []Meta, id string, now time.Time) Held {
 // MemoryStore is the Store of one process.
 type MemoryStore struct {
 	mu  sync.Mutex
-	by  map[string]map[string][]byte // owner -> id -> the run's JSON (a copy no caller shares)
+	by  map[string]map[string]stored // owner -> id -> the run
 	now func() time.Time
 
 	// maxResults caps the bytes of final answers kept for every owner
@@ -101,6 +101,14 @@ type MemoryStore struct {
 	// number of principals. results is what is kept now.
 	maxResults, results int64
 	swept               time.Time // when every owner's expired runs were last dropped
+}
+
+// stored is a run as the memory store keeps it: its JSON (a copy no caller
+// shares) and its Meta, so counting an owner's runs decodes none.
+type stored struct {
+	json   []byte
+	meta   Meta
+	result int64 // bytes of its result (what LimitResultBytes counts)
 }
 
 // sweepEvery is how often the store drops every owner's expired runs (an
@@ -115,12 +123,11 @@ func (m *MemoryStore) sweep(now time.Time) {
 	}
 	m.swept = now
 	for owner, byID := range m.by {
-		for id, b := range byID {
-			var r Run
-			if json.Unmarshal(b, &r) == nil && !r.Expired(now) {
+		for id, st := range byID {
+			if !st.meta.Expired(now) {
 				continue
 			}
-			m.results -= resultBytesOf(b)
+			m.results -= st.result
 			delete(byID, id)
 		}
 		if len(byID) == 0 {
@@ -144,15 +151,13 @@ func NewMemoryStore(now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{by: map[string]map[string][]byte{}, now: now}
+	return &MemoryStore{by: map[string]map[string]stored{}, now: now}
 }
 
 func (m *MemoryStore) runsOf(owner string) []Meta {
-	var out []Meta
-	for _, b := range m.by[owner] {
-		var r Run
-		_ = json.Unmarshal(b, &r)
-		out = append(out, r.Meta())
+	out := make([]Meta, 0, len(m.by[owner]))
+	for _, st := range m.by[owner] {
+		out = append(out, st.meta)
 	}
 	return out
 }
@@ -164,7 +169,8 @@ func (m *MemoryStore) Create(_ context.Context, r Run, limits Limits) error {
 	m.sweep(m.now())
 	forget, held := Prune(m.runsOf(r.Owner), limits, m.now())
 	for _, id := range forget {
-		m.results -= resultBytesOf(m.by[r.Owner][id])
+		st := m.by[r.Owner][id]
+		m.results -= st.result
 		delete(m.by[r.Owner], id)
 	}
 	if err := CheckLive(held, limits); err != nil {
@@ -175,19 +181,19 @@ func (m *MemoryStore) Create(_ context.Context, r Run, limits Limits) error {
 		return err
 	}
 	if m.by[r.Owner] == nil {
-		m.by[r.Owner] = map[string][]byte{}
+		m.by[r.Owner] = map[string]stored{}
 	}
-	m.by[r.Owner][r.ID] = b
+	m.by[r.Owner][r.ID] = stored{json: b, meta: r.Meta(), result: int64(len(r.Result))}
 	return nil
 }
 
 func (m *MemoryStore) get(owner, id string) (Run, bool) {
-	b, ok := m.by[owner][id]
-	if !ok {
+	st, ok := m.by[owner][id]
+	if !ok || st.meta.Expired(m.now()) {
 		return Run{}, false
 	}
 	var r Run
-	if json.Unmarshal(b, &r) != nil || r.Expired(m.now()) {
+	if json.Unmarshal(st.json, &r) != nil {
 		return Run{}, false
 	}
 	return r, true
@@ -231,16 +237,7 @@ func (m *MemoryStore) Modify(_ context.Context, owner, id string, change func(*R
 	if err != nil {
 		return orig, err
 	}
-	m.by[owner][id] = b
+	m.by[owner][id] = stored{json: b, meta: r.Meta(), result: has}
 	m.results += has - had
 	return r, nil
-}
-
-// resultBytesOf is the bytes of a stored run's result.
-func resultBytesOf(stored []byte) int64 {
-	var r Run
-	if json.Unmarshal(stored, &r) != nil {
-		return 0
-	}
-	return int64(len(r.Result))
 }
