@@ -73,6 +73,12 @@ type Options struct {
 	// takes as long as listing the servers); else New opens it.
 	Index  *vectorindex.Index
 	Logger *slog.Logger
+	// ContextKey is the key execute_code's context handles are minted and
+	// checked with (contexts.go): replicas that share state share it (serve
+	// derives it from gateway.redis's encryptionKey). Empty: a key of this
+	// process's own, so a handle works in this process only.
+	// (A string, so Options stay comparable.)
+	ContextKey string
 	// Audit, when set, records each execute_code run and each saved
 	// script saved or deleted (cmd/sandbox hands it the gateway, whose
 	// audit log it goes to); nil records nothing.
@@ -86,6 +92,7 @@ type AuditSink interface {
 
 // Engine serves search and execution over one gateway. Safe for concurrent use.
 type Engine struct {
+	contextKey     []byte // of context handles (contexts.go)
 	gw             *gateway.Gateway
 	rt             *runtime.Runtime
 	ix             *vectorindex.Index
@@ -225,7 +232,7 @@ func New(gw *gateway.Gateway, rt *runtime.Runtime, opts Options) (*Engine, error
 			opts.Logger.Warn("code mode: the result types other replicas learned could not be read; they will be at the next pooling", "err", err)
 		}
 	}
-	e := &Engine{gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
+	e := &Engine{contextKey: contextMACKey(opts.ContextKey), gw: gw, rt: rt, ix: ix, opts: opts, scripts: scripts, types: typegen.NewCache(4096), log: opts.Logger, closeCtx: ctx, stopSync: cancel,
 		shapes: shapes, store: store, results: &resultBook{store: results}, closeResults: closeResults, learn: newLearning(usage, opts.Logger)}
 	e.watch.init()
 	if err := e.sync(ctx); err != nil {

@@ -144,7 +144,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	limits, clamped := e.applyLimits(req.Limits)
 	runID := newRunID()
 	root := rootRunOf(ctx, runID)
-	owner := resultOwner(req.Caller, root) // of the results held for this run
+	owner := resultOwner(req.Caller, root, stateContextOf(ctx)) // of the results held for this run
 	ctx, span := startRunSpan(ctx, runID, limits.WithDefaults(), nested)
 	defer span.End()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}

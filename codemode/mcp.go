@@ -89,6 +89,7 @@ var executeSchema = json.RawMessage(`{
     "code": {"type": "string", "description": "The TypeScript snippet. Use top-level await; return the result."},
     "intent": {"type": "string", "description": "Optional: the task in plain words; the tools a search for it finds are bound too."},
     "tools": {"type": "array", "items": {"type": "string"}, "description": "Optional: more tools to bind, as \"server:tool\" ids or \"server.toolName\"."},
+    "context": {"type": "string", "description": "Optional, for requests without a session (protocol 2026-07-28): \"new\", or the \"context\" an earlier result returned. Runs with the same context share sandbox.store's session scope and result handles, as the runs of one session do."},
     ` + limitsSchema() + `
   },
   "required": ["code"],
@@ -104,6 +105,7 @@ var executeArgsType = reflect.StructOf([]reflect.StructField{
 	{Name: "Intent", Type: reflect.TypeFor[string](), Tag: `json:"intent"`},
 	{Name: "Tools", Type: reflect.TypeFor[[]string](), Tag: `json:"tools"`},
 	{Name: "Limits", Type: limitsArgType, Tag: `json:"limits"`},
+	{Name: "Context", Type: reflect.TypeFor[string](), Tag: `json:"context"`},
 })
 
 // executeArgs are execute_code's arguments, decoded.
@@ -111,6 +113,7 @@ type executeArgs struct {
 	Code, Intent string
 	Tools        []string
 	Limits       runtime.Limits
+	Context      string // a context handle, "new", or "" (contexts.go)
 }
 
 func decodeExecuteArgs(raw json.RawMessage) (executeArgs, error) {
@@ -120,7 +123,7 @@ func decodeExecuteArgs(raw json.RawMessage) (executeArgs, error) {
 	}
 	in := v.Elem()
 	return executeArgs{Code: in.Field(0).String(), Intent: in.Field(1).String(), Tools: in.Field(2).Interface().([]string),
-		Limits: requestLimits(in.Field(3))}, nil
+		Limits: requestLimits(in.Field(3)), Context: in.Field(4).String()}, nil
 }
 
 // MCPTools are the code-mode tools every session gets: search_tools,
@@ -232,6 +235,10 @@ func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gate
 	if err := limits.Validate(); err != nil {
 		return nil, badInput(ExecuteToolName, "%v", err)
 	}
+	handle, ctx, err := e.openContextArg(ctx, req.Caller, in.Context)
+	if err != nil {
+		return nil, err
+	}
 	var onEvent func(runtime.Event)
 	if req.ProgressRequested {
 		stream := newEventStream(req.Progress, req.Log)
@@ -250,6 +257,9 @@ func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gate
 	body, err := reportJSON(res)
 	if err != nil {
 		return nil, err
+	}
+	if handle != "" {
+		body = withContextField(body, handle)
 	}
 	return &gateway.CallResult{Content: []json.RawMessage{textBlockJSON(body)}, StructuredContent: body, IsError: !res.OK}, nil
 }

@@ -56,17 +56,20 @@ func errScriptsNeedPrincipal() error {
 }
 
 // resultOwner is whose a result held for caller's run is: its principal's,
-// or, for the anonymous principal, its session's, or without a session the
+// or, for the anonymous principal, its session's, or without a session its
+// context handle's (contexts.go), or without either the
 // run's (rootRun: the top-level run, whose saved scripts' handles it reads).
 // The keys of the anonymous cases have no '/', which the key of every
 // principal but the operator and the anonymous one has (after its tenant),
 // and a '#' neither of those has: they are no principal's.
-func resultOwner(c auth.Caller, rootRun string) string {
+func resultOwner(c auth.Caller, rootRun, stateContext string) string {
 	switch {
 	case !c.Principal.IsAnonymous():
 		return c.Principal.Key()
 	case c.HasSession():
 		return c.Principal.Key() + "#session:" + string(c.Session)
+	case stateContext != "":
+		return c.Principal.Key() + "#" + contextSession(stateContext)
 	default:
 		return c.Principal.Key() + "#run:" + rootRun
 	}

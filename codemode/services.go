@@ -85,7 +85,7 @@ func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget 
 	if err := dec.Decode(&in); err != nil {
 		return nil, bad("%v", err)
 	}
-	scope, err := storeScope(call.Caller, in.Scope)
+	scope, err := storeScope(call.Caller, in.Scope, stateContextOf(ctx))
 	var refused *runtime.ToolError
 	if errors.As(err, &refused) {
 		refused.Message = "sandbox.store." + method + ": " + refused.Message
@@ -153,16 +153,20 @@ func (e *Engine) callService(ctx context.Context, call runtime.ToolCall, budget 
 	return nil, bad("no such method")
 }
 
-// storeScope is where a caller's values live: its session's by default,
-// the principal's with scope "principal" (a caller without a session, such
-// as `sandbox run`, has only those). The anonymous principal has no
+// storeScope is where a caller's values live: its session's by default
+// (a run without a session given a context handle: the context's,
+// contexts.go), the principal's with scope "principal" (a caller with
+// neither, such as `sandbox run`, has only those). The anonymous principal has no
 // principal scope and, without a session, no scope at all (owners.go): an
 // AUTH_REQUIRED *runtime.ToolError says so.
-func storeScope(c auth.Caller, scope string) (StoreScope, error) {
+func storeScope(c auth.Caller, scope, stateContext string) (StoreScope, error) {
 	s := StoreScope{Principal: c.Principal.Key()}
 	switch scope {
 	case "", "session":
 		s.Session = string(c.Session)
+		if s.Session == "" && stateContext != "" {
+			s.Session = contextSession(stateContext)
+		}
 	case "principal":
 	default:
 		return s, fmt.Errorf("scope %q is neither \"session\" nor \"principal\"", scope)
@@ -173,8 +177,8 @@ func storeScope(c auth.Caller, scope string) (StoreScope, error) {
 		return s, anonymousRefusal(`scope "principal" keeps values across sessions for one authenticated caller, and %s, so every client would share them: `+
 			"leave scope out to keep values in this session, or %s to keep them across sessions", notAuthenticated, configureAuth)
 	case s.Session == "":
-		return s, anonymousRefusal("this request has no session (a stateless 2026-07-28 request) and %s, so nothing tells its values from every other client's: "+
-			"pass values between runs yourself, open a session (protocol 2025-11-25), or %s", notAuthenticated, configureAuth)
+		return s, anonymousRefusal("this request has no session (a stateless 2026-07-28 request) and no context handle, and %s, so nothing tells its values from every other client's: "+
+			"call execute_code with \"context\": \"new\" and pass the \"context\" its result returns to later runs, open a session (protocol 2025-11-25), or %s", notAuthenticated, configureAuth)
 	}
 	return s, nil
 }

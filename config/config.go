@@ -33,6 +33,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 // File is a parsed configuration file: the options of each package it
@@ -58,6 +59,9 @@ type File struct {
 	// write into their configs and sandbox ignores, each at its position
 	// with what sandbox does instead; the caller shows them.
 	Warnings []*Error
+	// Tasks is the "tasks" block of "gateway": the caps and TTLs of the
+	// runs that outlive their request (zero fields: runs' defaults).
+	Tasks runs.Limits
 }
 
 // Error is a configuration problem at a position in a file.

@@ -264,13 +264,15 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 			f.Redis, err = p.parseRedis(v)
 		case "pprof":
 			f.Pprof, err = p.boolean(v, "pprof")
+		case "tasks":
+			f.Tasks, err = p.parseTasks(v)
 		case "oauthTokens":
 			o.OAuthTokenFile, err = p.expandedString(v, "oauthTokens")
 			if err == nil && !filepath.IsAbs(o.OAuthTokenFile) && p.baseDir != "" {
 				o.OAuthTokenFile = filepath.Join(p.baseDir, o.OAuthTokenFile)
 			}
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis, pprof, console", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis, pprof, console, tasks", k.name)
 		}
 		if err != nil {
 			return err

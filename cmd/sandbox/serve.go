@@ -27,6 +27,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 // gatewayFlags are shared by `sandbox serve` and `sandbox servers`.
@@ -299,6 +300,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		file.CodeMode.Engine.Scripts = shared.scripts
 		file.CodeMode.Engine.Shapes = shared.shapes
 		file.CodeMode.Engine.Usage = shared.usage
+		file.CodeMode.Engine.ContextKey = shared.contextKey
 		log.Info("shared state on "+strings.ToLower(shared.backend), shared.logAttrs...)
 		upgradeCtx, stopUpgrade := context.WithCancel(cmd.Context())
 		defer stopUpgrade() // before the pool closes (defers run last first)
@@ -386,6 +388,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if key := requestStateKey(file); key != nil {
 		frontOpts = append(frontOpts, frontend.WithRequestStateKey(key))
 	}
+	tasks := taskOptions(file, shared, codeMode)
+	frontOpts = append(frontOpts, frontend.WithTasks(tasks))
 	front := frontend.New(g, frontOpts...)
 	defer front.Close()
 	workersWarm := func() bool { return true }
@@ -463,6 +467,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdown)
+	tasks.Registry.Stop() // its tasks fail now, not a lease later
 	return nil
 }
 
@@ -630,4 +635,21 @@ func (l *readinessLog) note(class, detail string) {
 		l.log.Info("not ready: "+class, "detail", detail)
 	}
 	l.last = detail
+}
+
+// taskOptions are the tasks extension's: runs kept in the shared state when
+// there is one (so tasks/get, tasks/update and tasks/cancel work on any
+// replica), else in the process; execute_code and saved scripts called as
+// tools run as tasks, beside upstream tools that offer them.
+func taskOptions(file *config.File, shared *sharedState, codeMode bool) frontend.TaskOptions {
+	var store runs.Store = runs.NewMemoryStore(nil).LimitResultBytes(file.Tasks.WithDefaults().ResultBytesTotal)
+	if shared != nil && shared.runs != nil {
+		store = shared.runs
+	}
+	return frontend.TaskOptions{
+		Registry: runs.NewRegistry(store, runs.Options{Limits: file.Tasks}),
+		Tools: func(name string) bool {
+			return codeMode && (name == codemode.ExecuteToolName || strings.HasPrefix(name, codemode.ScriptWirePrefix))
+		},
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/runs"
 	"github.com/sandboxrt/sandbox/state/redisstate"
 )
 
@@ -36,6 +37,8 @@ type sharedState struct {
 	usage       codemode.UsageStore // what code mode learns from use
 	sessions    frontend.SessionDirectory
 	callStreams frontend.CallStreamStore
+	runs        runs.Store // tasks (runs that outlive their request)
+	contextKey  string     // of execute_code's context handles, the same on every replica
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -109,6 +112,8 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		usage:       c.Usage(nil),
 		sessions:    c.SessionDirectory(),
 		callStreams: c.CallStreams(),
+		runs:        c.RunStore(nil),
+		contextKey:  string(c.DeriveKey("codemode context handles")),
 		ping:        c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)

@@ -291,6 +291,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Too Many Requests: you hold %d open sessions, the most one principal may; close some (DELETE /mcp with their Mcp-Session-Id) or let them expire", h.maxSessions), http.StatusTooManyRequests)
 		return
 	}
+	if h.serveTasks(w, r, body, env) { // the tasks extension (tasks.go)
+		return
+	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || method != string(mcp.MethodToolsCall) || !isRequest {
 		// The body is read: mcp-go's Handle takes it as it is (its
 		// ServeHTTP would read and copy it again).

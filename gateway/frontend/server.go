@@ -69,6 +69,7 @@ type Server struct {
 	// their 2026-07-28 client's answers (pausedrun.go).
 	states *stateSealer
 	paused pausedRuns
+	tasks  *taskServer // nil: no tasks extension (tasks.go)
 }
 
 // Option configures a Server.
@@ -374,6 +375,8 @@ func (s *Server) syncTools() {
 			continue
 		}
 		s.upstream[wire] = t.ID + "\x00" + string(t.Raw)
+		s.noteUpstreamTaskSupport(wire, t.Raw)
+		s.serveRequiredAsOptional(&mt)
 		add = append(add, server.ServerTool{Tool: mt, Handler: s.upstreamHandler(wire)})
 	}
 	for wire := range s.upstream {
@@ -381,6 +384,7 @@ func (s *Server) syncTools() {
 			continue
 		}
 		delete(s.upstream, wire)
+		s.noteUpstreamTaskSupport(wire, nil)
 		if !s.builtins[wire] { // a built-in that took the name keeps its registration
 			del = append(del, wire)
 		}
@@ -496,6 +500,9 @@ func (s *Server) callUpstream(ctx context.Context, n notifier, r mcp.CallToolReq
 		// The upstream needs a capability this request did not
 		// declare: the client learns which, as the upstream said it.
 		return nil, answerError(ctx, e)
+	}
+	if err := taskProtocolError(ctx, err); err != nil {
+		return nil, err
 	}
 	return errorResult(err), nil
 }

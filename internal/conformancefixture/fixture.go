@@ -76,11 +76,13 @@ func New() *server.MCPServer {
 		server.WithElicitation(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
+		server.WithToolFilter(presentRequiredTasks),
 	)
 	f.srv.EnableSampling()
 	f.addTools()
 	f.addInputRequiredTools()
 	f.addStatelessTools()
+	f.addTaskTools()
 	f.addResources()
 	f.addPrompts()
 	return f.srv

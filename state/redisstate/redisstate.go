@@ -56,6 +56,7 @@ type Client struct {
 	prefix string
 	aead   cipher.AEAD
 	words  []byte // the HMAC key of the words search learns from (Usage)
+	master []byte // the encryption key, for DeriveKey
 }
 
 func init() {
@@ -102,7 +103,7 @@ func Open(cfg Config) (*Client, error) {
 	// word's digest says nothing about the encryption key.
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("sandbox redisstate usage words v1"))
-	return &Client{rdb: redis.NewClient(opts), prefix: prefix, aead: aead, words: mac.Sum(nil)}, nil
+	return &Client{rdb: redis.NewClient(opts), prefix: prefix, aead: aead, words: mac.Sum(nil), master: key}, nil
 }
 
 func hostOf(addr string) string {
@@ -112,6 +113,16 @@ func hostOf(addr string) string {
 		}
 	}
 	return addr
+}
+
+// DeriveKey is a key of its own for purpose, derived from the encryption
+// key: every replica that shares the encryption key derives the same one,
+// and a derived key says nothing about the encryption key (code mode's
+// context handles are checked with one on any replica).
+func (c *Client) DeriveKey(purpose string) []byte {
+	mac := hmac.New(sha256.New, c.master)
+	mac.Write([]byte("sandbox redisstate derived key v1\x00" + purpose))
+	return mac.Sum(nil)
 }
 
 // Ping reports whether Redis answers (for /readyz).

@@ -16,6 +16,7 @@
 //   - scripts.go: TestScriptStore (codemode.ScriptStore, saved scripts)
 //   - usage.go: TestUsageStore (codemode.UsageStore, what search learns from use)
 //   - results.go: TestResultStore (codemode.ResultStore, the results of sandbox.results)
+//   - runs.go: TestRunStore and TestRunLease (runs.Store, the runs that outlive their request: tasks)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a
 // clock it moves by hand; a backend takes it as an option for its tests

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runs"
 	"github.com/sandboxrt/sandbox/state/statetest"
 )
 
@@ -125,4 +126,9 @@ func TestFileResultStore(t *testing.T) {
 		}
 		return s
 	})
+}
+
+func TestMemoryRunStore(t *testing.T) {
+	statetest.TestRunStore(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
+	statetest.TestRunLease(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
 }

@@ -1,0 +1,171 @@
+package redisstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sandboxrt/sandbox/runs"
+)
+
+// RunStore is runs.Store (the runs that outlive their request: tasks) on
+// Redis, so tasks/get, tasks/update and tasks/cancel work on any replica.
+// An owner's runs are two kinds of key under the hash tag {owner}: an index
+// (a hash: run id -> its runs.Meta as JSON, in clear: state, times, sizes,
+// no tool data) and one key per run holding the whole run sealed (its
+// result, console lines and input requests are tool data). Every change is
+// an optimistic transaction (WATCH the index and the run, read, change in
+// Go, MULTI/EXEC, again on a conflict): a sealed value cannot be changed in
+// Lua, and the caps need the owner's index read with the change.
+type RunStore struct {
+	c   *Client
+	now func() time.Time
+}
+
+// RunStore returns the shared runs, with a clock (nil: time.Now).
+func (c *Client) RunStore(now func() time.Time) *RunStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &RunStore{c: c, now: now}
+}
+
+func (s *RunStore) ownerKey(owner string) string {
+	return s.c.prefix + "runs:{" + url.QueryEscape(owner) + "}:"
+}
+func (s *RunStore) indexKey(owner string) string   { return s.ownerKey(owner) + "index" }
+func (s *RunStore) runKey(owner, id string) string { return s.ownerKey(owner) + "run:" + id }
+
+// keepFor is how long Redis keeps a run's key: until the run expires, with
+// a margin for the replicas' clocks (runs expire by the replicas' clock;
+// this only clears what a prune missed).
+func (s *RunStore) keepFor(m runs.Meta) time.Duration {
+	return max(m.ExpiresAt().Sub(s.now()), 0) + time.Hour
+}
+
+// retries bounds the optimistic transactions of one call.
+const retries = 20
+
+func (s *RunStore) metas(ctx context.Context, tx *redis.Tx, owner string) ([]runs.Meta, error) {
+	all, err := tx.HGetAll(ctx, s.indexKey(owner)).Result()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out := make([]runs.Meta, 0, len(all))
+	for id, v := range all {
+		var m runs.Meta
+		if json.Unmarshal([]byte(v), &m) != nil {
+			m = runs.Meta{ID: id} // broken: expired at once, pruned
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (s *RunStore) write(ctx context.Context, p redis.Pipeliner, r runs.Run) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	m := r.Meta()
+	mb, _ := json.Marshal(m)
+	key := s.runKey(r.Owner, r.ID)
+	p.Set(ctx, key, s.c.sealData(where(key, "run"), b), s.keepFor(m))
+	p.HSet(ctx, s.indexKey(r.Owner), r.ID, mb)
+	return nil
+}
+
+func (s *RunStore) transact(ctx context.Context, owner, id string, fn func(tx *redis.Tx) error) error {
+	keys := []string{s.indexKey(owner)}
+	if id != "" {
+		keys = append(keys, s.runKey(owner, id))
+	}
+	for i := 0; i < retries; i++ {
+		err := s.c.rdb.Watch(ctx, fn, keys...)
+		if !errors.Is(err, redis.TxFailedErr) {
+			return err
+		}
+	}
+	return fmt.Errorf("redis: a run of this principal changes too often to be changed now; try again")
+}
+
+func (s *RunStore) Create(ctx context.Context, r runs.Run, limits runs.Limits) error {
+	limits = limits.WithDefaults()
+	return s.transact(ctx, r.Owner, "", func(tx *redis.Tx) error {
+		metas, err := s.metas(ctx, tx, r.Owner)
+		if err != nil {
+			return err
+		}
+		forget, held := runs.Prune(metas, limits, s.now())
+		if err := runs.CheckLive(held, limits); err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range forget {
+				p.HDel(ctx, s.indexKey(r.Owner), id)
+				p.Unlink(ctx, s.runKey(r.Owner, id))
+			}
+			return s.write(ctx, p, r)
+		})
+		return unavailable(err)
+	})
+}
+
+// read returns the owner's run, ErrNotFound when it is not there or expired.
+func (s *RunStore) read(ctx context.Context, rd redis.Cmdable, owner, id string) (runs.Run, error) {
+	key := s.runKey(owner, id)
+	stored, err := rd.Get(ctx, key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return runs.Run{}, runs.ErrNotFound
+	}
+	if err != nil {
+		return runs.Run{}, unavailable(err)
+	}
+	plain, err := s.c.openData(where(key, "run"), stored)
+	if err != nil {
+		return runs.Run{}, fmt.Errorf("task %s: %w", id, err)
+	}
+	var r runs.Run
+	if err := json.Unmarshal(plain, &r); err != nil {
+		return runs.Run{}, fmt.Errorf("redis holds a broken task %s: %w", id, err)
+	}
+	if r.Owner != owner || r.ID != id || r.Expired(s.now()) {
+		return runs.Run{}, runs.ErrNotFound
+	}
+	return r, nil
+}
+
+func (s *RunStore) Get(ctx context.Context, owner, id string) (runs.Run, error) {
+	return s.read(ctx, s.c.rdb, owner, id)
+}
+
+func (s *RunStore) Modify(ctx context.Context, owner, id string, change func(*runs.Run, runs.Held) error) (runs.Run, error) {
+	var out runs.Run
+	err := s.transact(ctx, owner, id, func(tx *redis.Tx) error {
+		r, err := s.read(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		out = r
+		metas, err := s.metas(ctx, tx, owner)
+		if err != nil {
+			return err
+		}
+		write, err := runs.Change(&r, runs.HeldBesides(metas, id, s.now()), change)
+		if err != nil || !write {
+			return err
+		}
+		r.ID, r.Owner = id, owner // a change moves no run
+		if _, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error { return s.write(ctx, p, r) }); err != nil {
+			return unavailable(err)
+		}
+		out = r
+		return nil
+	})
+	return out, err
+}
