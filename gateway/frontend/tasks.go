@@ -402,7 +402,11 @@ func taskAsker(run *runs.Handle) gateway.InputAsker {
 // serveTaskCall makes one round of a task's call.
 func (h *httpHandler) serveTaskCall(ctx context.Context, run *runs.Handle, r *http.Request, body []byte) (result, rpcError json.RawMessage) {
 	req := mcphttp.Request(r, body)
-	req.Context = ctx
+	// Each round has a slot of its own, as a request has (answer.go): an
+	// answer the handler makes itself (an upstream's -32021, a refused
+	// requestState) is the task's outcome, not mcp-go's -32603 around it.
+	req.Context = withAnswerSlot(ctx)
+	slot := answerSlotFrom(req.Context)
 	var answer capture
 	defer func() {
 		if p := recover(); p != nil {
@@ -411,6 +415,15 @@ func (h *httpHandler) serveTaskCall(ctx context.Context, run *runs.Handle, r *ht
 		}
 	}()
 	h.inner.Handle(&answer, req)
+	slot.mu.Lock()
+	msg := slot.msg
+	slot.mu.Unlock()
+	if e, ok := msg["error"]; ok {
+		return nil, mustJSON(e)
+	}
+	if res, ok := msg["result"].(json.RawMessage); ok {
+		return res, nil
+	}
 	return answer.outcome()
 }
 

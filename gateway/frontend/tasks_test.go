@@ -359,8 +359,11 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
 		"up": {Name: "up", Transport: gateway.TransportStreamableHTTP, URL: upSrv.URL + "/mcp"}}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
-	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" }}))
+	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" || name == "lacking" }}))
 	t.Cleanup(f.Close)
+	f.MCPServer().AddTool(mcp.NewTool("lacking", mcp.WithDescription("Needs what the client lacks.")), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, answerError(ctx, rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "lacking needs sampling"})
+	})
 	f.MCPServer().AddTool(mcp.NewTool("asker", mcp.WithDescription("Asks a name.")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if answer := server.ElicitationResponse(req.Params.InputResponses, "name"); answer != nil {
 			return mcp.NewToolResultText(fmt.Sprintf("state %s, hello %v", req.Params.RequestState, answer.Content)), nil
@@ -408,6 +411,23 @@ func TestUpstreamToolsThatOfferTasks(t *testing.T) {
 	e, _ := failed["error"].(map[string]any)
 	if failed["result"] != nil || e["code"] == nil || !strings.Contains(fmt.Sprint(e["message"]), "the upstream broke") {
 		t.Fatalf("an upstream's JSON-RPC error in a task: %v", failed)
+	}
+}
+
+// TestTaskKeepsTheAnswersErrorCode: an error the front end answers itself
+// (here -32021, a capability the request lacks) fails a task with its own
+// code, as it answers a call that is not a task.
+func TestTaskKeepsTheAnswersErrorCode(t *testing.T) {
+	t.Parallel()
+	fx := newUpstreamTaskFixture(t)
+	id, _ := fx.callTool(t, "lacking")["taskId"].(string)
+	if id == "" {
+		t.Fatal("no task")
+	}
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	e, _ := failed["error"].(map[string]any)
+	if c, _ := e["code"].(float64); c != mcp.MISSING_REQUIRED_CLIENT_CAPABILITY || !strings.Contains(fmt.Sprint(e["message"]), "needs sampling") {
+		t.Fatalf("the task's error: %v", failed)
 	}
 }
 
