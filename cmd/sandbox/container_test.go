@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
 // dockerfile is what the tests below need of the Dockerfile: the config it
@@ -161,7 +162,17 @@ func TestHealthcheckReadyAndBadAddress(t *testing.T) {
 	}
 	url := serveHTTP(t, `{"mcpServers": {}}`)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
-	if r := runCLI(t, "", "healthcheck", "--http", addr, "--ready"); r.code != 0 || !strings.Contains(r.stdout, "/readyz: ready") {
+	// Ready once the code-mode workers are warm; until then --ready exits 1
+	// saying why (/readyz's reason class), never 0.
+	var r cliResult
+	testwait.Until(t, 30*time.Second, "healthcheck --ready to pass", func() bool {
+		r = runCLI(t, "", "healthcheck", "--http", addr, "--ready")
+		if r.code == 1 && strings.Contains(r.stderr, "not ready") {
+			return false
+		}
+		return true
+	})
+	if r.code != 0 || !strings.Contains(r.stdout, "/readyz: ready") {
 		t.Fatalf("--ready: %+v", r)
 	}
 	for _, bad := range []string{"8808", "127.0.0.1:0"} {
