@@ -63,15 +63,16 @@ type AuditRecord struct {
 // AuditKind says what an audit record records.
 type AuditKind string
 
-// The kinds of audit records. What a later feature does for a principal
-// (the durable-runs issue's tasks and the input they wait for) is a kind of
-// its own, recorded by its owner through the same sink, Gateway.Audit.
+// The kinds of audit records. What a feature beside the gateway's calls
+// does for a principal (a run, a script, a task) is a kind of its own,
+// recorded by its owner through the same sink, Gateway.Audit.
 const (
 	AuditKindCall     AuditKind = "call"     // a tool call, direct or from a snippet (the gateway)
 	AuditKindApproval AuditKind = "approval" // a person's or the policy's answer to an approval (the gateway)
 	AuditKindRun      AuditKind = "run"      // an execute_code run (code mode)
 	AuditKindScript   AuditKind = "script"   // a saved script saved or deleted (code mode)
 	AuditKindStore    AuditKind = "store"    // a sandbox.store value an operator read (code mode, for the console)
+	AuditKindTask     AuditKind = "task"     // a task started, asked for input, answered, cancelled or ended (the front end)
 	// The pass-through requests of the front end (the gateway).
 	AuditKindResource   AuditKind = "resource"   // resources/read
 	AuditKindPrompt     AuditKind = "prompt"     // prompts/get

@@ -231,7 +231,9 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 			return true
 		}
 	case "tasks/cancel":
-		err = reg.Cancel(ctx, owner, q.Params.TaskID)
+		if err = reg.Cancel(ctx, owner, q.Params.TaskID); err == nil {
+			h.s.auditTask(owner, "", q.Params.TaskID, "cancel asked", "", 0)
+		}
 	case "tasks/update":
 		var answers map[string]json.RawMessage
 		if json.Unmarshal(q.Params.InputResponses, &answers) != nil || answers == nil {
@@ -245,6 +247,9 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 			}
 		}
 		err = reg.Answer(ctx, owner, q.Params.TaskID, answers)
+		if err == nil {
+			h.s.auditTask(owner, "", q.Params.TaskID, fmt.Sprintf("input answered (%d)", len(answers)), "", 0)
+		}
 		if errors.Is(err, runs.ErrNotWaiting) {
 			err = nil // a late or repeated answer: the task's state says what became of it
 		}
@@ -315,6 +320,7 @@ func (h *httpHandler) startTask(w http.ResponseWriter, r *http.Request, body []b
 		writeRPC(w, http.StatusServiceUnavailable, env.ID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task store does not answer right now; send the request again in a moment"})
 		return
 	}
+	h.s.auditTask(owner, env.Params.Name, run.ID(), "started", "", 0)
 	go h.runTask(run, r, withProgressToken(body))
 	writeRPC(w, http.StatusOK, env.ID, h.s.taskFields(run.Run(), "task"), nil)
 }
@@ -359,7 +365,7 @@ const maxInputRounds = 32
 // with the answers and its requestState, as a client would retry it.
 func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 	ctx := context.WithValue(runs.NewContext(run.Context(), run), notifierKey{}, notifier(taskNotifier{run}))
-	ctx = gateway.WithInputAsker(ctx, taskAsker(run))
+	ctx = gateway.WithInputAsker(ctx, h.s.taskAsker(run))
 	var result, rpcError json.RawMessage
 	for round := 0; ; round++ {
 		result, rpcError = h.serveTaskCall(ctx, run, r, body)
@@ -371,6 +377,7 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the call asked for input %d times; a task takes at most %d rounds", round+1, maxInputRounds)})
 			break
 		}
+		h.s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), fmt.Sprintf("input asked (%d)", len(ask.InputRequests)), "", 0)
 		answers, err := run.Ask(ctx, ask.InputRequests)
 		if err != nil {
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task stopped while it waited for input: " + err.Error()})
@@ -378,19 +385,53 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 		}
 		body = withInputResponses(body, answers, ask.RequestState)
 	}
-	if _, err := run.Finish(result, rpcError); err != nil {
+	end, err := run.Finish(result, rpcError)
+	if err != nil {
 		h.s.log.Warn("a task's outcome could not be stored", "task", run.ID(), "error", err)
+		end = run.Run()
+		end.State = runs.Failed
 	}
+	h.s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), string(end.State), taskOutcome(end.State, result, rpcError), time.Since(run.Run().Created))
+}
+
+// auditTask writes a task's event to the audit log (kind "task", the task's
+// id as Name): what a principal's task did, never its arguments or result.
+func (s *Server) auditTask(owner, tool, id, decision, outcome string, d time.Duration) {
+	s.g.Audit(gateway.AuditRecord{Kind: gateway.AuditKindTask, Principal: owner, Tool: tool, Name: id,
+		Decision: decision, Outcome: outcome, DurationMs: float64(d.Microseconds()) / 1000})
+}
+
+// taskOutcome is the audit outcome of a task's end: OK, the code of a tool
+// error (isError), or the JSON-RPC error's code.
+func taskOutcome(state runs.State, result, rpcError json.RawMessage) string {
+	if state == runs.Cancelled {
+		return "CANCELLED"
+	}
+	if len(rpcError) > 0 {
+		var e struct {
+			Code int `json:"code"`
+		}
+		_ = json.Unmarshal(rpcError, &e)
+		return fmt.Sprintf("RPC_ERROR %d", e.Code)
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(result, &r) == nil && r.IsError {
+		return "TOOL_ERROR"
+	}
+	return "OK"
 }
 
 // taskAsker asks the task's client, through its input_required, for what
 // an upstream requests while it serves the task's call (the gateway relays
 // it here instead of to a client session, which a task's client may not
 // have). Each request is one input request of its own key.
-func taskAsker(run *runs.Handle) gateway.InputAsker {
+func (s *Server) taskAsker(run *runs.Handle) gateway.InputAsker {
 	var n atomic.Int64
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		key := fmt.Sprintf("upstream-%d", n.Add(1))
+		s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), "input asked (1)", "", 0)
 		answers, err := run.Ask(ctx, map[string]json.RawMessage{key: mustJSON(map[string]any{"method": method, "params": params})})
 		if err != nil {
 			return nil, fmt.Errorf("%s: the task stopped while it waited for the answer: %w", method, err)

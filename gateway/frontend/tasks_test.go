@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 	"github.com/sandboxrt/sandbox/gateway/toolspec"
+	"github.com/sandboxrt/sandbox/internal/testwait"
 	"github.com/sandboxrt/sandbox/runs"
 )
 
@@ -25,14 +28,17 @@ import (
 // runs as a task, and principals named by the X-Test-Principal header.
 type taskFixture struct {
 	url     string
+	audit   string        // the gateway's audit log
 	release chan struct{} // a "job" call of {"wait":true} ends when this is closed
 	stopped atomic.Int32  // "job" calls whose context was cancelled
 }
 
 func newTaskFixture(t *testing.T, limits runs.Limits) *taskFixture {
 	t.Helper()
-	fx := &taskFixture{release: make(chan struct{})}
-	g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), nil))
+	fx := &taskFixture{release: make(chan struct{}), audit: filepath.Join(t.TempDir(), "audit.jsonl")}
+	settings := gateway.DefaultSettings()
+	settings.Audit = &gateway.AuditConfig{Path: fx.audit}
+	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{}}, gateway.WithInProcessServer("a", testserver.New(), nil))
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{Limits: limits})
 	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "job" }}))
 	t.Cleanup(f.Close)
@@ -199,6 +205,50 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 }
 
+// TestTasksAreAudited: a task's start, its input asked and answered, a
+// cancel and its end are audit lines of the principal's (kind "task", the
+// task id as name), with the outcome; never the arguments or the result.
+func TestTasksAreAudited(t *testing.T) {
+	t.Parallel()
+	taskLines := func(fx *taskFixture, n int, ids map[string]string) string {
+		var lines []string
+		testwait.Until(t, 5*time.Second, "the tasks' last audit lines", func() bool {
+			data, _ := os.ReadFile(fx.audit)
+			lines = lines[:0]
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				var r gateway.AuditRecord
+				if json.Unmarshal([]byte(line), &r) == nil && r.Kind == gateway.AuditKindTask {
+					lines = append(lines, r.Principal+" "+ids[r.Name]+" "+r.Decision+" "+r.Outcome)
+				}
+			}
+			return len(lines) >= n
+		})
+		return strings.Join(lines, "\n")
+	}
+	// A call that answers input_required: asked, answered, completed.
+	up := newUpstreamTaskFixture(t)
+	asked, _ := up.callTool(t, "asker")["taskId"].(string)
+	up.waitStatus(t, "alice", asked, "input_required")
+	up.task(t, "alice", "tasks/update", asked, `,"inputResponses":{"name":{"action":"accept","content":{"name":"secret-name-7"}}}`)
+	up.waitStatus(t, "alice", asked, "completed")
+	want := "alice asked started \nalice asked input asked (1) \nalice asked input answered (1) \nalice asked completed OK"
+	if got := taskLines(up, 4, map[string]string{asked: "asked"}); got != want {
+		t.Errorf("audit lines of a task that asked:\n%s\nwant:\n%s", got, want)
+	}
+	if data, _ := os.ReadFile(up.audit); strings.Contains(string(data), "secret-name-7") || strings.Contains(string(data), "Your name?") {
+		t.Errorf("the audit log holds a task's question or answer:\n%s", data)
+	}
+	// A cancelled task.
+	fx := newTaskFixture(t, runs.Limits{})
+	stopped, _ := fx.call(t, "bob", `{"wait":true}`, true)["taskId"].(string)
+	fx.task(t, "bob", "tasks/cancel", stopped, "")
+	fx.waitStatus(t, "bob", stopped, "cancelled")
+	want = "bob stopped started \nbob stopped cancel asked \nbob stopped cancelled CANCELLED"
+	if got := taskLines(fx, 3, map[string]string{stopped: "stopped"}); got != want {
+		t.Errorf("audit lines of a cancelled task:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // TestTaskCancelStopsTheRun: tasks/cancel acks with an empty complete
 // result, the run's call is cancelled, and the task settles cancelled; a
 // cancel of a final task acks the same.
@@ -356,6 +406,8 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	t.Cleanup(upSrv.Close)
 	settings := gateway.DefaultSettings()
 	settings.HealthInterval = 0
+	fx.audit = filepath.Join(t.TempDir(), "audit.jsonl")
+	settings.Audit = &gateway.AuditConfig{Path: fx.audit}
 	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
 		"up": {Name: "up", Transport: gateway.TransportStreamableHTTP, URL: upSrv.URL + "/mcp"}}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
