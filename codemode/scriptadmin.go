@@ -42,20 +42,7 @@ func (e *Engine) ShareScript(ctx context.Context, by auth.Caller, owner, name st
 // RemoveScript deletes owner's script; false when owner has none of that
 // name. by is the operator who did it.
 func (e *Engine) RemoveScript(ctx context.Context, by auth.Caller, owner, name string) (bool, error) {
-	start := time.Now()
-	deleted, err := e.scripts.Delete(ctx, owner, name)
-	if deleted {
-		e.scriptsChanged("") // it may have been shared: every principal's
-	}
-	outcome := "OK"
-	switch {
-	case err != nil:
-		outcome = string(gateway.CodeInternal)
-	case !deleted:
-		outcome = string(gateway.CodeNotFound)
-	}
-	e.auditScript(by, "delete_script", owner+"/"+name, "", start, outcome)
-	return deleted, err
+	return e.deleteScript(ctx, by, owner, name, owner+"/"+name, time.Now())
 }
 
 // hasScript reports whether owner has a script of that name (false when

@@ -442,7 +442,13 @@ func (e *Engine) DeleteScript(ctx context.Context, caller auth.Caller, name stri
 	if caller.Principal.IsAnonymous() {
 		return false, errScriptsNeedPrincipal()
 	}
-	deleted, err := e.scripts.Delete(ctx, caller.Principal.Key(), name)
+	return e.deleteScript(ctx, caller, caller.Principal.Key(), name, name, start)
+}
+
+// deleteScript deletes owner's script name for by (the owner, or an
+// operator in the console) and writes the audit line naming it as audited.
+func (e *Engine) deleteScript(ctx context.Context, by auth.Caller, owner, name, audited string, start time.Time) (bool, error) {
+	deleted, err := e.scripts.Delete(ctx, owner, name)
 	if deleted {
 		e.scriptsChanged("") // it may have been shared: every principal's
 	}
@@ -453,7 +459,7 @@ func (e *Engine) DeleteScript(ctx context.Context, caller auth.Caller, name stri
 	case !deleted:
 		outcome = string(gateway.CodeNotFound)
 	}
-	e.auditScript(caller, "delete_script", name, "", start, outcome)
+	e.auditScript(by, "delete_script", audited, "", start, outcome)
 	return deleted, err
 }
 

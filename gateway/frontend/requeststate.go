@@ -129,6 +129,21 @@ func (s *stateSealer) open(p auth.Principal, binding, state string) (string, err
 	return st.Upstream, nil
 }
 
+// askingContext is ctx for a request's call to the gateway: made
+// WithAsking for a 2026-07-28 request (modern), as it is for a 2025
+// session's. A bad state or malformed answers is the client's -32602,
+// answered (answerError) and returned.
+func (s *Server) askingContext(ctx context.Context, binding string, mrt mcp.MultiRoundTripParams) (callCtx context.Context, modern bool, err error) {
+	asking, modern, err := s.askingFor(ctx, binding, mrt)
+	if err != nil {
+		return nil, false, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
+	}
+	if !modern {
+		return ctx, false, nil
+	}
+	return gateway.WithAsking(ctx, asking), true, nil
+}
+
 // askingFor is the gateway.Asking of a 2026-07-28 request (ok false for a
 // 2025 session's, which is asked through its session as before): the
 // capabilities it declared and, on a retry, its answers with the

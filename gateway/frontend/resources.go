@@ -168,13 +168,9 @@ var resourceAnswers = answers[[]mcp.ResourceContents]{
 
 // readFromUpstream reads a resource through its upstream.
 func (s *Server) readFromUpstream(ctx context.Context, r mcp.ReadResourceRequest, uri, binding string) ([]mcp.ResourceContents, error) {
-	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
+	callCtx, modern, err := s.askingContext(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
-		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
-	}
-	callCtx := ctx
-	if modern {
-		callCtx = gateway.WithAsking(ctx, asking)
+		return nil, err
 	}
 	caller := callerOf(ctx)
 	raw, err := s.g.ReadResource(callCtx, caller, uri)

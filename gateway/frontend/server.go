@@ -462,13 +462,9 @@ func (s *Server) upstreamHandler(wire string) server.ToolHandlerFunc {
 
 // callUpstream is an upstream tool's call for the front end's client.
 func (s *Server) callUpstream(ctx context.Context, n notifier, r mcp.CallToolRequest, req gateway.CallRequest, binding string) (*mcp.CallToolResult, error) {
-	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
+	callCtx, modern, err := s.askingContext(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
-		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
-	}
-	callCtx := ctx
-	if modern {
-		callCtx = gateway.WithAsking(ctx, asking)
+		return nil, err
 	}
 	if token := progressToken(r); token != nil {
 		req.Progress = func(p gateway.Progress) { s.sendProgress(ctx, n, token, p) }
@@ -656,13 +652,9 @@ var promptAnswers = answers[*mcp.GetPromptResult]{
 
 // promptFromUpstream renders a prompt through its upstream.
 func (s *Server) promptFromUpstream(ctx context.Context, wire string, r mcp.GetPromptRequest, binding string) (*mcp.GetPromptResult, error) {
-	asking, modern, err := s.askingFor(ctx, binding, r.Params.MultiRoundTripParams)
+	callCtx, modern, err := s.askingContext(ctx, binding, r.Params.MultiRoundTripParams)
 	if err != nil {
-		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: err.Error()})
-	}
-	callCtx := ctx
-	if modern {
-		callCtx = gateway.WithAsking(ctx, asking)
+		return nil, err
 	}
 	caller := callerOf(ctx)
 	raw, err := s.g.GetPrompt(callCtx, caller, wire, r.Params.Arguments)
