@@ -309,6 +309,10 @@ func TestTaskInputThroughUpdate(t *testing.T) {
 // upstream "up" with tools that offer tasks (execution.taskSupport) and one
 // that does not, and a tool of the front end's mcp-go server that asks
 // through input_required (a multi round-trip request).
+// upstreamLeak is a configured secret the upstream fixture's "confirm"
+// puts in its question, as a server that echoes a credential would.
+const upstreamLeak = "s3cret-in-the-question-42"
+
 func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	t.Helper()
 	// "confirm" is listed as running only as a task but served as an
@@ -342,7 +346,7 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 		if answer := server.ElicitationResponse(req.Params.InputResponses, "sure"); answer != nil {
 			return mcp.NewToolResultText(fmt.Sprintf("confirmed: %s %v", answer.Action, answer.Content)), nil
 		}
-		return server.NewInputRequestBuilder("").Elicit("sure", mcp.ElicitationParams{Message: "Sure?",
+		return server.NewInputRequestBuilder("").Elicit("sure", mcp.ElicitationParams{Message: "Sure? " + upstreamLeak,
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"sure": map[string]any{"type": "boolean"}}}}).ToolResult(), nil
 	})
 	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Offers no task.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -356,6 +360,7 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	t.Cleanup(upSrv.Close)
 	settings := gateway.DefaultSettings()
 	settings.HealthInterval = 0
+	settings.Secrets = []string{upstreamLeak}
 	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
 		"up": {Name: "up", Transport: gateway.TransportStreamableHTTP, URL: upSrv.URL + "/mcp"}}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
@@ -478,6 +483,10 @@ func TestTaskAnswersAnUpstreamsElicitation(t *testing.T) {
 	}
 	if key == "" {
 		t.Fatalf("the upstream's elicitation is not the task's input request: %v", waiting)
+	}
+	// What the upstream asks is redacted as it is for a session's client.
+	if got := fmt.Sprint(waiting["inputRequests"]); strings.Contains(got, upstreamLeak) {
+		t.Errorf("a task's input request carries a configured secret the upstream sent: %s", got)
 	}
 	fx.task(t, "alice", "tasks/update", id, `,"inputResponses":{"`+key+`":{"action":"accept","content":{"sure":true}}}`)
 	done := fx.waitStatus(t, "alice", id, "completed")
