@@ -96,6 +96,10 @@ type pausedRun struct {
 	res   any           // what the handler returned (answers' T)
 	err   error
 
+	// forgetting starts the one watcher that forgets the run once it
+	// ended (forgetWhenDone), whatever the number of rounds and retries.
+	forgetting sync.Once
+
 	mu      sync.Mutex
 	seq     int
 	pending map[string]*question // asked, not answered, by input request key
@@ -320,7 +324,9 @@ func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string
 				p.cancel()
 				return a.refuse(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns))
 			}
-			go s.forgetWhenDone(p)
+			// Once per run: a client may send the same retry again and
+			// again, and each would leave a goroutine until the run ends.
+			p.forgetting.Do(func() { go s.forgetWhenDone(p) })
 			return a.input(ctx, reqs, s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id))
 		}
 		select {
