@@ -313,7 +313,7 @@ func TestTaskInputThroughUpdate(t *testing.T) {
 // puts in its question, as a server that echoes a credential would.
 const upstreamLeak = "s3cret-in-the-question-42"
 
-func newUpstreamTaskFixture(t *testing.T) *taskFixture {
+func newUpstreamTaskFixture(t *testing.T, tune ...func(*TaskOptions)) *taskFixture {
 	t.Helper()
 	// "confirm" is listed as running only as a task but served as an
 	// ordinary call, as the conformance fixture does: the gateway in front
@@ -364,7 +364,11 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
 		"up": {Name: "up", Transport: gateway.TransportStreamableHTTP, URL: upSrv.URL + "/mcp"}}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
-	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" || name == "lacking" }}))
+	opts := TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" || name == "lacking" }}
+	for _, fn := range tune {
+		fn(&opts)
+	}
+	f := New(g, WithTasks(opts))
 	t.Cleanup(f.Close)
 	f.MCPServer().AddTool(mcp.NewTool("lacking", mcp.WithDescription("Needs what the client lacks.")), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, answerError(ctx, rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "lacking needs sampling"})
@@ -492,5 +496,20 @@ func TestTaskAnswersAnUpstreamsElicitation(t *testing.T) {
 	done := fx.waitStatus(t, "alice", id, "completed")
 	if !strings.Contains(fmt.Sprint(done["result"]), "confirmed: accept map[sure:true]") {
 		t.Fatalf("the upstream's answer: %v", done)
+	}
+}
+
+// TestTaskInputWaitIsBounded: a task whose call answered input_required
+// and that nobody answers fails once InputWait has passed, saying so,
+// instead of holding its request and its place among the owner's live
+// tasks for ever (the requestState its retry carries expires anyway).
+func TestTaskInputWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	fx := newUpstreamTaskFixture(t, func(o *TaskOptions) { o.InputWait = 300 * time.Millisecond })
+	id, _ := fx.callTool(t, "asker")["taskId"].(string)
+	fx.waitStatus(t, "alice", id, "input_required")
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	if !strings.Contains(fmt.Sprint(failed["error"]), "nobody answered its input requests (tasks/update) within 300ms") {
+		t.Fatalf("the unanswered task: %v", failed)
 	}
 }
