@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -263,11 +262,11 @@ func (s *Server) pausedRunOf(ctx context.Context, binding, state string) (string
 	if state == "" {
 		return "", false
 	}
-	ref, err := s.states.open(callerOf(ctx).Principal, binding, state)
-	if err != nil {
+	st, err := s.states.openState(callerOf(ctx).Principal, binding, state)
+	if err != nil || st.Run == "" {
 		return "", false
 	}
-	return strings.CutPrefix(ref, "run:")
+	return st.Run, true
 }
 
 // resumeRun hands a retry's answers to the paused run id and waits for it.
@@ -327,7 +326,7 @@ func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string
 			// Once per run: a client may send the same retry again and
 			// again, and each would leave a goroutine until the run ends.
 			p.forgetting.Do(func() { go s.forgetWhenDone(p) })
-			return a.input(ctx, reqs, s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id))
+			return a.input(ctx, reqs, s.states.sealRun(callerOf(ctx).Principal, binding, p.id))
 		}
 		select {
 		case <-p.done:

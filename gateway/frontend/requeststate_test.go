@@ -138,3 +138,20 @@ func TestPausedRunRetriesHoldNothing(t *testing.T) {
 		t.Errorf("%d retries of one paused run left %d goroutines behind, each until the run ends and 2 minutes more", retries, grew)
 	}
 }
+
+// TestUpstreamStateIsNoPausedRun: the state an upstream issued (sealed as
+// it is for prompts and resources) never names one of the front end's
+// paused runs, whatever it says: a run is named only by a state the front
+// end sealed for it.
+func TestUpstreamStateIsNoPausedRun(t *testing.T) {
+	s := &Server{states: randomStateSealer()}
+	alice := auth.Principal{ID: "alice", Tenant: "acme"}
+	ctx := auth.WithPrincipal(context.Background(), alice)
+	s.paused.put(&pausedRun{id: "0123abcd", principal: "evil/bob"})
+	if id, ok := s.pausedRunOf(ctx, "binding", s.states.seal(alice, "binding", "run:0123abcd")); ok {
+		t.Errorf("an upstream's state %q was taken for paused run %q", "run:0123abcd", id)
+	}
+	if id, ok := s.pausedRunOf(ctx, "binding", s.states.sealRun(alice, "binding", "0123abcd")); !ok || id != "0123abcd" {
+		t.Errorf("a paused run's own state: %q, %v", id, ok)
+	}
+}
