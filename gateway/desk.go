@@ -36,6 +36,14 @@ type PendingApproval struct {
 	Deadline time.Time `json:"deadline"` // past it the call is denied
 }
 
+// MaxPendingApprovalsPerPrincipal is how many of one principal's calls may
+// wait at the desk at once. The desk is every principal's, and a call waits
+// there before the concurrency limits apply (the policy comes first), so
+// without a cap one principal's flood would bury the others' calls under
+// its own and hold a goroutine and a request for each for the whole
+// approval timeout. One call more is denied at once, saying why.
+const MaxPendingApprovalsPerPrincipal = 16
+
 // ErrNoSuchApproval is DecideApproval's error for an id that is not
 // waiting (decided already, timed out, or never was).
 var ErrNoSuchApproval = errors.New("no such pending approval: it was decided, timed out or its caller went away")
@@ -173,6 +181,17 @@ func (g *Gateway) approveAtDesk(ctx context.Context, c *call, timeout time.Durat
 	d.mu.Lock()
 	if d.pending == nil {
 		d.pending = map[string]*deskEntry{}
+	}
+	waiting := 0
+	for _, o := range d.pending {
+		if o.Principal == e.Principal {
+			waiting++
+		}
+	}
+	if waiting >= MaxPendingApprovalsPerPrincipal {
+		d.mu.Unlock()
+		return fmt.Sprintf("not approved: %d of your calls wait at the approval desk already (the most one principal may have); "+
+			"wait for the operator's decisions on them, then call again", waiting), "", false
 	}
 	d.pending[e.ID] = e
 	d.mu.Unlock()

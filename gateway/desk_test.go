@@ -114,3 +114,72 @@ func TestApprovalDesk(t *testing.T) {
 		t.Errorf("approval audit lines:\n%s\nwant:\n%s", strings.Join(decidedBy, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestApprovalDeskCapsEachPrincipal: the desk is shared by every principal
+// and a call waits there before any concurrency limit applies, so one
+// principal's flood of calls must not fill it: past
+// MaxPendingApprovalsPerPrincipal its calls are denied at once, saying why,
+// and another principal's call still waits for an operator.
+func TestApprovalDeskCapsEachPrincipal(t *testing.T) {
+	t.Parallel()
+	settings := DefaultSettings()
+	settings.Policy = &Policy{ApprovalTimeout: time.Minute, OperatorApprovals: true, Rules: []PolicyRule{
+		{Tools: "*:*", Annotations: map[string]bool{"destructiveHint": true}, Action: PolicyApprove},
+	}}
+	g := policyGateway(t, settings, false)
+	stop := g.WatchApprovals(func() {})
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	asking := WithAsking(ctx, Asking{Capabilities: json.RawMessage(`{}`)}) // declares no elicitation
+	call := func(p auth.Principal) error {
+		_, err := g.Call(asking, CallRequest{Tool: "a:update_thing", Caller: auth.Caller{Principal: p}, Arguments: json.RawMessage(`{"id": 7}`)})
+		return err
+	}
+	mallory := auth.Principal{ID: "mallory", Tenant: "evil"}
+	flood := MaxPendingApprovalsPerPrincipal + 8
+	errc := make(chan error, flood)
+	for range flood {
+		go func() { errc <- call(mallory) }()
+	}
+	// The calls over the cap are denied at once; the others wait.
+	for range flood - MaxPendingApprovalsPerPrincipal {
+		select {
+		case err := <-errc:
+			if err == nil || !strings.Contains(err.Error(), "wait at the approval desk already") {
+				t.Fatalf("a call over the cap: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("calls over the cap were not denied at once; the desk holds %d", len(g.PendingApprovals()))
+		}
+	}
+	if n := len(g.PendingApprovals()); n != MaxPendingApprovalsPerPrincipal {
+		t.Fatalf("the desk holds %d of one principal's calls, want %d", n, MaxPendingApprovalsPerPrincipal)
+	}
+	// Another principal is not crowded out.
+	alice := auth.Principal{ID: "alice", Tenant: "acme"}
+	done := make(chan error, 1)
+	go func() { done <- call(alice) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var id string
+		for _, p := range g.PendingApprovals() {
+			if p.Principal == alice.Key() {
+				id = p.ID
+			}
+		}
+		if id != "" {
+			if err := g.DecideApproval(id, true, "ops"); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("another principal's call never reached the desk")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("another principal's approved call: %v", err)
+	}
+}

@@ -30,9 +30,10 @@ func (g *Gateway) relayClientRequest(ctx context.Context, u *route, method strin
 		return nil, &upstream.RPCError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf("the gateway does not relay %q", method)}
 	}
 	// A call with someone else to ask (a task's run: WithInputAsker) asks
-	// there; roots are the gateway's to answer.
+	// there, redacted as a session's client is asked (the question reaches
+	// the task's client in tasks/get); roots are the gateway's to answer.
 	if ask := inputAskerFrom(ctx); ask != nil && capability != "roots" {
-		return ask(ctx, method, params)
+		return ask(ctx, method, g.serverSecrets(u.name).json(params))
 	}
 	// The call being served says whose request it is; on transports that
 	// lose the call's context (stdio), the one caller with calls in flight.

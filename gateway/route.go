@@ -42,8 +42,9 @@ type ServerStatus struct {
 	// what the server printed or answered.
 	Reason string `json:"reason,omitempty"`
 	// LastError is Reason with the operator's detail (the server's stderr
-	// tail, transport errors). Only the operator sees it (`sandbox
-	// servers`, the log); ForAgents drops it.
+	// tail, transport errors), the gateway's secrets redacted. Only
+	// operators see it (`sandbox servers`, the log, the console);
+	// ForAgents drops it.
 	LastError string `json:"lastError,omitempty"`
 	Restarts  int    `json:"restarts"`
 	// Failures counts the connection attempts that failed in a row (0 once
@@ -139,12 +140,14 @@ func (g *Gateway) upstreamOptions() upstream.Options {
 const maxInstructions = 300
 
 // status is what the gateway reports about the server. What the server
-// says about itself is redacted (redact.go) before it is cut.
+// says about itself is redacted (redact.go) before it is cut; LastError
+// too (what it printed), since the operator console shows it to every
+// principal marked operator, who hold none of the gateway's secrets.
 func (u *route) status() ServerStatus {
 	s := u.sup.Status()
 	secrets := u.g.redactor().secrets
 	return ServerStatus{
-		Name: u.name, Transport: u.sc.Transport, State: ServerState(s.State), Reason: s.Reason, LastError: s.LastError,
+		Name: u.name, Transport: u.sc.Transport, State: ServerState(s.State), Reason: s.Reason, LastError: secrets.text(s.LastError),
 		Restarts: s.Restarts, Failures: s.Failures, NextRetry: s.NextRetry, Since: s.Since,
 		ProtocolVersion: secrets.text(s.ProtocolVersion), ServerName: secrets.text(s.ServerName),
 		Instructions: truncate(secrets.text(s.Instructions), maxInstructions),

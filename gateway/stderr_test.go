@@ -88,3 +88,21 @@ func TestOAuthStateOnlyForServersThatAskForALogin(t *testing.T) {
 		t.Errorf("down's last error: %s", down.LastError)
 	}
 }
+
+// A server's status, which the operator console shows to every principal
+// marked operator, holds none of the gateway's secrets its stderr printed:
+// LastError is redacted as what the server answers is.
+func TestLastErrorIsRedacted(t *testing.T) {
+	t.Parallel()
+	const secret = "ghp_stderrSecret0123456789"
+	script := `echo "starting with token ` + secret + `" >&2; echo "auth failed for ` + secret + `" >&2; exit 1`
+	g, _ := startGateway(t, fmt.Sprintf(`{"mcpServers": {"leaky": {"command": "sh", "args": ["-c", %q]}},
+		"gateway": {"startupTimeout": "5s", "restartBackoff": "1m", "secrets": [%q]}}`, script, secret))
+	st := g.Servers()[0]
+	if st.State != StateFailed || !strings.Contains(st.LastError, "starting with token") {
+		t.Fatalf("status = %+v", st)
+	}
+	if strings.Contains(st.LastError, secret) || !strings.Contains(st.LastError, redacted) {
+		t.Errorf("LastError holds a configured secret the server printed: %s", st.LastError)
+	}
+}

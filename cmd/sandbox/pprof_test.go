@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,6 +39,40 @@ func TestServePprofIsOffUnlessAsked(t *testing.T) {
 			if got := status(on+path, key); got != want {
 				t.Errorf("%s with key %.5q: %d, want %d", path, key, got, want)
 			}
+		}
+	}
+}
+
+// TestServeSidePathsRefuseRebinding: on loopback without "gateway.auth",
+// /metrics and /debug/pprof/ answer only a loopback Host, as /mcp and the
+// console do: a page whose name a browser was tricked into resolving to
+// 127.0.0.1 reads neither the metrics nor a goroutine dump, nor starts a
+// profile.
+func TestServeSidePathsRefuseRebinding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	config := fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}}, "gateway": {"pprof": true}}`, exampleServerBinary(t))
+	base := strings.TrimSuffix(serveHTTP(t, config, "--code-mode=false"), "/mcp")
+	get := func(path, host string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/cmdline"} {
+		if got := get(path, ""); got != http.StatusOK {
+			t.Errorf("%s from loopback: %d, want 200", path, got)
+		}
+		if got := get(path, "evil.example"); got != http.StatusForbidden {
+			t.Errorf("%s with Host evil.example: %d, want 403 (DNS-rebinding protection)", path, got)
 		}
 	}
 }

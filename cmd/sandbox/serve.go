@@ -438,9 +438,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	mux.Handle("/mcp", protect(front.HTTPHandler(httpOpts)))
 	// Metrics name every server and tool: with authentication on, only a
 	// principal that may use every server reads them.
-	mux.Handle("/metrics", protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
+	// They refuse a DNS-rebinding request as /mcp and the console do: on
+	// loopback without "gateway.auth", nothing else keeps a web page out.
+	mux.Handle("/metrics", refuseRebinding(f.allowHosts, protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))))
 	if f.pprof || file.Pprof {
-		mountPprof(mux, func(h http.Handler) http.Handler { return protect(unrestrictedOnly(h)) })
+		mountPprof(mux, func(h http.Handler) http.Handler { return refuseRebinding(f.allowHosts, protect(unrestrictedOnly(h))) })
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
@@ -545,6 +547,23 @@ func authenticated(a auth.Config, v auth.Verifier, mux *http.ServeMux, log *slog
 		g.Audit(gateway.AuditRecord{Kind: gateway.AuditKindAuth, Outcome: "UNAUTHORIZED", Remote: remote, Reason: reason})
 	}
 	return auth.Middleware(v, meta, audit)
+}
+
+// refuseRebinding serves h only to requests that are no DNS-rebinding
+// attempt (mcphttp.Rebinding: on loopback, a loopback Host and Origin or one
+// of allowHosts).
+func refuseRebinding(allowHosts []string, h http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, a := range allowHosts {
+		allowed[strings.ToLower(a)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := mcphttp.Rebinding(r, allowed); msg != "" {
+			http.Error(w, msg, http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // unrestrictedOnly serves h only to principals that may use every server.

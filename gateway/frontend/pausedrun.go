@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +94,10 @@ type pausedRun struct {
 	done  chan struct{} // closed when the run returned
 	res   any           // what the handler returned (answers' T)
 	err   error
+
+	// forgetting starts the one watcher that forgets the run once it
+	// ended (forgetWhenDone), whatever the number of rounds and retries.
+	forgetting sync.Once
 
 	mu      sync.Mutex
 	seq     int
@@ -259,11 +262,11 @@ func (s *Server) pausedRunOf(ctx context.Context, binding, state string) (string
 	if state == "" {
 		return "", false
 	}
-	ref, err := s.states.open(callerOf(ctx).Principal, binding, state)
-	if err != nil {
+	st, err := s.states.openState(callerOf(ctx).Principal, binding, state)
+	if err != nil || st.Run == "" {
 		return "", false
 	}
-	return strings.CutPrefix(ref, "run:")
+	return st.Run, true
 }
 
 // resumeRun hands a retry's answers to the paused run id and waits for it.
@@ -320,8 +323,10 @@ func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string
 				p.cancel()
 				return a.refuse(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns))
 			}
-			go s.forgetWhenDone(p)
-			return a.input(ctx, reqs, s.states.seal(callerOf(ctx).Principal, binding, "run:"+p.id))
+			// Once per run: a client may send the same retry again and
+			// again, and each would leave a goroutine until the run ends.
+			p.forgetting.Do(func() { go s.forgetWhenDone(p) })
+			return a.input(ctx, reqs, s.states.sealRun(callerOf(ctx).Principal, binding, p.id))
 		}
 		select {
 		case <-p.done:

@@ -81,6 +81,10 @@ type sealedState struct {
 	Request   string `json:"r"` // requestBinding
 	Expires   int64  `json:"e"` // unix milliseconds
 	Upstream  string `json:"u"` // the upstream's own requestState, as it issued it
+	// Run names the front end's paused run the request resumes
+	// (pausedrun.go), in a field of its own: an upstream's state, whatever
+	// it holds, never names one.
+	Run string `json:"run,omitempty"`
 }
 
 // requestBinding names one request: its method, what it names (a tool or
@@ -97,7 +101,17 @@ func requestBinding(method, name string, args json.RawMessage) string {
 }
 
 func (s *stateSealer) seal(p auth.Principal, binding, upstream string) string {
-	plain, _ := json.Marshal(sealedState{Principal: p.Key(), Request: binding, Expires: s.now().Add(RequestStateTTL).UnixMilli(), Upstream: upstream})
+	return s.sealState(sealedState{Principal: p.Key(), Request: binding, Upstream: upstream})
+}
+
+// sealRun is the state of a request that resumes the paused run id.
+func (s *stateSealer) sealRun(p auth.Principal, binding, id string) string {
+	return s.sealState(sealedState{Principal: p.Key(), Request: binding, Run: id})
+}
+
+func (s *stateSealer) sealState(st sealedState) string {
+	st.Expires = s.now().Add(RequestStateTTL).UnixMilli()
+	plain, _ := json.Marshal(st)
 	nonce := make([]byte, s.aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	return requestStatePrefix + base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(requestStatePrefix)))
@@ -110,23 +124,29 @@ var errBadState = errors.New("requestState was not issued for this request by th
 // open returns the upstream's state from a requestState the front end
 // issued to p for the request binding names.
 func (s *stateSealer) open(p auth.Principal, binding, state string) (string, error) {
+	st, err := s.openState(p, binding, state)
+	return st.Upstream, err
+}
+
+// openState is open, returning the whole state.
+func (s *stateSealer) openState(p auth.Principal, binding, state string) (sealedState, error) {
 	if len(state) <= len(requestStatePrefix) || state[:len(requestStatePrefix)] != requestStatePrefix {
-		return "", errBadState
+		return sealedState{}, errBadState
 	}
 	sealed, err := base64.RawURLEncoding.DecodeString(state[len(requestStatePrefix):])
 	n := s.aead.NonceSize()
 	if err != nil || len(sealed) < n {
-		return "", errBadState
+		return sealedState{}, errBadState
 	}
 	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(requestStatePrefix))
 	if err != nil {
-		return "", errBadState
+		return sealedState{}, errBadState
 	}
 	var st sealedState
 	if json.Unmarshal(plain, &st) != nil || st.Principal != p.Key() || st.Request != binding || s.now().UnixMilli() > st.Expires {
-		return "", errBadState
+		return sealedState{}, errBadState
 	}
-	return st.Upstream, nil
+	return st, nil
 }
 
 // askingContext is ctx for a request's call to the gateway: made

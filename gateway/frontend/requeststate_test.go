@@ -1,13 +1,17 @@
 package frontend
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/auth"
 )
@@ -108,5 +112,46 @@ func TestPausedRunsCapPerPrincipal(t *testing.T) {
 	runs.remove("a1")
 	if !runs.put(&pausedRun{id: "a-extra", principal: "alice"}) {
 		t.Error("a freed place was not given")
+	}
+}
+
+// TestPausedRunRetriesHoldNothing: a client that sends the same retry of a
+// paused run again and again (its questions still unanswered) is answered
+// input_required each time, and holds nothing more for it: the run is
+// forgotten by one watcher, not one per retry.
+func TestPausedRunRetriesHoldNothing(t *testing.T) {
+	s := &Server{states: randomStateSealer()}
+	ctx := auth.WithPrincipal(context.Background(), auth.Principal{ID: "mallory", Tenant: "evil"})
+	_, cancel := context.WithCancel(context.Background())
+	p := &pausedRun{id: "r1", principal: "evil/mallory", cancel: cancel, asked: make(chan struct{}, 1), done: make(chan struct{}),
+		pending: map[string]*question{"sandbox_q1": {method: "elicitation/create", params: json.RawMessage(`{"message":"ok?","requestedSchema":{"type":"object"}}`), answer: make(chan json.RawMessage, 1)}}}
+	defer close(p.done)
+	before := goruntime.NumGoroutine()
+	const retries = 200
+	for range retries {
+		res, err := waitRun(s, ctx, p, "binding", toolAnswers)
+		if err != nil || res.ResultType != mcp.ResultTypeInputRequired {
+			t.Fatalf("a retry of a paused run: %+v, %v", res, err)
+		}
+	}
+	if grew := goruntime.NumGoroutine() - before; grew > retries/10 { // room for goroutines of other tests
+		t.Errorf("%d retries of one paused run left %d goroutines behind, each until the run ends and 2 minutes more", retries, grew)
+	}
+}
+
+// TestUpstreamStateIsNoPausedRun: the state an upstream issued (sealed as
+// it is for prompts and resources) never names one of the front end's
+// paused runs, whatever it says: a run is named only by a state the front
+// end sealed for it.
+func TestUpstreamStateIsNoPausedRun(t *testing.T) {
+	s := &Server{states: randomStateSealer()}
+	alice := auth.Principal{ID: "alice", Tenant: "acme"}
+	ctx := auth.WithPrincipal(context.Background(), alice)
+	s.paused.put(&pausedRun{id: "0123abcd", principal: "evil/bob"})
+	if id, ok := s.pausedRunOf(ctx, "binding", s.states.seal(alice, "binding", "run:0123abcd")); ok {
+		t.Errorf("an upstream's state %q was taken for paused run %q", "run:0123abcd", id)
+	}
+	if id, ok := s.pausedRunOf(ctx, "binding", s.states.sealRun(alice, "binding", "0123abcd")); !ok || id != "0123abcd" {
+		t.Errorf("a paused run's own state: %q, %v", id, ok)
 	}
 }

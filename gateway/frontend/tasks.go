@@ -44,6 +44,10 @@ type TaskOptions struct {
 	Tools func(name string) bool
 	// PollInterval is the polling interval suggested to clients (default 1s).
 	PollInterval time.Duration
+	// InputWait bounds how long a task whose call answered input_required
+	// waits for tasks/update (default and most: RequestStateTTL, past which
+	// the call's requestState is refused anyway); past it the task fails.
+	InputWait time.Duration
 }
 
 // WithTasks advertises the tasks extension and serves it over HTTP.
@@ -51,6 +55,9 @@ func WithTasks(o TaskOptions) Option {
 	return func(s *Server) {
 		if o.PollInterval <= 0 {
 			o.PollInterval = time.Second
+		}
+		if o.InputWait <= 0 || o.InputWait > RequestStateTTL {
+			o.InputWait = RequestStateTTL
 		}
 		s.tasks = &taskServer{opts: o, upstream: map[string]mcp.TaskSupport{}}
 		s.extra = append(s.extra, server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
@@ -378,7 +385,7 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 			break
 		}
 		h.s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), fmt.Sprintf("input asked (%d)", len(ask.InputRequests)), "", 0)
-		answers, err := run.Ask(ctx, ask.InputRequests)
+		answers, err := h.askTaskInput(ctx, run, ask.InputRequests)
 		if err != nil {
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task stopped while it waited for input: " + err.Error()})
 			break
@@ -421,6 +428,22 @@ func taskOutcome(state runs.State, result, rpcError json.RawMessage) string {
 		return "TOOL_ERROR"
 	}
 	return "OK"
+}
+
+// askTaskInput puts the task in input_required with the call's requests
+// and waits for their answers, at most InputWait: the retry carries the
+// call's requestState, which is refused once RequestStateTTL has passed, so
+// a task nobody answers fails then rather than hold its goroutine, its
+// request and its place among the owner's live tasks for ever.
+func (h *httpHandler) askTaskInput(ctx context.Context, run *runs.Handle, requests map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	wait := h.s.tasks.opts.InputWait
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	answers, err := run.Ask(ctx, requests)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("nobody answered its input requests (tasks/update) within %v", wait)
+	}
+	return answers, err
 }
 
 // taskAsker asks the task's client, through its input_required, for what

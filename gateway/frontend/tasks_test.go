@@ -359,7 +359,11 @@ func TestTaskInputThroughUpdate(t *testing.T) {
 // upstream "up" with tools that offer tasks (execution.taskSupport) and one
 // that does not, and a tool of the front end's mcp-go server that asks
 // through input_required (a multi round-trip request).
-func newUpstreamTaskFixture(t *testing.T) *taskFixture {
+// upstreamLeak is a configured secret the upstream fixture's "confirm"
+// puts in its question, as a server that echoes a credential would.
+const upstreamLeak = "s3cret-in-the-question-42"
+
+func newUpstreamTaskFixture(t *testing.T, tune ...func(*TaskOptions)) *taskFixture {
 	t.Helper()
 	// "confirm" is listed as running only as a task but served as an
 	// ordinary call, as the conformance fixture does: the gateway in front
@@ -392,7 +396,7 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 		if answer := server.ElicitationResponse(req.Params.InputResponses, "sure"); answer != nil {
 			return mcp.NewToolResultText(fmt.Sprintf("confirmed: %s %v", answer.Action, answer.Content)), nil
 		}
-		return server.NewInputRequestBuilder("").Elicit("sure", mcp.ElicitationParams{Message: "Sure?",
+		return server.NewInputRequestBuilder("").Elicit("sure", mcp.ElicitationParams{Message: "Sure? " + upstreamLeak,
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"sure": map[string]any{"type": "boolean"}}}}).ToolResult(), nil
 	})
 	up.AddTool(mcp.NewTool("plain", mcp.WithDescription("Offers no task.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -408,10 +412,15 @@ func newUpstreamTaskFixture(t *testing.T) *taskFixture {
 	settings.HealthInterval = 0
 	fx.audit = filepath.Join(t.TempDir(), "audit.jsonl")
 	settings.Audit = &gateway.AuditConfig{Path: fx.audit}
+	settings.Secrets = []string{upstreamLeak}
 	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
 		"up": {Name: "up", Transport: gateway.TransportStreamableHTTP, URL: upSrv.URL + "/mcp"}}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
-	f := New(g, WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" || name == "lacking" }}))
+	opts := TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "asker" || name == "lacking" }}
+	for _, fn := range tune {
+		fn(&opts)
+	}
+	f := New(g, WithTasks(opts))
 	t.Cleanup(f.Close)
 	f.MCPServer().AddTool(mcp.NewTool("lacking", mcp.WithDescription("Needs what the client lacks.")), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, answerError(ctx, rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "lacking needs sampling"})
@@ -531,9 +540,28 @@ func TestTaskAnswersAnUpstreamsElicitation(t *testing.T) {
 	if key == "" {
 		t.Fatalf("the upstream's elicitation is not the task's input request: %v", waiting)
 	}
+	// What the upstream asks is redacted as it is for a session's client.
+	if got := fmt.Sprint(waiting["inputRequests"]); strings.Contains(got, upstreamLeak) {
+		t.Errorf("a task's input request carries a configured secret the upstream sent: %s", got)
+	}
 	fx.task(t, "alice", "tasks/update", id, `,"inputResponses":{"`+key+`":{"action":"accept","content":{"sure":true}}}`)
 	done := fx.waitStatus(t, "alice", id, "completed")
 	if !strings.Contains(fmt.Sprint(done["result"]), "confirmed: accept map[sure:true]") {
 		t.Fatalf("the upstream's answer: %v", done)
+	}
+}
+
+// TestTaskInputWaitIsBounded: a task whose call answered input_required
+// and that nobody answers fails once InputWait has passed, saying so,
+// instead of holding its request and its place among the owner's live
+// tasks for ever (the requestState its retry carries expires anyway).
+func TestTaskInputWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	fx := newUpstreamTaskFixture(t, func(o *TaskOptions) { o.InputWait = 300 * time.Millisecond })
+	id, _ := fx.callTool(t, "asker")["taskId"].(string)
+	fx.waitStatus(t, "alice", id, "input_required")
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	if !strings.Contains(fmt.Sprint(failed["error"]), "nobody answered its input requests (tasks/update) within 300ms") {
+		t.Fatalf("the unanswered task: %v", failed)
 	}
 }
