@@ -8,8 +8,11 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
@@ -85,6 +88,70 @@ type callState struct {
 	Upstream string `json:"u,omitempty"`
 	Approved bool   `json:"a,omitempty"`
 	AskedAt  int64  `json:"t,omitempty"` // unix ms of the approval question
+	// Question names the approval question, so that one answer lets the
+	// call run to its end once (questionLedger), not once per retry.
+	Question string `json:"q,omitempty"`
+}
+
+// questionLedger holds the approval questions asked by input_required that
+// were answered: a state is the client's to send again, so without it one
+// approval would run the call again on every copy of a later round's
+// state (or of the answer's own). A question is taken while a round runs
+// on it, given back when that round ends in the upstream's own
+// input_required (the next round runs on it), and kept once the call ended
+// otherwise. Per process: replicas behind a balancer each hold their own.
+type questionLedger struct {
+	mu    sync.Mutex
+	taken map[string]time.Time
+}
+
+// questionTTL outlives every state that can carry a question (the front
+// end's RequestStateTTL, 15 minutes); maxQuestions bounds the ledger.
+const (
+	questionTTL  = 20 * time.Minute
+	maxQuestions = 1 << 16
+)
+
+// take marks id in use; false when it is taken (or "", a state from before
+// questions had ids), or the ledger is full.
+func (l *questionLedger) take(id string) bool {
+	if id == "" {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.taken == nil {
+		l.taken = map[string]time.Time{}
+	}
+	if _, ok := l.taken[id]; ok {
+		return false
+	}
+	if len(l.taken) >= maxQuestions {
+		for k, at := range l.taken {
+			if now.Sub(at) > questionTTL {
+				delete(l.taken, k)
+			}
+		}
+		if len(l.taken) >= maxQuestions {
+			return false
+		}
+	}
+	l.taken[id] = now
+	return true
+}
+
+// release gives id back for the next round of its call.
+func (l *questionLedger) release(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.taken, id)
+}
+
+func newQuestionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func decodeCallState(s string) callState {
@@ -139,11 +206,14 @@ func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.
 		if time.Since(time.UnixMilli(c.state.AskedAt)) > timeout {
 			return nil, fmt.Sprintf("nobody answered within %v", timeout)
 		}
+		if !g.questions.take(c.state.Question) {
+			return nil, "this approval was answered already and the call ran on it; call the tool again to be asked anew"
+		}
 		return answer, ""
 	}
 	requests, _ := json.Marshal(map[string]any{approvalKey: map[string]any{"method": "elicitation/create", "params": params}})
 	st := c.state
-	st.AskedAt = time.Now().UnixMilli()
+	st.AskedAt, st.Question = time.Now().UnixMilli(), newQuestionID()
 	c.ask = &InputRequired{Requests: requests, State: st.encode()}
 	return nil, ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,5 +71,65 @@ func TestInputRequestsAreRedacted(t *testing.T) {
 	}
 	if got := string(res.InputRequired.Requests); strings.Contains(got, secret) || !strings.Contains(got, redacted) {
 		t.Errorf("input requests as the client gets them: %s", got)
+	}
+}
+
+// TestAnApprovalRunsTheCallOnce: one approval answered by input_required
+// lets the call run to its end once. The states are the client's to send
+// again; a copy of a later round's (or of the answer's own) is denied.
+func TestAnApprovalRunsTheCallOnce(t *testing.T) {
+	t.Parallel()
+	var transfers atomic.Int64
+	s := server.NewMCPServer("bank", "1")
+	s.AddTool(mcp.NewTool("transfer", mcp.WithDestructiveHintAnnotation(true)), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if a := server.ElicitationResponse(req.Params.InputResponses, "sure"); a != nil {
+			transfers.Add(1)
+			return mcp.NewToolResultText("transferred"), nil
+		}
+		return server.NewInputRequestBuilder("bank-state").Elicit("sure", mcp.ElicitationParams{Message: "sure?", RequestedSchema: map[string]any{"type": "object"}}).ToolResult(), nil
+	})
+	settings := DefaultSettings()
+	settings.Policy = &Policy{ApprovalTimeout: time.Minute, Rules: []PolicyRule{{Tools: "*:*", Annotations: map[string]bool{"destructiveHint": true}, Action: PolicyApprove}}}
+	g, err := New(&Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("bank", s, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := context.Background()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	call := func(state, responses string) (*CallResult, error) {
+		a := Asking{Capabilities: json.RawMessage(`{"elicitation":{}}`), RequestState: state}
+		if responses != "" {
+			a.InputResponses = json.RawMessage(responses)
+		}
+		return g.Call(WithAsking(ctx, a), CallRequest{Tool: "bank:transfer", Arguments: json.RawMessage(`{"amount":100}`)})
+	}
+	const approve, sure = `{"sandbox_approval":{"action":"accept","content":{"decision":"approve"}}}`, `{"sure":{"action":"accept","content":{}}}`
+	r0, err := call("", "")
+	if err != nil || r0.InputRequired == nil {
+		t.Fatalf("the approval question: %+v %v", r0, err)
+	}
+	r1, err := call(r0.InputRequired.State, approve)
+	if err != nil || r1.InputRequired == nil {
+		t.Fatalf("the bank's own question after the approval: %+v %v", r1, err)
+	}
+	if r2, err := call(r1.InputRequired.State, sure); err != nil || r2.InputRequired != nil {
+		t.Fatalf("the approved call's last round: %+v %v", r2, err)
+	}
+	for _, replay := range []struct{ state, answers string }{{r1.InputRequired.State, sure}, {r0.InputRequired.State, approve}} {
+		if _, err := call(replay.state, replay.answers); err == nil || !strings.Contains(err.Error(), "call the tool again to be asked anew") {
+			t.Errorf("a replayed state: %v", err)
+		}
+	}
+	if n := transfers.Load(); n != 1 {
+		t.Errorf("one approval ran the call %d times", n)
+	}
+	// Asked anew, it runs again.
+	r0, _ = call("", "")
+	r1, _ = call(r0.InputRequired.State, approve)
+	if _, err := call(r1.InputRequired.State, sure); err != nil || transfers.Load() != 2 {
+		t.Errorf("a new approval: %v, %d transfers", err, transfers.Load())
 	}
 }

@@ -207,6 +207,9 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	if c.asking != nil {
 		// A 2026-07-28 caller is asked by input_required (asking.go).
 		if c.state.Approved {
+			if !g.questions.take(c.state.Question) {
+				return denied("its approval was used already: the call ran on it (or runs on it now); call the tool again to be asked anew")
+			}
 			c.decision = "approved" // in an earlier round of this call, audited then
 			return nil
 		}
