@@ -8,8 +8,8 @@ import (
 )
 
 // TestServePprofIsOffUnlessAsked: /debug/pprof/ is not served by default;
-// with "gateway.pprof" (or --pprof) it is, to the principals that may read
-// /metrics and nobody else.
+// with "gateway.pprof" (or --pprof) it is, to operators ("operator": true)
+// and nobody else.
 func TestServePprofIsOffUnlessAsked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts sandbox serve twice")
@@ -32,9 +32,13 @@ func TestServePprofIsOffUnlessAsked(t *testing.T) {
 	if got := status(off+"/debug/pprof/cmdline", adminKey); got != http.StatusNotFound {
 		t.Fatalf("pprof without --pprof: %d, want 404", got)
 	}
+	// On: operators only (an unrestricted key that is no operator reads
+	// /metrics, not the profiler).
+	const opsKey = "ops-secret-0123456789abcdef0000"
 	config := strings.Replace(authConfig(t), `"gateway": {`, `"gateway": {"pprof": true, `, 1)
+	config = strings.Replace(config, `"apiKeys": [`, `"apiKeys": [{"name": "ops", "key": "`+opsKey+`", "operator": true}, `, 1)
 	on := strings.TrimSuffix(serveHTTP(t, config, "--code-mode=false"), "/mcp")
-	for key, want := range map[string]int{"": http.StatusUnauthorized, agentKey: http.StatusForbidden, adminKey: http.StatusOK} {
+	for key, want := range map[string]int{"": http.StatusUnauthorized, agentKey: http.StatusForbidden, adminKey: http.StatusForbidden, opsKey: http.StatusOK} {
 		for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/heap"} {
 			if got := status(on+path, key); got != want {
 				t.Errorf("%s with key %.5q: %d, want %d", path, key, got, want)

@@ -442,7 +442,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// loopback without "gateway.auth", nothing else keeps a web page out.
 	mux.Handle("/metrics", refuseRebinding(f.allowHosts, protect(unrestrictedOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))))
 	if f.pprof || file.Pprof {
-		mountPprof(mux, func(h http.Handler) http.Handler { return refuseRebinding(f.allowHosts, protect(unrestrictedOnly(h))) })
+		mountPprof(mux, func(h http.Handler) http.Handler {
+			return refuseRebinding(f.allowHosts, protect(operatorsOnly(file.Auth.Enabled(), h)))
+		})
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
@@ -567,6 +569,21 @@ func refuseRebinding(allowHosts []string, h http.Handler) http.Handler {
 }
 
 // unrestrictedOnly serves h only to principals that may use every server.
+// operatorsOnly lets through, with authentication on, only principals that
+// may operate the gateway ("operator": true; the console's rule): a
+// profile and a goroutine dump show more than metrics (the command line,
+// every goroutine's stack), and a CPU profile costs the process. Without
+// authentication (loopback) the caller is the machine's.
+func operatorsOnly(authOn bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if authOn && !auth.PrincipalFrom(r.Context()).MayOperate() {
+			http.Error(w, `Forbidden: the profiler is for operators; give the key "operator": true (docs/console.md)`, http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func unrestrictedOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, restricted := auth.PrincipalFrom(r.Context()).AllowedServers(); restricted {
