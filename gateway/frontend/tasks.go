@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -265,13 +266,27 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 	case err == nil:
 		writeRPC(w, http.StatusOK, env.ID, map[string]any{"resultType": mcp.ResultTypeComplete}, nil)
 	case errors.Is(err, runs.ErrNotFound):
-		writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("no task %q: it never existed, it expired, or it is not yours", q.Params.TaskID)})
+		writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("no task %q: it never existed, it expired, or it is not yours", shortID(q.Params.TaskID))})
 	default:
 		h.s.log.Warn("tasks", "method", env.Method, "error", err)
 		w.Header().Set("Retry-After", "2")
 		writeRPC(w, http.StatusServiceUnavailable, env.ID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task store does not answer right now; send the request again in a moment"})
 	}
 	return true
+}
+
+// shortID is a task id as an error quotes it: a client's id can be of any
+// length, and the answer need not repeat a megabyte of it.
+func shortID(id string) string {
+	const most = 80
+	if len(id) <= most {
+		return id
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
 }
 
 // missingTasks is the -32021 answer to a request that needs the extension

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -202,6 +203,19 @@ func TestTaskLifecycle(t *testing.T) {
 	status, m = fx.rpc(t, "alice", "tasks/get", `{"taskId":"`+id+`","_meta":{`+modernMeta+`,`+withTasksExt+`}}`, "Mcp-Name", "task-other")
 	if status != http.StatusBadRequest || errCode(m) != -32020 {
 		t.Fatalf("a mismatched Mcp-Name: %d %v", status, m)
+	}
+}
+
+// An unknown task id, however long, is quoted short in the error.
+func TestUnknownTaskIDIsQuotedShort(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{})
+	long := "task-" + strings.Repeat("é", 100000)
+	_, m := fx.rpc(t, "alice", "tasks/get", `{"taskId":"`+long+`","_meta":{`+modernMeta+`,`+withTasksExt+`}}`, "Mcp-Name", long)
+	e, _ := m["error"].(map[string]any)
+	msg := fmt.Sprint(e["message"])
+	if errCode(m) != mcp.INVALID_PARAMS || len(msg) > 300 || !strings.Contains(msg, "no task \"task-éé") || !utf8.ValidString(msg) {
+		t.Fatalf("an unknown long id: %.400v", m)
 	}
 }
 
