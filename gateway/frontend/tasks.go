@@ -326,10 +326,24 @@ func headersMatch(w http.ResponseWriter, r *http.Request, body []byte, id json.R
 func (h *httpHandler) startTask(w http.ResponseWriter, r *http.Request, body []byte, env rpcEnvelope, q taskRequest) {
 	reg := h.s.tasks.opts.Registry
 	owner := auth.PrincipalFrom(r.Context()).Key()
+	// The task holds its request (the body, the handed arguments) for as
+	// long as it runs: the bytes count against the owner's share of the
+	// in-flight budget until it ends, as a request's do until answered.
+	held := int64(len(body))
+	if a, ok := r.Context().Value(handedArgumentsKey{}).(handedArguments); ok {
+		held += int64(len(a.args))
+	}
+	if !h.bodies.tryTake(owner, held) {
+		w.Header().Set("Retry-After", "2")
+		writeRPC(w, http.StatusServiceUnavailable, env.ID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR,
+			Message: "the server holds as many request bytes as it may for you, your running tasks' included; send the request again when one of them ends"})
+		return
+	}
 	// The run keeps the request's values (the caller, its tokens, the
 	// handed arguments) but not its end: the client may leave.
 	run, err := reg.Start(context.WithoutCancel(r.Context()), owner, env.Params.Name, q.askedTTL())
 	if err != nil {
+		h.bodies.give(owner, held)
 		var le *runs.LimitError
 		if errors.As(err, &le) {
 			res := errorResult(&gateway.Error{Code: gateway.CodeRateLimited, Tool: env.Params.Name, Message: le.Message})
@@ -343,7 +357,10 @@ func (h *httpHandler) startTask(w http.ResponseWriter, r *http.Request, body []b
 		return
 	}
 	h.s.auditTask(owner, env.Params.Name, run.ID(), "started", "", 0)
-	go h.runTask(run, r, withProgressToken(body))
+	go func() {
+		defer h.bodies.give(owner, held)
+		h.runTask(run, r, withProgressToken(body))
+	}()
 	writeRPC(w, http.StatusOK, env.ID, h.s.taskFields(run.Run(), "task"), nil)
 }
 

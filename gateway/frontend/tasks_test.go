@@ -34,7 +34,7 @@ type taskFixture struct {
 	stopped atomic.Int32  // "job" calls whose context was cancelled
 }
 
-func newTaskFixture(t *testing.T, limits runs.Limits) *taskFixture {
+func newTaskFixture(t *testing.T, limits runs.Limits, httpOpts ...HTTPOptions) *taskFixture {
 	t.Helper()
 	fx := &taskFixture{release: make(chan struct{}), audit: filepath.Join(t.TempDir(), "audit.jsonl")}
 	settings := gateway.DefaultSettings()
@@ -77,7 +77,11 @@ func newTaskFixture(t *testing.T, limits runs.Limits) *taskFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := f.HTTPHandler(HTTPOptions{})
+	ho := HTTPOptions{}
+	if len(httpOpts) > 0 {
+		ho = httpOpts[0]
+	}
+	h := f.HTTPHandler(ho)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
 	}))
@@ -204,6 +208,39 @@ func TestTaskLifecycle(t *testing.T) {
 	if status != http.StatusBadRequest || errCode(m) != -32020 {
 		t.Fatalf("a mismatched Mcp-Name: %d %v", status, m)
 	}
+}
+
+// TestTaskBodiesCountAgainstTheBudget: a running task holds its request,
+// and those bytes count against its owner's share of the in-flight budget
+// until it ends; another principal's share is untouched.
+func TestTaskBodiesCountAgainstTheBudget(t *testing.T) {
+	t.Parallel()
+	fx := newTaskFixture(t, runs.Limits{}, HTTPOptions{MaxInFlightBytes: 200 << 10, MaxInFlightBytesPerPrincipal: 32 << 10})
+	args := `{"wait":true,"pad":"` + strings.Repeat("x", 10<<10) + `"}`
+	var ids []string
+	for range 2 {
+		id, _ := fx.call(t, "alice", args, true)["taskId"].(string)
+		if id == "" {
+			t.Fatal("no task")
+		}
+		ids = append(ids, id)
+	}
+	meta := modernMeta + "," + withTasksExt
+	status, m := fx.rpc(t, "alice", "tools/call", `{"name":"job","arguments":`+args+`,"_meta":{`+meta+`}}`)
+	if status != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(m), "your running tasks' included") {
+		t.Fatalf("a third 10 KiB task past a 32 KiB share: %d %v", status, m)
+	}
+	if id, _ := fx.call(t, "bob", args, true)["taskId"].(string); id == "" {
+		t.Fatal("another principal's task was refused")
+	}
+	close(fx.release)
+	for _, id := range ids {
+		fx.waitStatus(t, "alice", id, "completed")
+	}
+	testwait.Until(t, 5*time.Second, "alice's share to come back", func() bool {
+		status, _ := fx.rpc(t, "alice", "tools/call", `{"name":"job","arguments":{},"_meta":{`+meta+`}}`)
+		return status == http.StatusOK
+	})
 }
 
 // An unknown task id, however long, is quoted short in the error.
