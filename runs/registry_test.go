@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -42,8 +43,11 @@ func TestStopFailsTheRunsRunningHere(t *testing.T) {
 // total of results for every principal together; a result past it is not
 // kept and its run fails saying so; one that expired frees its room.
 func TestMemoryStoreCapsAllResults(t *testing.T) {
-	clock := time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC)
-	now := func() time.Time { return clock }
+	// The clock is read by each run's renewal goroutine too.
+	var clockNs atomic.Int64
+	clockNs.Store(time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clockNs.Load()).UTC() }
+	advance := func(d time.Duration) { clockNs.Add(int64(d)) }
 	g := NewRegistry(NewMemoryStore(now).LimitResultBytes(100), Options{Limits: Limits{DefaultTTL: time.Minute}, Now: now})
 	ctx := context.Background()
 	finish := func(owner string, n int) Run {
@@ -67,7 +71,7 @@ func TestMemoryStoreCapsAllResults(t *testing.T) {
 	if r := finish("bob", 30); r.State != Completed {
 		t.Fatalf("within what is left: %+v", r)
 	}
-	clock = clock.Add(2 * time.Minute) // alice's result expires; her next run prunes it
+	advance(2 * time.Minute) // alice's result expires; her next run prunes it
 	if r := finish("alice", 10); r.State != Completed {
 		t.Fatalf("after expiry: %+v", r)
 	}
@@ -75,7 +79,7 @@ func TestMemoryStoreCapsAllResults(t *testing.T) {
 		t.Fatalf("the room alice's expired result left: %+v", r)
 	}
 	// Carol never comes back; the sweep drops her expired result for dave.
-	clock = clock.Add(2 * time.Minute)
+	advance(2 * time.Minute)
 	if r := finish("dave", 90); r.State != Completed {
 		t.Fatalf("the room an absent principal's expired result left: %+v", r)
 	}
