@@ -149,7 +149,7 @@ func (cs *CallStream) WriteHeader(code int) {
 		}
 		return
 	}
-	cs.openLocked()
+	cs.openLocked(cs.header.Get(server.HeaderKeySessionID))
 }
 
 // Write takes what mcp-go writes: passed on after an HTTP error, else made
@@ -184,14 +184,17 @@ func (cs *CallStream) CanStream() bool { return true }
 
 var _ server.HTTPResponseWriter = (*CallStream)(nil)
 
-// openLocked starts the SSE response (and the priming event).
-func (cs *CallStream) openLocked() {
+// openLocked starts the SSE response (and the priming event). sid is the
+// session id mcp-go set, read only where mcp-go is the writer (WriteHeader,
+// on its own goroutine): its header map is written by mcp-go without this
+// stream's lock, so Prime and Send, on the tool's goroutine, never read it.
+func (cs *CallStream) openLocked(sid string) {
 	cs.mode = sse
 	if cs.out != nil {
 		h := cs.out.Header()
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
-		if sid := cs.header.Get(server.HeaderKeySessionID); sid != "" {
+		if sid != "" {
 			h.Set(server.HeaderKeySessionID, sid)
 		}
 		cs.out.WriteHeader(http.StatusOK)
@@ -254,7 +257,7 @@ func (cs *CallStream) Prime() {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.mode == undecided && cs.resumable {
-		cs.openLocked()
+		cs.openLocked("") // mcp-go sets a session id only on initialize, never a tools/call
 	}
 }
 
@@ -269,7 +272,7 @@ func (cs *CallStream) Send(msg []byte) error {
 	case cs.mode == httpError:
 		return fmt.Errorf("the response is an HTTP error")
 	case cs.mode == undecided:
-		cs.openLocked()
+		cs.openLocked("")
 	}
 	cs.emitLocked(msg)
 	return nil
