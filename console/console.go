@@ -16,12 +16,16 @@ package console
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -31,6 +35,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
@@ -89,9 +94,59 @@ type Console struct {
 // cookieName holds the credential a person signed in with: a browser
 // cannot send an Authorization header on a page load, so the console
 // keeps the API key or access token it was given in an HttpOnly,
-// SameSite=Strict cookie scoped to its own path, and every request is
-// authenticated with it exactly as /mcp authenticates a bearer token.
+// SameSite=Strict cookie scoped to its own path, sealed (AES-256-GCM under
+// the process's secret, with an expiry: cookieLife), and every request is
+// authenticated with it exactly as /mcp authenticates a bearer token. A
+// cookie reaches every port of its host: sealed, it gives another service
+// there nothing it can use against /mcp, and it ends with serve's process.
 const cookieName = "sandbox_console"
+
+// cookieLife is how long a sign-in lasts.
+const cookieLife = 12 * time.Hour
+
+// sealCredential is the cookie's value for credential.
+func (c *Console) sealCredential(credential string, now time.Time) string {
+	plain, _ := json.Marshal(struct {
+		C string `json:"c"`
+		E int64  `json:"e"`
+	}{credential, now.Add(cookieLife).Unix()})
+	aead := c.cookieAEAD()
+	nonce := make([]byte, aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(cookieName)))
+}
+
+// openCredential is the credential a cookie's value seals, unless it is
+// not one this process sealed or it has expired.
+func (c *Console) openCredential(v string, now time.Time) (string, bool) {
+	sealed, err := base64.RawURLEncoding.DecodeString(v)
+	aead := c.cookieAEAD()
+	if err != nil || len(sealed) < aead.NonceSize() {
+		return "", false
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(cookieName))
+	if err != nil {
+		return "", false
+	}
+	var st struct {
+		C string `json:"c"`
+		E int64  `json:"e"`
+	}
+	if json.Unmarshal(plain, &st) != nil || st.C == "" || now.Unix() > st.E {
+		return "", false
+	}
+	return st.C, true
+}
+
+// cookieAEAD seals the cookies under a key of their own, derived from the
+// process's secret (the CSRF tokens' key).
+func (c *Console) cookieAEAD() cipher.AEAD {
+	m := hmac.New(sha256.New, c.secret)
+	m.Write([]byte("sandbox console cookie v1"))
+	block, _ := aes.NewCipher(m.Sum(nil))
+	aead, _ := cipher.NewGCM(block)
+	return aead
+}
 
 // New makes a console and starts watching the gateway and the engine.
 func New(opts Options) (*Console, error) {
@@ -180,8 +235,15 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.toLogin(w, r)
 			return
 		}
+		credential, ok := c.openCredential(ck.Value, time.Now())
+		if !ok { // expired, or sealed by an earlier process
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			w.Header().Set("Location", relativeTo(r, "login?expired=1"))
+			w.WriteHeader(http.StatusSeeOther)
+			return
+		}
 		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+ck.Value)
+		r.Header.Set("Authorization", "Bearer "+credential)
 		viaCookie = true
 	}
 	if viaCookie {
@@ -362,7 +424,8 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 	// No Path: the cookie's path is then the login page's folder, the
 	// console's own, whatever prefix a proxy serves it under.
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: credential, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.sealCredential(credential, time.Now()), HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: secure, MaxAge: int(cookieLife / time.Second)})
 	c.opts.Logger.Info("console: signed in", "principal", rec.principal.Key())
 	w.Header().Set("Location", "./")
 	w.WriteHeader(http.StatusSeeOther)

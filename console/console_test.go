@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"html"
 	"io"
@@ -83,6 +84,7 @@ func testAuth(next http.Handler) http.Handler {
 type world struct {
 	g         *gateway.Gateway
 	engine    *codemode.Engine
+	console   *Console
 	url       string // the console's root, ".../ui/"
 	auditPath string
 }
@@ -139,7 +141,7 @@ func newWorldWith(t *testing.T, cfg *gateway.Config) *world {
 	mux.Handle("/ui/", http.StripPrefix("/ui", c))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &world{g: g, engine: engine, url: srv.URL + "/ui/", auditPath: auditPath}
+	return &world{g: g, engine: engine, console: c, url: srv.URL + "/ui/", auditPath: auditPath}
 }
 
 // get fetches a console path with a key ("" for none), not following
@@ -281,17 +283,31 @@ func TestConsoleSignInKeepsTheCredentialInACookie(t *testing.T) {
 	if len(cookies) != 1 || cookies[0].Name != cookieName {
 		t.Fatalf("cookies: %+v", cookies)
 	}
+	// The cookie holds the key sealed: another service on the host (a
+	// cookie reaches every port) learns nothing it can use against /mcp.
+	if v := cookies[0].Value; strings.Contains(v, "ops-key") || strings.Contains(v, base64.RawURLEncoding.EncodeToString([]byte("ops-key"))) {
+		t.Errorf("the cookie holds the key: %q", v)
+	}
 	req, _ := http.NewRequest("GET", w.url+"servers", nil)
 	if resp, _ := do(t, browser, req); resp.StatusCode != http.StatusOK {
 		t.Errorf("with the cookie: %d", resp.StatusCode)
 	}
 	// A kept credential no longer accepted (a key removed from the config)
 	// sends the person to sign in again, and the cookie is forgotten.
-	jar.SetCookies(u, []*http.Cookie{{Name: cookieName, Value: "a-key-since-removed", Path: "/ui"}})
-	req, _ = http.NewRequest("GET", w.url+"servers", nil)
-	resp, _ = do(t, noRedirects, withCookies(req, jar))
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "login?expired=1" || !strings.Contains(resp.Header.Get("Set-Cookie"), "Max-Age=0") {
-		t.Errorf("a refused cookie: %d %q %q", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("Set-Cookie"))
+	// So does a cookie this process did not seal (a raw key, a forgery, one
+	// from before a restart) and one past its life.
+	for name, v := range map[string]string{
+		"a removed key":  w.console.sealCredential("a-key-since-removed", time.Now()),
+		"a raw key":      "ops-key",
+		"another seal":   (&Console{secret: make([]byte, 32)}).sealCredential("ops-key", time.Now()),
+		"an expired one": w.console.sealCredential("ops-key", time.Now().Add(-cookieLife-time.Minute)),
+	} {
+		jar.SetCookies(u, []*http.Cookie{{Name: cookieName, Value: v, Path: "/ui"}})
+		req, _ = http.NewRequest("GET", w.url+"servers", nil)
+		resp, _ = do(t, noRedirects, withCookies(req, jar))
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "login?expired=1" || !strings.Contains(resp.Header.Get("Set-Cookie"), "Max-Age=0") {
+			t.Errorf("%s: %d %q %q", name, resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("Set-Cookie"))
+		}
 	}
 
 	// A cross-site sign-in (login CSRF) is refused.
