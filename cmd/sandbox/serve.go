@@ -385,8 +385,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if expose == config.ExposeCode {
 		frontOpts = append(frontOpts, frontend.WithBuiltinToolsOnly())
 	}
-	if key := requestStateKey(file); key != nil {
-		frontOpts = append(frontOpts, frontend.WithRequestStateKey(key))
+	if shared != nil && shared.requestStateKey != nil {
+		// Without shared state the front end draws a key of its own:
+		// right for one process.
+		frontOpts = append(frontOpts, frontend.WithRequestStateKey(shared.requestStateKey))
 	}
 	tasks := taskOptions(file, shared, codeMode)
 	frontOpts = append(frontOpts, frontend.WithTasks(tasks))

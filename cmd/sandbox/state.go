@@ -39,6 +39,9 @@ type sharedState struct {
 	callStreams frontend.CallStreamStore
 	runs        runs.Store // tasks (runs that outlive their request)
 	contextKey  string     // of execute_code's context handles, the same on every replica
+	// requestStateKey seals the front end's requestStates (input_required),
+	// the same on every replica, so a retry may land on any of them.
+	requestStateKey []byte
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -100,21 +103,22 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		return nil, &exitError{code: 2, msg: "gateway.redis: " + err.Error()}
 	}
 	return &sharedState{
-		backend:     "Redis",
-		logAttrs:    []any{"keyPrefix", r.KeyPrefix},
-		rateLimiter: c.RateLimiter(nil),
-		tokens:      c.TokenStore(),
-		oauth:       c.OAuthStore(),
-		store:       func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
-		results:     func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
-		scripts:     c.ScriptStore(),
-		shapes:      c.ShapeStore(),
-		usage:       c.Usage(nil),
-		sessions:    c.SessionDirectory(),
-		callStreams: c.CallStreams(),
-		runs:        c.RunStore(nil),
-		contextKey:  string(c.DeriveKey("codemode context handles")),
-		ping:        c.Ping,
+		backend:         "Redis",
+		logAttrs:        []any{"keyPrefix", r.KeyPrefix},
+		rateLimiter:     c.RateLimiter(nil),
+		tokens:          c.TokenStore(),
+		oauth:           c.OAuthStore(),
+		store:           func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
+		results:         func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
+		scripts:         c.ScriptStore(),
+		shapes:          c.ShapeStore(),
+		usage:           c.Usage(nil),
+		sessions:        c.SessionDirectory(),
+		callStreams:     c.CallStreams(),
+		runs:            c.RunStore(nil),
+		contextKey:      string(c.DeriveKey("codemode context handles")),
+		requestStateKey: c.DeriveKey("frontend requestState"),
+		ping:            c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)
 			if sealed == 0 && dropped == 0 {
