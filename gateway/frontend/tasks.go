@@ -416,8 +416,7 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the call asked for input %d times; a task takes at most %d rounds", round+1, maxInputRounds)})
 			break
 		}
-		h.s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), fmt.Sprintf("input asked (%d)", len(ask.InputRequests)), "", 0)
-		answers, err := h.askTaskInput(ctx, run, ask.InputRequests)
+		answers, err := h.s.askTaskInput(ctx, run, ask.InputRequests)
 		if err != nil {
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task stopped while it waited for input: " + err.Error()})
 			break
@@ -462,13 +461,16 @@ func taskOutcome(state runs.State, result, rpcError json.RawMessage) string {
 	return "OK"
 }
 
-// askTaskInput puts the task in input_required with the call's requests
+// askTaskInput puts the task in input_required with requests, audits it,
 // and waits for their answers, at most InputWait: the retry carries the
 // call's requestState, which is refused once RequestStateTTL has passed, so
 // a task nobody answers fails then rather than hold its goroutine, its
-// request and its place among the owner's live tasks for ever.
-func (h *httpHandler) askTaskInput(ctx context.Context, run *runs.Handle, requests map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	wait := h.s.tasks.opts.InputWait
+// request and its place among the owner's live tasks for ever. Both ways a
+// task asks come here: its call's input_required, and an upstream's own
+// request during the call (taskAsker).
+func (s *Server) askTaskInput(ctx context.Context, run *runs.Handle, requests map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), fmt.Sprintf("input asked (%d)", len(requests)), "", 0)
+	wait := s.tasks.opts.InputWait
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	answers, err := run.Ask(ctx, requests)
@@ -486,8 +488,7 @@ func (s *Server) taskAsker(run *runs.Handle) gateway.InputAsker {
 	var n atomic.Int64
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		key := fmt.Sprintf("upstream-%d", n.Add(1))
-		s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), "input asked (1)", "", 0)
-		answers, err := run.Ask(ctx, map[string]json.RawMessage{key: mustJSON(map[string]any{"method": method, "params": params})})
+		answers, err := s.askTaskInput(ctx, run, map[string]json.RawMessage{key: mustJSON(map[string]any{"method": method, "params": params})})
 		if err != nil {
 			return nil, fmt.Errorf("%s: the task stopped while it waited for the answer: %w", method, err)
 		}
