@@ -45,8 +45,9 @@ type TaskOptions struct {
 	Tools func(name string) bool
 	// PollInterval is the polling interval suggested to clients (default 1s).
 	PollInterval time.Duration
-	// InputWait bounds how long a task whose call answered input_required
-	// waits for tasks/update (default and most: RequestStateTTL, past which
+	// InputWait bounds how long a task that asks for input (its call's
+	// input_required, or an upstream's request during it) waits for
+	// tasks/update (default and most: RequestStateTTL, past which
 	// the call's requestState is refused anyway); past it the task fails.
 	InputWait time.Duration
 }
