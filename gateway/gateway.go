@@ -65,6 +65,7 @@ type Gateway struct {
 	spillBase string
 	spillOnce sync.Once
 	spillDir  string
+	spillLock *os.File // held while spillDir is ours (spillsweep_unix.go)
 	spillErr  error
 }
 
@@ -273,6 +274,9 @@ func (g *Gateway) Close() error {
 		g.spillOnce.Do(func() {}) // none is made from now on
 		if g.spillDir != "" {
 			_ = os.RemoveAll(g.spillDir)
+		}
+		if g.spillLock != nil {
+			g.spillLock.Close()
 		}
 	})
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
@@ -70,13 +71,31 @@ func (g *Gateway) maxStagedBytes() int64 {
 
 // stageDir is this gateway's folder for answers too large for memory, made
 // when the first one arrives (under WithSpillDir's folder, else the
-// system's temporary folder) and removed by Close.
+// system's temporary folder) and removed by Close; making it sweeps the
+// folders of gateways that died without their Close (spillsweep_unix.go).
 func (g *Gateway) stageDir() (string, error) {
 	g.spillOnce.Do(func() {
-		g.spillDir, g.spillErr = os.MkdirTemp(g.spillBase, "sandbox-spill-")
+		dir, err := os.MkdirTemp(g.spillBase, "sandbox-spill-")
+		if err != nil {
+			g.spillErr = err
+			return
+		}
+		if g.spillLock, err = holdSpillDir(dir); err != nil {
+			_ = os.RemoveAll(dir)
+			g.spillErr = err
+			return
+		}
+		g.spillDir = dir
+		if n := sweepSpillDirs(g.spillBase, dir); n > 0 {
+			g.log.Info("removed staging folders left by gateways that died", "folders", n, "under", filepath.Dir(dir))
+		}
 	})
 	return g.spillDir, g.spillErr
 }
+
+// spillOwnerFile is the lock file in each staging folder, held by the
+// gateway whose folder it is (spillsweep_unix.go).
+const spillOwnerFile = ".owner"
 
 // WithSpillDir sets the folder under which answers too large for memory
 // are written while they are read (default: the system's temporary
