@@ -48,6 +48,7 @@ type Gateway struct {
 	approved  approvals                // "approve every call of this tool in this run"
 	questions questionLedger           // approval questions answered by input_required (asking.go)
 	desk      approvalDesk             // calls waiting for an operator's decision (desk.go)
+	signIns   signInDesk               // principals signing in by URL (oauth_signin.go)
 	redactP   atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
 	// sentTokens are the tokens of the requests in flight, by server (redact.go).
 	sentTokens sentTokens

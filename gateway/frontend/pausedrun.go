@@ -140,6 +140,8 @@ func (r *pausedRun) Supports(capability string) bool {
 	switch capability {
 	case "elicitation":
 		return r.caps.Elicitation != nil
+	case gateway.CapabilityURLElicitation:
+		return r.caps.Elicitation != nil && r.caps.Elicitation.URL != nil
 	case "sampling":
 		return r.caps.Sampling != nil
 	case "roots":
