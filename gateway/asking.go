@@ -94,6 +94,8 @@ type callState struct {
 	// SignIn names the sign-in link the call asked its client to open
 	// (oauth_signin.go).
 	SignIn string `json:"s,omitempty"`
+	// Page names the approval asked by URL (approval_page.go).
+	Page string `json:"p,omitempty"`
 }
 
 // questionLedger holds the approval questions asked by input_required that
@@ -226,6 +228,21 @@ func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.
 func (a *Asking) declares(capability string) bool {
 	var caps map[string]json.RawMessage
 	return json.Unmarshal(a.Capabilities, &caps) == nil && caps[capability] != nil
+}
+
+// declaresFormElicitation reports whether the request declares form-mode
+// elicitation ("form": {}, or an "elicitation" of neither mode).
+func (a *Asking) declaresFormElicitation() bool {
+	var caps struct {
+		Elicitation *struct {
+			Form json.RawMessage `json:"form"`
+			URL  json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	if json.Unmarshal(a.Capabilities, &caps) != nil || caps.Elicitation == nil {
+		return false
+	}
+	return len(caps.Elicitation.Form) > 0 || len(caps.Elicitation.URL) == 0
 }
 
 // declaresURLElicitation reports whether the request declares URL-mode
