@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +161,55 @@ func TestServeSignInByURL(t *testing.T) {
 				t.Fatalf("the retry after signing in: %+v", done)
 			}
 		})
+	}
+}
+
+// TestServeApprovalPage: through `sandbox serve`, a 2026-07-28 client that
+// declares URL-mode elicitation and not form mode is asked to approve on
+// serve's /approve/ page; its principal signs in there, approves, and the
+// retry runs the call.
+func TestServeApprovalPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	const aliceKey = "alice-key-0123456789abcdef0123"
+	mcpURL := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"demo": {"command": %q}},
+ "gateway": {"auth": {"apiKeys": [{"name": "alice", "key": %q}]},
+             "policy": {"rules": [{"tools": "demo:delete_*", "action": "approve"}]}}}`, exampleServerBinary(t), aliceKey), "--expose", "all")
+	urlOnly := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+	args := map[string]any{"task_id": "T-106"}
+	first := postModernCallCaps(t, mcpURL, aliceKey, "demo__delete_task", args, urlOnly, nil, "")
+	reqs, _ := first.Result["inputRequests"].(map[string]any)
+	ask, _ := reqs["sandbox_approval"].(map[string]any)
+	params, _ := ask["params"].(map[string]any)
+	link, _ := params["url"].(string)
+	state, _ := first.Result["requestState"].(string)
+	if params["mode"] != "url" || !strings.HasPrefix(link, strings.TrimSuffix(mcpURL, "/mcp")+"/approve/") || state == "" {
+		t.Fatalf("not asked by URL: %+v", first)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	resp, err := browser.PostForm(link, url.Values{"credential": {aliceKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	token := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(string(page))
+	if resp.StatusCode != http.StatusOK || token == nil || !strings.Contains(string(page), "An agent wants to call demo:delete_task.") {
+		t.Fatalf("the approval page: %d %s", resp.StatusCode, page)
+	}
+	resp, err = browser.PostForm(link, url.Values{"decision": {"approve"}, "csrf": {token[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Approved") {
+		t.Fatalf("approving: %d %s", resp.StatusCode, page)
+	}
+	done := postModernCallCaps(t, mcpURL, aliceKey, "demo__delete_task", args, urlOnly, map[string]any{"sandbox_approval": map[string]any{"action": "accept"}}, state)
+	if done.Error != nil || done.Result["resultType"] == "input_required" || done.Result["isError"] == true {
+		t.Fatalf("the retry after approving: %+v", done)
 	}
 }
