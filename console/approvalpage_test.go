@@ -218,7 +218,7 @@ func TestApprovalPageDecidesACallAskedByURL(t *testing.T) {
 		retry := gateway.Asking{Capabilities: urlOnly.Capabilities, InputResponses: json.RawMessage(`{"sandbox_approval":{"action":"accept"}}`), RequestState: res.InputRequired.State}
 		_, err = w.g.Call(gateway.WithAsking(context.Background(), retry), gateway.CallRequest{Tool: "evil:drop_table", Arguments: args, Caller: auth.Caller{Principal: agent}})
 		var e *gateway.Error
-		if !errors.As(err, &e) || e.Code != gateway.CodeDenied || !strings.Contains(e.Message, "operator ops/ops denied it on the approval page") {
+		if !errors.As(err, &e) || e.Code != gateway.CodeDenied || !strings.Contains(e.Message, "operator ops/ops denied it") {
 			t.Fatalf("the retry: %v", err)
 		}
 	})

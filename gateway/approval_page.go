@@ -81,16 +81,18 @@ func (g *Gateway) pageParams(e *deskEntry) json.RawMessage {
 // c: nil when approved, else DENIED; audited with who decided.
 func (g *Gateway) pageDecision(c *call, rule int, a deskAnswer, answered, timedOut bool, timeout time.Duration) *Error {
 	p := g.cfg.Settings.Policy
-	who := "operator " + a.by
+	// An operator may decide it on the console's desk as well as on the
+	// page; the caller only on the page.
+	who, where := "operator "+a.by, ""
 	if a.by == c.req.Caller.Principal.Key() {
-		who = a.by + " (the caller)"
+		who, where = a.by+" (the caller)", " on the approval page"
 	}
 	switch {
 	case answered && a.approve:
-		c.decision = "approved by " + who + " on the approval page"
+		c.decision = "approved by " + who + where
 		c.state.Approved = true
 	case answered:
-		c.decision = "not approved: " + who + " denied it on the approval page"
+		c.decision = "not approved: " + who + " denied it" + where
 	case timedOut:
 		c.decision = fmt.Sprintf("not approved: nobody answered within %v", timeout)
 	default:

@@ -51,6 +51,13 @@ type SignInOptions struct {
 	TTL time.Duration
 }
 
+// AuditKindSignIn is a principal's sign-in to an upstream server from
+// inside a call: "OK" once it signed in, "UNAUTHORIZED" for a link given
+// another principal's credential or finished in another browser. Unlike
+// AuditKindAuth (anyone's refused requests, counted apart), these name the
+// principal whose link it was.
+const AuditKindSignIn AuditKind = "signin"
+
 // DefaultSignInTTL is how long a sign-in link is good for.
 const DefaultSignInTTL = 10 * time.Minute
 
@@ -316,8 +323,8 @@ func (g *Gateway) signedIn(ctx context.Context, c *call, s *signIn, peer Peer) *
 		return g.loginRequired(c.toolID, c.u, c.oauthOwner, "the sign-in finished but left no usable token")
 	}
 	c.token = tok
-	g.observe.audit(AuditRecord{Kind: AuditKindAuth, Tool: c.toolID, Principal: c.oauthOwner, Session: string(c.req.Caller.Session),
-		Outcome: "SIGNED_IN", Reason: "signed in to server " + c.u.name + " by URL elicitation"})
+	g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Tool: c.toolID, Principal: c.oauthOwner, Session: string(c.req.Caller.Session),
+		Outcome: "OK", Reason: "signed in to server " + c.u.name + " by URL elicitation"})
 	return nil
 }
 
@@ -357,7 +364,7 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 	who, ok := g.credentialPrincipal(r, opts, strings.TrimSpace(r.PostForm.Get("credential")))
 	if !ok || who.Key() != s.owner {
 		// Not the principal: the link stays unused for the one it is for.
-		g.observe.audit(AuditRecord{Kind: AuditKindAuth, Principal: s.owner, Outcome: "UNAUTHORIZED",
+		g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Principal: s.owner, Outcome: "UNAUTHORIZED",
 			Reason: "a sign-in link to server " + s.server + " was given a credential that is not its principal's"})
 		signInPage(w, http.StatusForbidden, "That credential is not the one of the principal this link is for.", "form")
 		return
@@ -432,7 +439,7 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 		// Another browser than the one that gave the principal's
 		// credential: someone sent on to the authorization server by a
 		// link that was not theirs. Their code goes nowhere.
-		g.observe.audit(AuditRecord{Kind: AuditKindAuth, Principal: s.owner, Outcome: "UNAUTHORIZED",
+		g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Principal: s.owner, Outcome: "UNAUTHORIZED",
 			Reason: "a sign-in to server " + s.server + " came back in another browser than the principal's"})
 		signInPage(w, http.StatusForbidden, "This sign-in was started in another browser; it can only finish in the browser where the principal's credential was given. Nothing was stored.", "")
 		return
