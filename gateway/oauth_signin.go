@@ -141,7 +141,7 @@ func (d *signInDesk) start(owner, server string) (*signIn, error) {
 			d.dropLocked(id)
 			continue
 		}
-		if s.owner == owner {
+		if s.owner == owner && !s.ended {
 			n++
 		}
 	}
@@ -172,7 +172,9 @@ func (d *signInDesk) dropLocked(id string) {
 	}
 }
 
-// end records how s ended and forgets it.
+// end records how s ended. It stays, ended, until its link would have
+// expired: a 2026-07-28 retry that comes after the flow learns from it how
+// the flow ended.
 func (d *signInDesk) end(s *signIn, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -180,7 +182,6 @@ func (d *signInDesk) end(s *signIn, err error) {
 		s.ended, s.err = true, err
 		close(s.done)
 	}
-	delete(d.byID, s.id)
 	if s.login != nil {
 		delete(d.byState, s.login.state)
 	}
@@ -341,8 +342,12 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.signIns.mu.Lock()
-	opened := s.opened
+	opened, ended := s.opened, s.ended
 	g.signIns.mu.Unlock()
+	if ended {
+		signInPage(w, http.StatusNotFound, "This sign-in link is not valid: it expired, was used already, or never existed. Call the tool again for a new link.", "")
+		return
+	}
 	if opened {
 		signInPage(w, http.StatusGone, "This sign-in link was used already; it works once. Call the tool again for a new link.", "")
 		return
@@ -370,7 +375,7 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.signIns.mu.Lock()
-	if s.opened {
+	if s.opened || s.ended {
 		g.signIns.mu.Unlock()
 		signInPage(w, http.StatusGone, "This sign-in link was used already; it works once. Call the tool again for a new link.", "")
 		return

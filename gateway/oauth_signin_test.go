@@ -213,6 +213,30 @@ func TestSignInByURL(t *testing.T) {
 		grantOf(t, g, w.carol.Key(), "secure")
 	})
 
+	t.Run("2026 retries after a declined or failed sign-in", func(t *testing.T) {
+		eve := auth.Principal{ID: "eve", Tenant: "eve"}
+		caps := json.RawMessage(`{"elicitation":{"url":{}}}`)
+		for _, c := range []struct{ answer, fail, want string }{
+			{`{"action":"decline"}`, "", "the sign-in was declined"},
+			{`{"action":"accept"}`, "the authorization server refused the sign-in: access_denied", "the sign-in did not finish: the authorization server refused the sign-in: access_denied"},
+		} {
+			res, err := g.Call(WithAsking(context.Background(), Asking{Capabilities: caps}), CallRequest{Tool: "secure:whoami", Caller: auth.Caller{Principal: eve}})
+			if err != nil || res.InputRequired == nil {
+				t.Fatalf("first round: %+v %v", res, err)
+			}
+			if c.fail != "" { // the flow ended so before the retry
+				st := decodeCallState(res.InputRequired.State)
+				g.signIns.end(g.signIns.get(st.SignIn), errors.New(c.fail))
+			}
+			retry := WithAsking(context.Background(), Asking{Capabilities: caps, InputResponses: json.RawMessage(`{"sandbox_signin":` + c.answer + `}`), RequestState: res.InputRequired.State})
+			_, err = g.Call(retry, CallRequest{Tool: "secure:whoami", Caller: auth.Caller{Principal: eve}})
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeAuthRequired || !strings.Contains(e.Message, c.want) {
+				t.Errorf("answer %s: %v", c.answer, err)
+			}
+		}
+	})
+
 	t.Run("a client without URL elicitation is told to ask the operator", func(t *testing.T) {
 		ctx := WithAsking(context.Background(), Asking{Capabilities: json.RawMessage(`{"elicitation":{}}`)})
 		dave := auth.Principal{ID: "dave", Tenant: "dave"}
