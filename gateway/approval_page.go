@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -112,7 +113,7 @@ func (g *Gateway) pageDecision(c *call, rule int, a deskAnswer, answered, timedO
 func (g *Gateway) approveOnPage(ctx context.Context, c *call, rule int, timeout time.Duration, peer Peer, denied func(string) *Error) *Error {
 	e, refusal := g.putOnDesk(c, timeout, true)
 	if e == nil {
-		return denied(refusal[len("not approved: "):])
+		return denied(strings.TrimPrefix(refusal, "not approved: "))
 	}
 	// The caller's time limit stands while the person reads.
 	if pause := c.req.PauseClock; pause != nil {
@@ -164,7 +165,7 @@ func (g *Gateway) approveOnPageByInput(ctx context.Context, c *call, rule int, t
 	}
 	e, refusal := g.putOnDesk(c, timeout, true)
 	if e == nil {
-		return denied(refusal[len("not approved: "):])
+		return denied(strings.TrimPrefix(refusal, "not approved: "))
 	}
 	g.keepPageAsk(e, timeout)
 	requests, _ := json.Marshal(map[string]any{approvalKey: map[string]any{"method": "elicitation/create", "params": g.pageParams(e)}})
