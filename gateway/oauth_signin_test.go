@@ -81,6 +81,7 @@ func signInBrowser(t *testing.T, link, credential string) (int, string) {
 
 type signInWorld struct {
 	g          *Gateway
+	issuer     string
 	public     string // where the pages are, behind a path prefix
 	bob, carol auth.Principal
 	keys       map[string]string // principal ID -> its API key
@@ -97,7 +98,7 @@ func startSignInWorld(t *testing.T) *signInWorld {
 		t.Fatal(err)
 	}
 	testwait.Until(t, 10*time.Second, "secure to connect with the login", func() bool { return g.Servers()[0].State == StateReady })
-	w := &signInWorld{g: g, keys: map[string]string{}}
+	w := &signInWorld{g: g, issuer: issuer, keys: map[string]string{}}
 	var keys []auth.APIKey
 	for _, name := range []string{"bob", "carol", "eve"} {
 		k := auth.APIKey{Name: name, Key: name + "-key-0123456789abcdef"}
@@ -178,6 +179,23 @@ func TestSignInByURL(t *testing.T) {
 		// With the login, the next call asks nothing.
 		if who, err := whoami(g, "secure", w.bob); err != nil || who != "alice" {
 			t.Fatalf("next call: %q %v", who, err)
+		}
+		peer.mu.Unlock()
+		// A login that expired and cannot be renewed (its refresh token
+		// revoked) is signed in again the same way.
+		grant := grantOf(t, g, w.bob.Key(), "secure")
+		oauthtest.Revoke(t, w.issuer, grant.Token.RefreshToken)
+		editGrant(t, g, w.bob.Key(), "secure", func(gr *OAuthGrant) { gr.Token.ExpiresAt = time.Now().Add(-time.Second) })
+		res, err = g.Call(context.Background(), CallRequest{Tool: "secure:whoami", Caller: caller})
+		if err != nil || callText(t, res) != "alice" {
+			t.Fatalf("the call after signing in again: %v", err)
+		}
+		peer.mu.Lock()
+		if len(peer.params) != 2 || !strings.Contains(peer.params[1]["message"].(string), "renewing it failed") {
+			t.Fatalf("asked %v", peer.params)
+		}
+		if renewed := grantOf(t, g, w.bob.Key(), "secure"); renewed.Token.RefreshToken == grant.Token.RefreshToken {
+			t.Fatal("the grant was not replaced")
 		}
 	})
 
