@@ -55,6 +55,11 @@ type File struct {
 	// Pprof is "pprof" of "gateway": serve Go's profiler at /debug/pprof/
 	// beside /metrics (`sandbox serve --pprof`). Off by default.
 	Pprof bool
+	// PublicURL is "publicURL" of "gateway": where browsers reach
+	// `sandbox serve --http`, with a proxy's path prefix if any (the
+	// sign-in links of principals and their OAuth redirect are built on
+	// it). "": the listener's own address when it is loopback.
+	PublicURL string
 	// Warnings are keys that MCP clients (Claude Desktop, Cline, VS Code)
 	// write into their configs and sandbox ignores, each at its position
 	// with what sandbox does instead; the caller shows them.

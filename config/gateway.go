@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -266,13 +267,21 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 			f.Pprof, err = p.boolean(v, "pprof")
 		case "tasks":
 			f.Tasks, err = p.parseTasks(v)
+		case "publicURL":
+			f.PublicURL, err = p.expandedString(v, "publicURL")
+			if err == nil {
+				err = checkPublicURL(f.PublicURL)
+				if err != nil {
+					err = p.errAt(k.offset, "%v", err)
+				}
+			}
 		case "oauthTokens":
 			o.OAuthTokenFile, err = p.expandedString(v, "oauthTokens")
 			if err == nil && !filepath.IsAbs(o.OAuthTokenFile) && p.baseDir != "" {
 				o.OAuthTokenFile = filepath.Join(p.baseDir, o.OAuthTokenFile)
 			}
 		default:
-			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, redis, pprof, console, tasks", k.name)
+			return p.errAt(k.offset, "unknown key %q in \"gateway\"; known keys: timeout, startupTimeout, maxResultBytes, maxSpilledResultBytes, maxWait, pathRoots, toolNames, restartBackoff, maxRestartBackoff, healthInterval, auth, policy, audit, secrets, oauthTokens, publicURL, redis, pprof, console, tasks", k.name)
 		}
 		if err != nil {
 			return err
@@ -280,6 +289,15 @@ func (p *parser) parseSettings(n *jsonNode, f *File) error {
 	}
 	if o.MaxRestartBackoff < o.RestartBackoff {
 		o.MaxRestartBackoff = o.RestartBackoff
+	}
+	return nil
+}
+
+// checkPublicURL refuses a "publicURL" a browser could not be sent to.
+func checkPublicURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("\"publicURL\" %q is not an http(s) URL without query: give where browsers reach sandbox serve, such as \"https://gw.example.com\" or \"https://example.com/sandbox\" behind a proxy's prefix", s)
 	}
 	return nil
 }

@@ -36,8 +36,13 @@ func (p *parser) parsePolicy(n *jsonNode) (*gateway.Policy, error) {
 			pol.ApprovalTimeout, err = p.duration(k.value, "approvalTimeout")
 		case "operatorApprovals":
 			pol.OperatorApprovals, err = p.boolean(k.value, "operatorApprovals")
+		case "approvalMode":
+			pol.ApprovalMode, err = p.str(k.value, "approvalMode")
+			if err == nil && pol.ApprovalMode != gateway.ApprovalByForm && pol.ApprovalMode != gateway.ApprovalByURL {
+				err = p.errAt(k.value.offset, `"approvalMode" is %q; give "form" (ask in the client, the default) or "url" (a link to serve's approval page)`, pol.ApprovalMode)
+			}
 		default:
-			return nil, p.errAt(k.offset, `unknown key %q in "policy"; known keys: rules, approvalTimeout, operatorApprovals`, k.name)
+			return nil, p.errAt(k.offset, `unknown key %q in "policy"; known keys: rules, approvalTimeout, operatorApprovals, approvalMode`, k.name)
 		}
 		if err != nil {
 			return nil, err

@@ -91,6 +91,11 @@ type callState struct {
 	// Question names the approval question, so that one answer lets the
 	// call run to its end once (questionLedger), not once per retry.
 	Question string `json:"q,omitempty"`
+	// SignIn names the sign-in link the call asked its client to open
+	// (oauth_signin.go).
+	SignIn string `json:"s,omitempty"`
+	// Page names the approval asked by URL (approval_page.go).
+	Page string `json:"p,omitempty"`
 }
 
 // questionLedger holds the approval questions asked by input_required that
@@ -187,6 +192,7 @@ func (c *call) forwardAsking() *upstream.Asking {
 	var answers map[string]json.RawMessage
 	if len(a.InputResponses) > 0 && json.Unmarshal(a.InputResponses, &answers) == nil {
 		delete(answers, approvalKey)
+		delete(answers, signInKey)
 		if len(answers) > 0 {
 			out.InputResponses, _ = json.Marshal(answers)
 		}
@@ -222,6 +228,32 @@ func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.
 func (a *Asking) declares(capability string) bool {
 	var caps map[string]json.RawMessage
 	return json.Unmarshal(a.Capabilities, &caps) == nil && caps[capability] != nil
+}
+
+// declaresFormElicitation reports whether the request declares form-mode
+// elicitation ("form": {}, or an "elicitation" of neither mode).
+func (a *Asking) declaresFormElicitation() bool {
+	var caps struct {
+		Elicitation *struct {
+			Form json.RawMessage `json:"form"`
+			URL  json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	if json.Unmarshal(a.Capabilities, &caps) != nil || caps.Elicitation == nil {
+		return false
+	}
+	return len(caps.Elicitation.Form) > 0 || len(caps.Elicitation.URL) == 0
+}
+
+// declaresURLElicitation reports whether the request declares URL-mode
+// elicitation ("elicitation": {"url": {}}).
+func (a *Asking) declaresURLElicitation() bool {
+	var caps struct {
+		Elicitation *struct {
+			URL json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	return json.Unmarshal(a.Capabilities, &caps) == nil && caps.Elicitation != nil && len(caps.Elicitation.URL) > 0 && string(caps.Elicitation.URL) != "null"
 }
 
 type peerKey struct{}

@@ -195,12 +195,26 @@ func (g *Gateway) route(ctx context.Context, c *call) (*CallResult, *Error) {
 // again, or says to log in.
 func (g *Gateway) reauthorize(ctx context.Context, c *call) (*CallResult, *Error) {
 	if c.token == "" {
-		return nil, g.loginRequired(c.toolID, c.u, c.oauthOwner, "the server asks for one and there is none")
+		// The principal may sign itself in by URL (oauth_signin.go).
+		if err := g.signInStep(ctx, c, "the server asks for one and there is none"); err != nil {
+			return nil, err
+		}
+		if c.ask != nil {
+			return &CallResult{Content: []json.RawMessage{}, InputRequired: c.ask}, nil
+		}
+		res, err := g.forwardStep(ctx, c)
+		if err != nil && errors.Is(err, transport.ErrAuthorizationRequired) {
+			return nil, g.loginRequired(c.toolID, c.u, c.oauthOwner, "the server refused the token of the sign-in just made; the login may lack its scopes")
+		}
+		return res, err
 	}
 	refused := c.token
 	g.oauthRejected(ctx, c.u, c.oauthOwner, refused)
 	if err := g.oauthStep(ctx, c); err != nil {
 		return nil, err
+	}
+	if c.ask != nil { // asked to sign in again (oauth_signin.go)
+		return &CallResult{Content: []json.RawMessage{}, InputRequired: c.ask}, nil
 	}
 	if c.token == "" || c.token == refused {
 		return nil, g.loginRequired(c.toolID, c.u, c.oauthOwner, "the server refused the token")

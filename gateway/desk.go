@@ -34,6 +34,9 @@ type PendingApproval struct {
 	Question string    `json:"question"`
 	Since    time.Time `json:"since"`
 	Deadline time.Time `json:"deadline"` // past it the call is denied
+	// Page is set for a call asked by URL (approval_page.go): its own
+	// principal may decide it too, on serve's approval page.
+	Page bool `json:"page,omitempty"`
 }
 
 // MaxPendingApprovalsPerPrincipal is how many of one principal's calls may
@@ -167,15 +170,43 @@ func (g *Gateway) askOperator(ctx context.Context, c *call, rule int, denied fun
 // returns the decision's text for c.decision, who decided, and whether the
 // call may run; a call the question cannot show is denied without waiting.
 func (g *Gateway) approveAtDesk(ctx context.Context, c *call, timeout time.Duration) (decision, by string, ok bool) {
+	e, refusal := g.putOnDesk(c, timeout, false)
+	if e == nil {
+		return refusal, "", false
+	}
+	decided := func(a deskAnswer) (string, string, bool) {
+		if a.approve {
+			return "approved by operator " + a.by, a.by, true
+		}
+		return "not approved: operator " + a.by + " denied it", a.by, false
+	}
+	// The caller's time limit stands while the operator reads.
+	if pause := c.req.PauseClock; pause != nil {
+		defer pause()()
+	}
+	a, answered, timedOut := g.awaitDesk(ctx, e, timeout)
+	switch {
+	case answered:
+		return decided(a)
+	case timedOut:
+		return fmt.Sprintf("not approved: no operator answered within %v", timeout), "", false
+	}
+	return "not approved: the caller went away while it waited", "", false
+}
+
+// putOnDesk puts c on the desk, asked until timeout; page marks a call
+// asked by URL (its own principal may decide it too, on serve's approval
+// page). A nil entry comes with why the call is denied instead.
+func (g *Gateway) putOnDesk(c *call, timeout time.Duration, page bool) (*deskEntry, string) {
 	question, err := approvalQuestion(c.tool, c.decoded)
 	if err != nil {
-		return "not approved: " + err.Error(), "", false
+		return nil, "not approved: " + err.Error()
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	now := time.Now()
 	e := &deskEntry{PendingApproval: PendingApproval{ID: hex.EncodeToString(b[:]), Tool: c.toolID, Principal: c.req.Caller.Principal.Key(),
-		Session: string(c.req.Caller.Session), Run: c.req.Run, Question: question, Since: now, Deadline: now.Add(timeout)},
+		Session: string(c.req.Caller.Session), Run: c.req.Run, Question: question, Since: now, Deadline: now.Add(timeout), Page: page},
 		answer: make(chan deskAnswer, 1)}
 	d := &g.desk
 	d.mu.Lock()
@@ -190,48 +221,46 @@ func (g *Gateway) approveAtDesk(ctx context.Context, c *call, timeout time.Durat
 	}
 	if waiting >= MaxPendingApprovalsPerPrincipal {
 		d.mu.Unlock()
-		return fmt.Sprintf("not approved: %d of your calls wait at the approval desk already (the most one principal may have); "+
-			"wait for the operator's decisions on them, then call again", waiting), "", false
+		return nil, fmt.Sprintf("not approved: %d of your calls wait at the approval desk already (the most one principal may have); "+
+			"wait for the operator's decisions on them, then call again", waiting)
 	}
 	d.pending[e.ID] = e
 	d.mu.Unlock()
 	d.notify()
-	// withdraw takes the entry off the desk; false when an operator's
-	// decision took it first (its answer is then on its way: it stands).
-	withdraw := func() bool {
-		d.mu.Lock()
-		_, still := d.pending[e.ID]
-		delete(d.pending, e.ID)
-		d.mu.Unlock()
-		if still {
-			d.notify()
-		}
-		return still
+	return e, ""
+}
+
+// withdraw takes e off the desk; false when a decision took it first (its
+// answer is then on its way: it stands).
+func (g *Gateway) withdraw(e *deskEntry) bool {
+	d := &g.desk
+	d.mu.Lock()
+	_, still := d.pending[e.ID]
+	delete(d.pending, e.ID)
+	d.mu.Unlock()
+	if still {
+		d.notify()
 	}
-	decided := func(a deskAnswer) (string, string, bool) {
-		if a.approve {
-			return "approved by operator " + a.by, a.by, true
-		}
-		return "not approved: operator " + a.by + " denied it", a.by, false
-	}
-	// The caller's time limit stands while the operator reads.
-	if pause := c.req.PauseClock; pause != nil {
-		defer pause()()
-	}
+	return still
+}
+
+// awaitDesk waits for the decision on e, up to timeout or ctx's end, and
+// takes e off the desk when none came.
+func (g *Gateway) awaitDesk(ctx context.Context, e *deskEntry, timeout time.Duration) (a deskAnswer, answered, timedOut bool) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case a := <-e.answer:
-		return decided(a)
+		return a, true, false
 	case <-timer.C:
-		if !withdraw() {
-			return decided(<-e.answer)
+		if !g.withdraw(e) {
+			return <-e.answer, true, false
 		}
-		return fmt.Sprintf("not approved: no operator answered within %v", timeout), "", false
+		return deskAnswer{}, false, true
 	case <-ctx.Done():
-		if !withdraw() {
-			return decided(<-e.answer)
+		if !g.withdraw(e) {
+			return <-e.answer, true, false
 		}
-		return "not approved: the caller went away while it waited", "", false
+		return deskAnswer{}, false, false
 	}
 }

@@ -44,11 +44,13 @@ type Gateway struct {
 
 	sessions *sessions
 
-	callSeq   atomic.Uint64
-	approved  approvals                // "approve every call of this tool in this run"
-	questions questionLedger           // approval questions answered by input_required (asking.go)
-	desk      approvalDesk             // calls waiting for an operator's decision (desk.go)
-	redactP   atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
+	callSeq      atomic.Uint64
+	approved     approvals                // "approve every call of this tool in this run"
+	questions    questionLedger           // approval questions answered by input_required (asking.go)
+	desk         approvalDesk             // calls waiting for an operator's decision (desk.go)
+	signIns      signInDesk               // principals signing in by URL (oauth_signin.go)
+	approvalPage approvalPage             // approvals asked by URL (approval_page.go)
+	redactP      atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
 	// sentTokens are the tokens of the requests in flight, by server (redact.go).
 	sentTokens sentTokens
 

@@ -471,7 +471,8 @@ func (g *Gateway) oauthStep(ctx context.Context, c *call) *Error {
 	owner := oauthOwner(c.req.Caller.Principal)
 	tok, err := g.oauthToken(ctx, c.u, owner)
 	if errors.Is(err, errNoGrant) {
-		return g.loginRequired(c.toolID, c.u, owner, strings.TrimPrefix(err.Error(), errNoGrant.Error()+": "))
+		c.oauthOwner = owner
+		return g.signInStep(ctx, c, strings.TrimPrefix(err.Error(), errNoGrant.Error()+": "))
 	}
 	if err != nil {
 		return newError(CodeInternal, c.toolID, err, map[string]any{"server": c.u.name},

@@ -68,16 +68,61 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = oauthHTTPClient()
 	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(oauthConfigOf(u.sc).RedirectPort)))
+	if err != nil {
+		return nil, fmt.Errorf("listening for the login's redirect on 127.0.0.1:%d: %w", oauthConfigOf(u.sc).RedirectPort, err)
+	}
+	defer ln.Close()
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	p, err := g.prepareLogin(ctx, u, opts.Owner, redirect, "http://127.0.0.1/callback, any port", opts.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	code, err := awaitRedirect(ctx, ln, p.state, p.expect, opts.Wait, func() { opts.Show(p.authURL) })
+	if err != nil {
+		return nil, err
+	}
+	return p.exchange(ctx, code)
+}
+
+func oauthConfigOf(sc *ServerConfig) *OAuthConfig {
+	if sc.OAuth == nil {
+		return &OAuthConfig{}
+	}
+	return sc.OAuth
+}
+
+// pendingLogin is a login between the authorization URL shown to the
+// person and the code the redirect brings: the PKCE verifier and state,
+// the client (registered or configured), and where the grant goes.
+type pendingLogin struct {
+	g       *Gateway
+	u       *route
+	owner   string
+	store   OAuthStore
+	grant   *OAuthGrant
+	tokens  transport.TokenStore
+	h       *transport.OAuthHandler
+	token   string // the token endpoint, for messages
+	expect  issuerCheck
+	state   string
+	verify  string
+	authURL string
+}
+
+// prepareLogin asks the server what protects it, discovers its
+// authorization server, registers a client when none is configured, and
+// draws the PKCE verifier and state: everything up to the authorization
+// URL, with the redirect going to redirectURI. registerAs is what to tell
+// an operator to register by hand when the authorization server offers no
+// registration.
+func (g *Gateway) prepareLogin(ctx context.Context, u *route, owner, redirectURI, registerAs string, httpClient *http.Client) (*pendingLogin, error) {
 	store, err := g.oauthStore()
 	if err != nil {
 		return nil, err
 	}
-	cfg := u.sc.OAuth
-	if cfg == nil {
-		cfg = &OAuthConfig{}
-	}
-
-	challenge, err := probeServer(ctx, opts.HTTPClient, u.sc.URL)
+	cfg := oauthConfigOf(u.sc)
+	challenge, err := probeServer(ctx, httpClient, u.sc.URL)
 	if err != nil {
 		return nil, fmt.Errorf("asking %s what protects it: %w", u.sc.URL, err)
 	}
@@ -86,25 +131,19 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 		scopes = challenge.scopes
 	}
 	if scopes == nil && challenge.resourceMetadata != "" {
-		scopes = resourceScopes(ctx, opts.HTTPClient, challenge.resourceMetadata)
+		scopes = resourceScopes(ctx, httpClient, challenge.resourceMetadata)
 	}
-
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.RedirectPort)))
-	if err != nil {
-		return nil, fmt.Errorf("listening for the login's redirect on 127.0.0.1:%d: %w", cfg.RedirectPort, err)
-	}
-	defer ln.Close()
 	grant := &OAuthGrant{
 		URL:              u.sc.URL,
 		ClientID:         cfg.ClientID,
 		ClientSecret:     cfg.ClientSecret,
-		RedirectURI:      fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port),
+		RedirectURI:      redirectURI,
 		ResourceMetadata: challenge.resourceMetadata,
 		Scopes:           scopes,
 	}
 	tokens := transport.NewMemoryTokenStore()
-	discovery := &issuerDocuments{next: opts.HTTPClient.Transport}
-	client := *opts.HTTPClient
+	discovery := &issuerDocuments{next: httpClient.Transport}
+	client := *httpClient
 	client.Transport = discovery
 	h := newGrantHandler(u.sc, grant, tokens, &client)
 
@@ -119,7 +158,7 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 	}
 	if grant.ClientID == "" {
 		if meta.RegistrationEndpoint == "" {
-			return nil, fmt.Errorf("the authorization server %s offers no dynamic client registration: register a client there (redirect URI http://127.0.0.1/callback, any port) and set \"oauth\": {\"clientId\": \"...\"} for %q in the config", meta.Issuer, u.name)
+			return nil, fmt.Errorf("the authorization server %s offers no dynamic client registration: register a client there (redirect URI %s) and set \"oauth\": {\"clientId\": \"...\"} for %q in the config", meta.Issuer, registerAs, u.name)
 		}
 		if err := h.RegisterClient(ctx, "sandbox ("+u.name+")"); err != nil {
 			return nil, fmt.Errorf("registering a client with %s: %w", meta.Issuer, err)
@@ -139,22 +178,26 @@ func (g *Gateway) Login(ctx context.Context, server string, opts LoginOptions) (
 	if err != nil {
 		return nil, err
 	}
-	code, err := awaitRedirect(ctx, ln, state, expect, opts.Wait, func() { opts.Show(authURL) })
+	return &pendingLogin{g: g, u: u, owner: owner, store: store, grant: grant, tokens: tokens, h: h, token: meta.TokenEndpoint,
+		expect: expect, state: state, verify: verifier, authURL: authURL}, nil
+}
+
+// exchange trades the code the redirect brought for tokens and keeps them
+// as the owner's grant.
+func (p *pendingLogin) exchange(ctx context.Context, code string) (*OAuthGrant, error) {
+	if err := p.h.ProcessAuthorizationResponse(ctx, code, p.state, p.verify); err != nil {
+		return nil, fmt.Errorf("exchanging the authorization code at %s: %w", p.token, err)
+	}
+	tok, err := p.tokens.GetToken(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.ProcessAuthorizationResponse(ctx, code, state, verifier); err != nil {
-		return nil, fmt.Errorf("exchanging the authorization code at %s: %w", meta.TokenEndpoint, err)
-	}
-	tok, err := tokens.GetToken(ctx)
-	if err != nil {
-		return nil, err
-	}
+	grant := p.grant
 	grant.Token, grant.LoggedIn = *tok, time.Now().UTC()
-	if err := store.Update(ctx, opts.Owner, u.name, func(*OAuthGrant) *OAuthGrant { return grant }); err != nil {
+	if err := p.store.Update(ctx, p.owner, p.u.name, func(*OAuthGrant) *OAuthGrant { return grant }); err != nil {
 		return nil, err
 	}
-	g.forgetHandler(opts.Owner, u.name)
+	p.g.forgetHandler(p.owner, p.u.name)
 	return grant, nil
 }
 

@@ -24,7 +24,19 @@ type Policy struct {
 	// being denied at once. Off, or with nobody watching the desk, such a
 	// call is denied.
 	OperatorApprovals bool
+	// ApprovalMode is how a client that can be asked both ways is asked:
+	// ApprovalByForm (the default: an elicitation form in the client) or
+	// ApprovalByURL (a link to serve's approval page, approval_page.go).
+	// A client that declares URL-mode elicitation but not form mode is
+	// asked by URL either way.
+	ApprovalMode string
 }
+
+// The approval modes of Policy.ApprovalMode.
+const (
+	ApprovalByForm = "form"
+	ApprovalByURL  = "url"
+)
 
 // PolicyRule matches calls by tool and annotations.
 type PolicyRule struct {
@@ -216,6 +228,9 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 		if qerr != nil {
 			return denied(qerr.Error())
 		}
+		if g.asksByURL(c.asking.declaresURLElicitation(), c.asking.declaresFormElicitation()) {
+			return g.approveOnPageByInput(ctx, c, rule, timeout, denied) // approval_page.go
+		}
 		if !c.asking.declares("elicitation") {
 			// The approval desk, when an operator watches it (desk.go).
 			return g.askOperator(ctx, c, rule, func(string) *Error {
@@ -242,6 +257,9 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	if qerr != nil {
 		return denied(qerr.Error())
+	}
+	if g.asksByURL(peer.Supports(CapabilityURLElicitation), peer.Supports(CapabilityFormElicitation)) {
+		return g.approveOnPage(ctx, c, rule, timeout, peer, denied) // approval_page.go
 	}
 	askCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -193,8 +193,14 @@ func postModern(t *testing.T, url, key, task string, responses map[string]any, s
 // declares elicitation, over plain HTTP.
 func postModernCall(t *testing.T, url, key, tool string, args map[string]any, responses map[string]any, state string) modernAnswer {
 	t.Helper()
+	return postModernCallCaps(t, url, key, tool, args, map[string]any{"elicitation": map[string]any{}}, responses, state)
+}
+
+// postModernCallCaps is postModernCall declaring caps.
+func postModernCallCaps(t *testing.T, url, key, tool string, args, caps map[string]any, responses map[string]any, state string) modernAnswer {
+	t.Helper()
 	params := map[string]any{"name": tool, "arguments": args,
-		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}}}}
+		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps}}
 	if responses != nil {
 		params["inputResponses"] = responses
 	}

@@ -450,6 +450,9 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
+	if err := installSignIn(mux, file, protect, g, ln.Addr(), f.allowHosts, log); err != nil {
+		return err
+	}
 	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log})
 	if err != nil {
 		return err

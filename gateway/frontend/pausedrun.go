@@ -140,6 +140,10 @@ func (r *pausedRun) Supports(capability string) bool {
 	switch capability {
 	case "elicitation":
 		return r.caps.Elicitation != nil
+	case gateway.CapabilityURLElicitation:
+		return r.caps.Elicitation != nil && r.caps.Elicitation.URL != nil
+	case gateway.CapabilityFormElicitation: // {} means form mode alone
+		return r.caps.Elicitation != nil && (r.caps.Elicitation.Form != nil || r.caps.Elicitation.URL == nil)
 	case "sampling":
 		return r.caps.Sampling != nil
 	case "roots":

@@ -200,6 +200,12 @@ func (sess *session) Supports(capability string) bool {
 	case "elicitation":
 		_, ok := sess.cs.(server.SessionWithElicitation)
 		return ok && caps.Elicitation != nil
+	case gateway.CapabilityURLElicitation:
+		_, ok := sess.cs.(server.SessionWithElicitation)
+		return ok && caps.Elicitation != nil && caps.Elicitation.URL != nil
+	case gateway.CapabilityFormElicitation: // {} means form mode alone
+		_, ok := sess.cs.(server.SessionWithElicitation)
+		return ok && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 	case "roots":
 		_, ok := sess.cs.(server.SessionWithRoots)
 		return ok && caps.Roots != nil
