@@ -120,6 +120,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				collectIfLarge()
 				prebuild()
 			}()
+			// As after a reply (below): run the snippet on this thread now,
+			// rather than leave it queued behind a blocking read.
+			goruntime.Gosched()
 		case msgReply:
 			if run != nil && run.id == m.RunID {
 				run.ex.deliver(m.ID, m.Result, m.Err)
