@@ -31,6 +31,13 @@ func serveUpstreamIfChild() {
 	os.Exit(0)
 }
 
+// benchUpstreamProtocolEnv pins the protocol version a benchmark's stdio
+// upstream is spoken to in (a benchmark's only: tests negotiate). Unset,
+// the gateway negotiates the newest (2026-07-28, a stateless request with
+// its _meta each call); "2025-11-25" is the era the official SDK's client
+// (the reference sandbox's) speaks, so that the two pay the same upstream.
+const benchUpstreamProtocolEnv = "SANDBOX_BENCH_UPSTREAM_PROTOCOL"
+
 // callPathCalls is how many tool calls the benchmark's snippet awaits,
 // one after another.
 const callPathCalls = 20
@@ -90,8 +97,12 @@ func upstreamEngine(tb testing.TB, upstream string, settings gateway.Settings, r
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var pinned string
+	if _, bench := tb.(*testing.B); bench {
+		pinned = os.Getenv(benchUpstreamProtocolEnv)
+	}
 	cfg := &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
-		"demo": {Name: "demo", Transport: gateway.TransportStdio, Command: exe, Env: map[string]string{upstreamEnv: "stdio"}}}}
+		"demo": {Name: "demo", Transport: gateway.TransportStdio, Command: exe, Env: map[string]string{upstreamEnv: "stdio"}, ProtocolVersion: pinned}}}
 	gw, err := gateway.New(cfg)
 	if err != nil {
 		tb.Fatal(err)

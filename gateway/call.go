@@ -414,7 +414,10 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if int64(len(raw)) > g.cfg.Settings.MaxResultBytes {
 		return nil, g.resultTooLarge(c, int64(len(raw)))
 	}
-	if ir := ParseInputRequired(raw); ir != nil && c.asking != nil {
+	// Only a call made WithAsking can take input_required for an answer
+	// (code mode's calls never do): the others skip a decode of the whole
+	// result, which parseCallResult makes again below.
+	if ir := c.inputRequired(raw); ir != nil {
 		st := c.state
 		st.Upstream, st.AskedAt = ir.State, 0
 		if st.Approved {
@@ -432,6 +435,16 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		return res, toolRefusal(c.toolID, res)
 	}
 	return res, nil
+}
+
+// inputRequired is the upstream's input_required answer to a call made
+// WithAsking, or nil. A result that cannot be one (no "input_required" in
+// it, and no \u escape that could spell it) is not decoded for it.
+func (c *call) inputRequired(raw json.RawMessage) *InputRequired {
+	if c.asking == nil || !bytes.Contains(raw, []byte("input_required")) && !bytes.Contains(raw, []byte(`\u`)) {
+		return nil
+	}
+	return ParseInputRequired(raw)
 }
 
 // validateDecoded checks decoded arguments against the tool's schema.

@@ -59,6 +59,17 @@ type worker struct {
 	runID  uint64      // the id of the latest run sent to it
 	killed atomic.Bool // by us
 	extra  bool        // started for a nested run, beyond the pool's size
+	// current is the run being awaited: the frame reader hands that run's
+	// calls and logs to its hostSide itself rather than through frames and
+	// await's goroutine, one goroutine wake-up fewer on every tool call
+	// (await sees them in the same order all the same, as nothing else).
+	current atomic.Pointer[runRelay]
+}
+
+// runRelay is the run whose call and log frames the reader relays.
+type runRelay struct {
+	id uint64
+	hs *hostSide
 }
 
 func newPool(cmd []string, size int) *pool {
@@ -246,6 +257,9 @@ func (p *pool) spawn() (*worker, error) {
 				close(w.frames)
 				return
 			}
+			if w.relayed(m) {
+				continue
+			}
 			w.frames <- m
 		}
 	}()
@@ -327,8 +341,9 @@ const workerLost = "the sandbox worker stopped unexpectedly before the snippet s
 // attempt runs the snippet on w. lost reports that w was dead before the
 // run reached it: nothing of the snippet ran, and out is meaningless.
 func (p *pool) attempt(ctx context.Context, hs *hostSide, w *worker, msg *runMessage, limits Limits) (out execOutcome, reusable, lost bool) {
-	runID, err := w.start(msg)
+	runID, err := w.start(msg, hs)
 	if err != nil {
+		w.current.Store(nil)
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
 			// Nothing was written: the worker is fine, the run is not.
@@ -349,10 +364,13 @@ func (w *worker) dead() bool {
 	}
 }
 
-// start sends a worker its next run and returns the run's id.
-func (w *worker) start(run *runMessage) (uint64, error) {
+// start sends a worker its next run and returns the run's id. The run's
+// calls and logs go to hs from the first (current is set before the run
+// frame is sent, so none of them can overtake an earlier one in w.frames).
+func (w *worker) start(run *runMessage, hs *hostSide) (uint64, error) {
 	w.runs++
 	w.runID++
+	w.current.Store(&runRelay{id: w.runID, hs: hs})
 	return w.runID, w.fw.send(&message{T: msgRun, RunID: w.runID, Run: run})
 }
 
@@ -372,6 +390,7 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 		_ = w.fw.send(&message{T: msgClock, RunID: runID, Stopped: stopped})
 	})
 	defer hs.clock.setNotify(nil)
+	defer w.current.Store(nil) // start set it
 	var grace <-chan time.Time
 	cancelled := ctx.Done()
 	started, compiled := false, false
@@ -437,6 +456,29 @@ func (w *worker) handle(hs *hostSide, runID uint64, m *message) (out execOutcome
 		return internalFailure(fmt.Sprintf("the worker broke the protocol (%q message)", m.T)), true, false
 	}
 	return execOutcome{}, false, false
+}
+
+// relayed hands a call or log frame of the awaited run to its hostSide, on
+// the reader's goroutine, and reports whether it did. Every other frame (and
+// any frame before await took the run) goes through w.frames. Frames are
+// handled in the order they arrive either way: the reader handles them one
+// at a time, and a run's done frame, which ends await, comes after them.
+func (w *worker) relayed(m *message) bool {
+	cur := w.current.Load()
+	if cur == nil || m.RunID != cur.id {
+		return false
+	}
+	switch m.T {
+	case msgCall:
+		w.relayCall(cur.hs, cur.id, m)
+	case msgLog:
+		if m.Log != nil {
+			cur.hs.log(*m.Log)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // relayCall has the hostSide answer a tool call of the worker's run and sends

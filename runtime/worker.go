@@ -120,9 +120,22 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				collectIfLarge()
 				prebuild()
 			}()
+			// As after a reply (below): run the snippet on this thread now,
+			// rather than leave it queued behind a blocking read.
+			goruntime.Gosched()
 		case msgReply:
 			if run != nil && run.id == m.RunID {
 				run.ex.deliver(m.ID, m.Result, m.Err)
+				// The VM's goroutine, readied by deliver, waits on this P while
+				// this one would go back to a blocking read of stdin (a pipe
+				// the parent left blocking: no netpoller), holding the P in a
+				// system call until another thread, woken for it, steals the
+				// VM's goroutine. Yielding runs the VM on this thread now;
+				// replies already read (a Promise.all's) are delivered first,
+				// so that the VM takes them in one turn.
+				if r.Buffered() == 0 {
+					goruntime.Gosched()
+				}
 			}
 		case msgClock:
 			if run != nil && run.id == m.RunID {
