@@ -149,8 +149,13 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	defer span.End()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls, root: root}
+	journal, err := runJournal(ctx, nested)
+	if err != nil {
+		return nil, err
+	}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		calls.add(1)
+		ctx = releasable(ctx, journal != nil, nested)
 		var id string
 		switch t := call.Target; t.Kind {
 		case runtime.ServiceMethod:
@@ -231,7 +236,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		defer func() { e.watch.ended(runID, out, err) }()
 	}
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
-		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
+		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input, Journal: journal})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		span.SetStatus(codes.Error, string(CodeBusy))
