@@ -294,7 +294,7 @@ func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding s
 		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
 	}
 	if s.paused.get(id) == nil {
-		raw, err := s.released.Take(ctx, id)
+		raw, err := s.released.Take(ctx, id, callerOf(ctx).Principal.Key())
 		if err != nil {
 			return errorResult(fmt.Errorf("the paused run could not be read back (%v); send the request again", err)), nil
 		}

@@ -30,9 +30,10 @@ type ReleasedRunStore interface {
 	// with ErrTooManyReleased when principal has MaxPausedRuns kept
 	// already, or the store is full.
 	Put(ctx context.Context, id, principal string, run []byte, ttl time.Duration) error
-	// Take returns the run kept under id and forgets it, atomically: of
-	// two takers one gets it, the other nil. nil, nil when there is none.
-	Take(ctx context.Context, id string) ([]byte, error)
+	// Take returns the run principal kept under id and forgets it,
+	// atomically: of two takers one gets it, the other nil. nil, nil when
+	// there is none (or it is another principal's, which stays).
+	Take(ctx context.Context, id, principal string) ([]byte, error)
 }
 
 // ErrTooManyReleased is a ReleasedRunStore's refusal of one more run.
@@ -49,16 +50,17 @@ func WithReleasedRunStore(store ReleasedRunStore) Option {
 	}
 }
 
-// MaxReleasedBytes bounds what a MemoryReleasedRuns holds, all principals
-// together (a journal holds up to 8 MB of tool results).
+// MaxReleasedBytes is the default bound of what a ReleasedRunStore holds,
+// all principals together (a journal holds up to 8 MB of tool results).
 const MaxReleasedBytes = 256 << 20
 
 // MemoryReleasedRuns is a ReleasedRunStore for one process.
 type MemoryReleasedRuns struct {
-	mu    sync.Mutex
-	runs  map[string]memoryReleased
-	bytes int
-	now   func() time.Time
+	mu       sync.Mutex
+	runs     map[string]memoryReleased
+	bytes    int64
+	maxBytes int64
+	now      func() time.Time
 }
 
 type memoryReleased struct {
@@ -67,9 +69,16 @@ type memoryReleased struct {
 	expires   time.Time
 }
 
-// NewMemoryReleasedRuns returns an empty store.
-func NewMemoryReleasedRuns() *MemoryReleasedRuns {
-	return &MemoryReleasedRuns{runs: map[string]memoryReleased{}, now: time.Now}
+// NewMemoryReleasedRuns returns an empty store that holds up to maxBytes
+// (0: MaxReleasedBytes), on the clock now (nil: time.Now).
+func NewMemoryReleasedRuns(maxBytes int64, now func() time.Time) *MemoryReleasedRuns {
+	if maxBytes <= 0 {
+		maxBytes = MaxReleasedBytes
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryReleasedRuns{runs: map[string]memoryReleased{}, maxBytes: maxBytes, now: now}
 }
 
 // Put implements ReleasedRunStore.
@@ -79,8 +88,8 @@ func (m *MemoryReleasedRuns) Put(_ context.Context, id, principal string, run []
 	now := m.now()
 	n := 0
 	for k, r := range m.runs {
-		if now.After(r.expires) {
-			m.bytes -= len(r.run)
+		if !now.Before(r.expires) {
+			m.bytes -= int64(len(r.run))
 			delete(m.runs, k)
 			continue
 		}
@@ -88,28 +97,29 @@ func (m *MemoryReleasedRuns) Put(_ context.Context, id, principal string, run []
 			n++
 		}
 	}
-	if n >= MaxPausedRuns || m.bytes+len(run) > MaxReleasedBytes {
+	held := m.bytes
+	if old, ok := m.runs[id]; ok {
+		held -= int64(len(old.run))
+	}
+	if n >= MaxPausedRuns || held+int64(len(run)) > m.maxBytes {
 		return ErrTooManyReleased
 	}
-	if old, ok := m.runs[id]; ok {
-		m.bytes -= len(old.run)
-	}
-	m.runs[id] = memoryReleased{principal: principal, run: run, expires: now.Add(ttl)}
-	m.bytes += len(run)
+	m.runs[id] = memoryReleased{principal: principal, run: append([]byte(nil), run...), expires: now.Add(ttl)}
+	m.bytes = held + int64(len(run))
 	return nil
 }
 
 // Take implements ReleasedRunStore.
-func (m *MemoryReleasedRuns) Take(_ context.Context, id string) ([]byte, error) {
+func (m *MemoryReleasedRuns) Take(_ context.Context, id, principal string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.runs[id]
-	if !ok {
+	if !ok || r.principal != principal {
 		return nil, nil
 	}
 	delete(m.runs, id)
-	m.bytes -= len(r.run)
-	if m.now().After(r.expires) {
+	m.bytes -= int64(len(r.run))
+	if !m.now().Before(r.expires) {
 		return nil, nil
 	}
 	return r.run, nil

@@ -115,7 +115,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		name:     "sandbox-gateway",
 		version:  "0.1.0",
 		states:   randomStateSealer(),
-		released: NewMemoryReleasedRuns(),
+		released: NewMemoryReleasedRuns(0, nil),
 	}
 	for _, o := range opts {
 		o(s)
