@@ -58,11 +58,8 @@ func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, onEvent: req.OnEvent, limits: limits, start: time.Now(),
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
 	}
-	if j := req.Journal; j != nil || (!req.Nested && journalOf(ctx) != nil) {
-		if j == nil {
-			j = journalOf(ctx)
-		}
-		h.jr, h.stop = newJournalState(j), make(chan struct{})
+	if req.Journal != nil {
+		h.jr, h.stop = newJournalState(req.Journal), make(chan struct{})
 		h.logs = append(h.logs, h.jr.rec.Logs...)
 		for _, e := range h.logs {
 			h.logBytes += len(e.Message) + logEntryOverhead

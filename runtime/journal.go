@@ -81,24 +81,6 @@ type JournalCall struct {
 // answered more cannot be suspended (it keeps its worker while it waits).
 const maxJournalBytes = 8 << 20
 
-type journalKey struct{}
-
-// WithJournal returns a context whose run (Runtime.Run, when its Request
-// has no Journal of its own) keeps a journal, so that it can be suspended,
-// and first replays j (nil: nothing to replay). The run's own tool calls do
-// not inherit it: a nested run keeps no journal.
-func WithJournal(ctx context.Context, j *Journal) context.Context {
-	if j == nil {
-		j = &Journal{}
-	}
-	return context.WithValue(ctx, journalKey{}, j)
-}
-
-func journalOf(ctx context.Context) *Journal {
-	j, _ := ctx.Value(journalKey{}).(*Journal)
-	return j
-}
-
 type callKey struct{}
 
 // callRef names one tool call of a journalled run, in the call's context.
@@ -109,11 +91,11 @@ type callRef struct {
 
 // Suspend ends the journalled run whose tool call ctx belongs to (the
 // Host's context of a call), in place of answering that call: once its
-// other calls in flight are answered (their answers join the journal, so
-// that none is made twice), the run stops, then gets the journal, and the
-// run's Result fails with KindCancelled. The call's own answer is never
-// delivered; a replay makes the call again, live. false (and nothing
-// happens) when the run keeps no journal, its journal is over
+// other calls in flight are answered or suspended too (their answers join
+// the journal, so that none is made twice), the run stops, then gets the
+// journal, and the run's Result fails with KindCancelled. The call's own
+// answer is never delivered; a replay makes the call again, live. false
+// (and nothing happens) when the run keeps no journal, its journal is over
 // maxJournalBytes, or it is ending already.
 func Suspend(ctx context.Context, then func(*Journal)) bool {
 	ref, _ := ctx.Value(callKey{}).(*callRef)
@@ -144,8 +126,8 @@ type journalState struct {
 	vmLogs       int // the VM's console lines seen in this run
 
 	suspending bool
-	paused     int // the index of the call that suspended the run
-	then       func(*Journal)
+	paused     map[int]bool // the calls that suspended the run, by index
+	then       []func(*Journal)
 	late       []int // calls answered after suspension began, in arrival order
 }
 
@@ -204,11 +186,15 @@ func endedEarly(index int, want JournalCall) *Error {
 func (h *hostSide) suspend(index int, then func(*Journal)) bool {
 	h.mu.Lock()
 	js := h.jr
-	if js == nil || h.finished || js.suspending || js.bytes > maxJournalBytes {
+	if js == nil || h.finished || h.abortErr != nil || js.bytes > maxJournalBytes {
 		h.mu.Unlock()
 		return false
 	}
-	js.suspending, js.paused, js.then = true, index, then
+	if js.paused == nil {
+		js.paused = map[int]bool{}
+	}
+	js.suspending, js.paused[index] = true, true
+	js.then = append(js.then, then)
 	idle := h.othersInFlight() == 0
 	h.mu.Unlock()
 	if idle {
@@ -221,12 +207,12 @@ func suspendedError() *Error {
 	return &Error{Kind: KindCancelled, Message: "the run was suspended while it waits for an answer; it resumes by replaying its journal"}
 }
 
-// othersInFlight counts the calls in flight but the one that suspended
+// othersInFlight counts the calls in flight but the ones that suspended
 // the run; h.mu is held.
 func (h *hostSide) othersInFlight() int {
 	n := 0
 	for id := range h.inFlight {
-		if h.callIndex[id] != h.jr.paused {
+		if !h.jr.paused[h.callIndex[id]] {
 			n++
 		}
 	}
@@ -317,7 +303,7 @@ func (h *hostSide) journalCall(index int, id uint64, target bindings.Target, arg
 // one step under h.mu, so the journal's order is the VM's; h.mu is held.
 func (h *hostSide) journalAnswer(index int, res json.RawMessage, terr *ToolError, reply func(json.RawMessage, *ToolError)) {
 	js := h.jr
-	if js.suspending && index == js.paused {
+	if js.paused[index] {
 		return // answered after all: the replay makes it again, live
 	}
 	c := &js.rec.Calls[index]
@@ -361,8 +347,12 @@ func (h *hostSide) finishJournal(out *execOutcome) func() {
 		}
 		// The paused call's entry stays, unanswered: the replay makes it live.
 		js.rec.Logs = append([]LogEntry(nil), h.logs...)
-		j, then := js.rec, js.then
-		return func() { then(&j) }
+		j, thens := js.rec, js.then
+		return func() {
+			for _, then := range thens {
+				then(&j)
+			}
+		}
 	}
 	if js.replay != nil && out.Error == nil {
 		for i, c := range js.replay.Calls {

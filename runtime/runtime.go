@@ -123,7 +123,7 @@ type Request struct {
 	// outside the snippet (so that a Host may Suspend it), and replay this
 	// one first: its calls answered from it, its clock readings and
 	// randomness reused, its console lines not emitted again (journal.go).
-	// A non-nested run whose ctx came from WithJournal uses that one.
+	// An empty Journal: keep one, replay nothing.
 	Journal *Journal
 	// OnEvent, when set, hears the run's console entries and tool calls as
 	// they happen (for live logs), from the runtime's goroutines, possibly
