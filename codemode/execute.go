@@ -144,18 +144,21 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	limits, clamped := e.applyLimits(req.Limits)
 	runID := newRunID()
 	root := rootRunOf(ctx, runID)
+	journal, resumedRoot, err := runJournal(ctx, nested)
+	if err != nil {
+		return nil, err
+	}
+	if resumedRoot != "" {
+		root = resumedRoot // what the run held before its release is still its
+	}
 	owner := resultOwner(req.Caller, root, stateContextOf(ctx)) // of the results held for this run
 	ctx, span := startRunSpan(ctx, runID, limits.WithDefaults(), nested)
 	defer span.End()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls, root: root}
-	journal, err := runJournal(ctx, nested)
-	if err != nil {
-		return nil, err
-	}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		calls.add(1)
-		ctx = releasable(ctx, journal != nil, nested)
+		ctx = releasable(ctx, journal != nil, nested, root)
 		var id string
 		switch t := call.Target; t.Kind {
 		case runtime.ServiceMethod:

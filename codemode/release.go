@@ -14,32 +14,42 @@ import (
 // to the run that resumes it (gateway.WithResume), and releases the run
 // through the call's context (gateway.WithRelease, runtime.Suspend).
 
-// runJournal is the journal a top-level run keeps and replays: nil for a
-// run that keeps none (the front end did not ask for one, or the run is
-// nested: releasing it would make its caller's call again).
-func runJournal(ctx context.Context, nested bool) (*runtime.Journal, error) {
+// releasedJournal is what code mode hands the front end when it releases
+// a run: the runtime's journal, and the run's root (resultOwner: results an
+// anonymous caller's run held before its release stay its own after).
+type releasedJournal struct {
+	Root    string           `json:"root"`
+	Journal *runtime.Journal `json:"journal"`
+}
+
+// runJournal is the journal a top-level run keeps and replays, and the
+// root of the run it resumes (""): nil for a run that keeps none (the
+// front end did not ask for one, or the run is nested: releasing it would
+// make its caller's call again).
+func runJournal(ctx context.Context, nested bool) (*runtime.Journal, string, error) {
 	raw, ok := gateway.ResumeFrom(ctx)
 	if !ok || nested {
-		return nil, nil
+		return nil, "", nil
 	}
-	j := &runtime.Journal{}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, j); err != nil {
-			return nil, fmt.Errorf("codemode: the journal of the run to resume cannot be read: %w", err)
-		}
+	if len(raw) == 0 {
+		return &runtime.Journal{}, "", nil
 	}
-	return j, nil
+	var r releasedJournal
+	if err := json.Unmarshal(raw, &r); err != nil || r.Journal == nil {
+		return nil, "", fmt.Errorf("codemode: the journal of the run to resume cannot be read (%v); run the snippet again", err)
+	}
+	return r.Journal, r.Root, nil
 }
 
 // releasable is the context of one tool call of a run: one the front end
 // can release when the run keeps a journal, one it cannot when the run is
 // nested (the outer run's release would reach through it otherwise).
-func releasable(ctx context.Context, journalled, nested bool) context.Context {
+func releasable(ctx context.Context, journalled, nested bool, root string) context.Context {
 	switch {
 	case journalled:
 		return gateway.WithRelease(ctx, func(then func([]byte)) bool {
 			return runtime.Suspend(ctx, func(j *runtime.Journal) {
-				raw, err := json.Marshal(j)
+				raw, err := json.Marshal(releasedJournal{Root: root, Journal: j})
 				if err == nil {
 					then(raw)
 				}
