@@ -77,9 +77,18 @@ type JournalCall struct {
 	Order    int             `json:"order,omitempty"`
 }
 
-// maxJournalBytes bounds the results a journal holds: a run whose calls
-// answered more cannot be suspended (it keeps its worker while it waits).
+// maxJournalBytes bounds the results (and clock readings, 8 bytes each) a
+// journal holds: a run whose journal grows past it cannot be suspended (it
+// keeps its worker while it waits), and records nothing more.
 const maxJournalBytes = 8 << 20
+
+// maxClockReadings bounds the readings a worker keeps for the parent; a
+// snippet that reads the clock more (in a busy loop) sends clockOverflow
+// in their place once, and its run cannot be suspended.
+const (
+	maxClockReadings       = 1 << 20
+	clockOverflow    int64 = -1
+)
 
 type callKey struct{}
 
@@ -239,14 +248,20 @@ func (h *hostSide) stopped() <-chan struct{} {
 	return h.stop
 }
 
-// addClock journals the VM's clock readings.
+// addClock journals the VM's clock readings, while the journal may grow.
 func (h *hostSide) addClock(readings []int64) {
 	if len(readings) == 0 || h.jr == nil {
 		return
 	}
 	h.mu.Lock()
-	if !h.finished {
-		h.jr.rec.Clock = append(h.jr.rec.Clock, readings...)
+	js := h.jr
+	js.bytes += 8 * len(readings)
+	if !h.finished && js.bytes <= maxJournalBytes {
+		if readings[len(readings)-1] == clockOverflow {
+			js.bytes = maxJournalBytes + 1 // the journal misses readings: no release
+		} else {
+			js.rec.Clock = append(js.rec.Clock, readings...)
+		}
 	}
 	h.mu.Unlock()
 }
@@ -373,6 +388,7 @@ type vmInputs struct {
 	replay []int64
 	next   int
 	fresh  []int64
+	kept   int // readings put in fresh so far
 	rng    *mathrand.ChaCha8
 }
 
@@ -396,7 +412,14 @@ func (in *vmInputs) now() time.Time {
 	// Without its monotonic reading: a difference of two readings
 	// (performance.now) must be the same when they come from the journal.
 	t := time.Now().Round(0)
-	in.fresh = append(in.fresh, t.UnixNano())
+	switch {
+	case in.kept < maxClockReadings:
+		in.kept++
+		in.fresh = append(in.fresh, t.UnixNano())
+	case in.kept == maxClockReadings:
+		in.kept++
+		in.fresh = append(in.fresh, clockOverflow)
+	}
 	return t
 }
 

@@ -224,3 +224,20 @@ func TestSuspendNeedsAJournal(t *testing.T) {
 		t.Fatalf("a run without a journal must not be suspended: %+v", res.Error)
 	}
 }
+
+// TestClockReadingsAreBounded: a snippet reading the clock in a busy loop
+// does not grow its journal without end: past the bound its run is no
+// longer suspended (it keeps its worker while it waits), and runs on.
+func TestClockReadingsAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads the clock a million times")
+	}
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		host := newPausingHost()
+		res := run(t, rt, Request{Code: `let x = 0; for (let i = 0; i < ` + fmt.Sprint(maxClockReadings+10) + `; i++) x += Date.now() & 1; return await demo.ask({})`,
+			Tools: pausingTools, Host: host, Journal: &Journal{}})
+		if res.OK || res.Error.Code != "NOT_SUSPENDED" {
+			t.Fatalf("a run past the clock's bound: %+v", res.Error)
+		}
+	})
+}
