@@ -53,9 +53,10 @@ return {removed, again: again.length}`
 // person's approval: the run is released on the replica that started it,
 // and the SDK's retry with the answer, which the balancer sends to
 // another replica, resumes it there by replay: the upstream sees each call
-// once. Over raw HTTP: two copies of the same retry sent at once to two
-// replicas resume the run once (the other is refused), and a tampered
-// state resumes nothing.
+// once. Over raw HTTP: a retry without the answer is asked again, two
+// copies of the same retry sent at once to two replicas resume the run
+// once (the other is refused), and a tampered state or another
+// principal's retry resumes nothing.
 func TestPausedRunResumesByReplayOnAnotherReplica(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server, three replicas and the SDK client")
@@ -128,6 +129,11 @@ await client.close();
 		key = k
 	}
 	approve := map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"decision": "approve"}}}
+	// A retry without the answer (on another replica) is asked again.
+	again := postModernCall(t, direct[2], agentKey, "execute_code", args, nil, state)
+	if asked, _ := again.Result["inputRequests"].(map[string]any); again.Result["resultType"] != "input_required" || asked[key] == nil {
+		t.Fatalf("a retry without the answer: %+v", again)
+	}
 	tampered := []byte(state)
 	tampered[len(tampered)/2] ^= 0x04
 	if r := postModernCall(t, direct[1], agentKey, "execute_code", args, approve, string(tampered)); r.Status != 400 || r.Error == nil || r.Error.Code != -32602 {
