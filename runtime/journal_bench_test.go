@@ -13,7 +13,9 @@ import (
 // BenchmarkHostCalls100WorkerJournalled is BenchmarkHostCalls100Worker for
 // a run that keeps a journal (a 2026-07-28 client's execute_code) and never
 // pauses: what the journal costs each call.
-func BenchmarkHostCalls100WorkerJournalled(b *testing.B) { benchmarkHostCallsOf(b, IsolateWorkers, true) }
+func BenchmarkHostCalls100WorkerJournalled(b *testing.B) {
+	benchmarkHostCallsOf(b, IsolateWorkers, true)
+}
 
 // BenchmarkReplay5Calls is a resume: a snippet whose five calls come from
 // its journal and whose sixth (the approved one) runs live, in a worker.

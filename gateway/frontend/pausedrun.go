@@ -170,7 +170,10 @@ func (r *pausedRun) Request(ctx context.Context, method string, params json.RawM
 	r.mu.Unlock()
 	if release := gateway.ReleaseFor(ctx); release != nil {
 		// Asked again when the run resumes: let go of the worker.
-		expires, _ := ctx.Deadline()
+		expires, ok := ctx.Deadline()
+		if !ok { // an approval always has its timeout; this is the state's own
+			expires = time.Now().Add(RequestStateTTL)
+		}
 		rq := releasedQuestion{Key: key, Method: method, Params: params, Expires: expires.UnixMilli(),
 			Timeout: time.Until(expires).Round(time.Second).Milliseconds()}
 		if release(func(journal []byte) {
