@@ -190,6 +190,14 @@ func endedEarly(index int, want JournalCall) *Error {
 		index+1, want.Target)}
 }
 
+// neverMade is the error of a replay whose answers waited for a call the
+// snippet never made.
+func neverMade(index int, want JournalCall) *Error {
+	return &Error{Kind: KindReplay, Message: fmt.Sprintf(
+		"the snippet took another path on resume: it never made its tool call %d (%s), whose answer came before others it waited for in the run it resumes (a timer racing tool calls?); nothing was called twice: run the snippet again without resuming",
+		index+1, want.Target)}
+}
+
 // suspend starts ending the run for a call that cannot be answered now;
 // see Suspend.
 func (h *hostSide) suspend(index int, then func(*Journal)) bool {
@@ -373,6 +381,16 @@ func (h *hostSide) finishJournal(out *execOutcome) func() {
 		for i, c := range js.replay.Calls {
 			if i >= len(h.calls) {
 				out.Error = endedEarly(i, c)
+				break
+			}
+		}
+	}
+	if len(js.held) > 0 && h.abortErr == nil {
+		// Answers held for their turn behind one whose call was never made:
+		// the run waited for them until it ended (its time limit, say).
+		for i, c := range js.replay.Calls {
+			if c.Answered && c.Order == js.nextReplayed {
+				out.Error = neverMade(i, c)
 				break
 			}
 		}

@@ -241,3 +241,27 @@ func TestClockReadingsAreBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestReplayWaitingForACallNeverMade: a journal whose answers came in an
+// order the replay cannot reach (the call answered first is never made)
+// ends the run with the replay error, not the time limit's.
+func TestReplayWaitingForACallNeverMade(t *testing.T) {
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		host := newPausingHost()
+		code := `const a = demo.echo({n: 1}); const b = demo.echo({n: 2}); await Promise.all([a, b]); return await demo.ask({})`
+		first := run(t, rt, Request{Code: code, Tools: pausingTools, Host: host, Journal: &Journal{}})
+		if first.OK {
+			t.Fatal("the run should have been suspended")
+		}
+		j := <-host.journal
+		// As if call 2's answer had come first: call 1 waits for it.
+		j.Calls[0].Order, j.Calls[1].Order = 2, 1
+		res := run(t, rt, Request{Code: `const a = await demo.echo({n: 1}); return a`, Tools: pausingTools, Host: host, Journal: j, Limits: Limits{Timeout: 300 * time.Millisecond}})
+		if res.OK || res.Error.Kind != KindReplay || !strings.Contains(res.Error.Message, "never made its tool call 2") {
+			t.Fatalf("a replay waiting for a call never made: %+v", res.Error)
+		}
+		if host.count("demo:echo") != 2 {
+			t.Fatalf("the replay reached the host: %v", host.reached)
+		}
+	})
+}
