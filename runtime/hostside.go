@@ -295,7 +295,7 @@ func (h *hostSide) finish(out execOutcome) *Result {
 	}
 	var handOver func()
 	if h.jr != nil {
-		h.jr.rec.Clock = append(h.jr.rec.Clock, out.Clock...)
+		h.addClockLocked(out.Clock)
 		handOver = h.finishJournal(&out)
 	}
 	res := h.result(out)

@@ -262,16 +262,25 @@ func (h *hostSide) addClock(readings []int64) {
 		return
 	}
 	h.mu.Lock()
-	js := h.jr
-	js.bytes += 8 * len(readings)
-	if !h.finished && js.bytes <= maxJournalBytes {
-		if readings[len(readings)-1] == clockOverflow {
-			js.bytes = maxJournalBytes + 1 // the journal misses readings: no release
-		} else {
-			js.rec.Clock = append(js.rec.Clock, readings...)
-		}
+	if !h.finished {
+		h.addClockLocked(readings)
 	}
 	h.mu.Unlock()
+}
+
+// addClockLocked is addClock with h.mu held.
+func (h *hostSide) addClockLocked(readings []int64) {
+	js := h.jr
+	if len(readings) == 0 || js.bytes > maxJournalBytes {
+		return
+	}
+	js.bytes += 8 * len(readings)
+	switch {
+	case readings[len(readings)-1] == clockOverflow:
+		js.bytes = maxJournalBytes + 1 // the journal misses readings: no release
+	case js.bytes <= maxJournalBytes:
+		js.rec.Clock = append(js.rec.Clock, readings...)
+	}
 }
 
 // journalCall is hostSide.call's part for a journalled run, h.mu held and
