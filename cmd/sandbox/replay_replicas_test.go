@@ -169,3 +169,43 @@ await client.close();
 		t.Errorf("the upstream saw list %d, remove %d times; want 4 and 2", list.Load(), remove.Load())
 	}
 }
+
+// TestReleasedRunsAreCappedPerPrincipal: one principal's snippets paused
+// for approvals are released and kept, 16 at most (frontend.MaxPausedRuns):
+// the next is refused with a tool error saying why, while another
+// principal's still pauses; and none of them holds a worker (serve runs
+// with two).
+func TestReleasedRunsAreCappedPerPrincipal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sandbox serve")
+	}
+	upstream, list, remove := countedFiles(t)
+	url := serveHTTP(t, fmt.Sprintf(`{"mcpServers": {"files": {"url": %q}},
+  "codeMode": {"workers": 2},
+  "gateway": {"policy": {"rules": [{"tools": "files:remove", "action": "approve"}]},
+    "auth": {"apiKeys": [{"name": "agent-a", "key": %q}, {"name": "agent-b", "key": %q}]}}}`, upstream, agentKey, otherAgentKey))
+	pause := func(key string, n int) modernAnswer {
+		code := fmt.Sprintf(`return await files.remove({name: "f%d"})`, n)
+		return postModernCall(t, url, key, "execute_code", map[string]any{"code": code}, nil, "")
+	}
+	for i := range 16 {
+		if r := pause(agentKey, i); r.Result["resultType"] != "input_required" {
+			t.Fatalf("paused run %d: %+v", i, r)
+		}
+	}
+	over := pause(agentKey, 99)
+	content, _ := over.Result["content"].([]any)
+	if over.Result["isError"] != true || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), "16 of your calls are paused already") {
+		t.Errorf("the 17th paused run: %+v", over)
+	}
+	if r := pause(otherAgentKey, 0); r.Result["resultType"] != "input_required" {
+		t.Errorf("another principal's paused run: %+v", r)
+	}
+	// Two workers, 17 paused runs: none holds one.
+	if r := postModernCall(t, url, agentKey, "execute_code", map[string]any{"code": `return await files.list({})`}, nil, ""); r.Result["isError"] == true || r.Result["resultType"] == "input_required" {
+		t.Errorf("a run beside the paused ones: %+v", r)
+	}
+	if remove.Load() != 0 || list.Load() != 1 {
+		t.Errorf("the upstream saw list %d, remove %d times; want 1 and 0", list.Load(), remove.Load())
+	}
+}
