@@ -90,7 +90,7 @@ return {removed, again: again.length, before}`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.OK || first.Error.Kind != runtime.KindCancelled || peer.journal == nil {
+	if first.OK || first.Error.Kind != runtime.KindSuspended || peer.journal == nil {
 		t.Fatalf("the run was not released: %+v", first.Error)
 	}
 	if list.Load() != 2 || remove.Load() != 0 {

@@ -92,7 +92,7 @@ func ExampleSuspend() {
 	fmt.Println(string(res.Value), len(res.Logs), "console line")
 	// Output:
 	// host runs files:list
-	// cancelled 2 calls journalled
+	// suspended 2 calls journalled
 	// host runs files:remove
 	// "done" 1 console line
 }

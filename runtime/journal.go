@@ -43,9 +43,14 @@ import (
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
-// KindReplay: a resumed run's snippet made another call than the run it
-// resumes made at the same position (Journal); nothing was called.
-const KindReplay ErrorKind = "replay"
+const (
+	// KindReplay: a resumed run's snippet made another call than the run
+	// it resumes made at the same position (Journal); nothing was called.
+	KindReplay ErrorKind = "replay"
+	// KindSuspended: a Host suspended the run (Suspend) to resume it later
+	// by replaying its journal.
+	KindSuspended ErrorKind = "suspended"
+)
 
 // Journal is what a run took from outside its snippet, enough to run the
 // snippet again to the same point (see the package's journal.go). It holds
@@ -102,7 +107,7 @@ type callRef struct {
 // Host's context of a call), in place of answering that call: once its
 // other calls in flight are answered or suspended too (their answers join
 // the journal, so that none is made twice), the run stops, then gets the
-// journal, and the run's Result fails with KindCancelled. The call's own
+// journal, and the run's Result fails with KindSuspended. The call's own
 // answer is never delivered; a replay makes the call again, live. false
 // (and nothing happens) when the run keeps no journal, its journal is over
 // maxJournalBytes, or it is ending already.
@@ -221,7 +226,7 @@ func (h *hostSide) suspend(index int, then func(*Journal)) bool {
 }
 
 func suspendedError() *Error {
-	return &Error{Kind: KindCancelled, Message: "the run was suspended while it waits for an answer; it resumes by replaying its journal"}
+	return &Error{Kind: KindSuspended, Message: "the run was suspended while it waits for an answer; it resumes by replaying its journal"}
 }
 
 // othersInFlight counts the calls in flight but the ones that suspended
@@ -372,7 +377,7 @@ func (h *hostSide) journalLog() bool {
 // once h.mu is released.
 func (h *hostSide) finishJournal(out *execOutcome) func() {
 	js := h.jr
-	if js.suspending && h.abortErr != nil && h.abortErr.Kind == KindCancelled {
+	if js.suspending && h.abortErr != nil && h.abortErr.Kind == KindSuspended {
 		for _, i := range js.late {
 			js.delivered++
 			js.rec.Calls[i].Order = js.delivered

@@ -75,7 +75,7 @@ func TestSuspendAndReplay(t *testing.T) {
 	bothModes(t, func(t *testing.T, rt *Runtime) {
 		host := newPausingHost()
 		first := run(t, rt, Request{Code: pausingSnippet, Tools: pausingTools, Host: host, Journal: &Journal{}})
-		if first.OK || first.Error.Kind != KindCancelled || !strings.Contains(first.Error.Message, "suspended") {
+		if first.OK || first.Error.Kind != KindSuspended || !strings.Contains(first.Error.Message, "suspended") {
 			t.Fatalf("the paused run should end suspended: %+v", first.Error)
 		}
 		var j *Journal
