@@ -144,6 +144,13 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	limits, clamped := e.applyLimits(req.Limits)
 	runID := newRunID()
 	root := rootRunOf(ctx, runID)
+	journal, resumedRoot, err := runJournal(ctx, nested)
+	if err != nil {
+		return nil, err
+	}
+	if resumedRoot != "" {
+		root = resumedRoot // what the run held before its release is still its
+	}
 	owner := resultOwner(req.Caller, root, stateContextOf(ctx)) // of the results held for this run
 	ctx, span := startRunSpan(ctx, runID, limits.WithDefaults(), nested)
 	defer span.End()
@@ -151,6 +158,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls, root: root}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
 		calls.add(1)
+		ctx = releasable(ctx, journal != nil, nested, root)
 		var id string
 		switch t := call.Target; t.Kind {
 		case runtime.ServiceMethod:
@@ -231,7 +239,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		defer func() { e.watch.ended(runID, out, err) }()
 	}
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
-		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input})
+		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input, Journal: journal})
 	var busy *runtime.BusyError
 	if errors.As(err, &busy) {
 		span.SetStatus(codes.Error, string(CodeBusy))

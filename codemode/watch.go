@@ -190,7 +190,7 @@ type runCollector struct{ e *Engine }
 
 var (
 	runsDesc = prometheus.NewDesc("sandbox_codemode_runs_total",
-		"execute_code runs that ran, by outcome: OK or the error's kind (runtime, limit, compile, deadlock, result, cancelled, internal).", []string{"outcome"}, nil)
+		"execute_code runs that ran, by outcome: OK or the error's kind (runtime, limit, compile, deadlock, result, cancelled, suspended, replay, internal).", []string{"outcome"}, nil)
 	busyDesc = prometheus.NewDesc("sandbox_codemode_busy_total",
 		"execute_code runs refused with BUSY: every worker was taken and as many runs waited as may wait.", nil, nil)
 	limitsDesc = prometheus.NewDesc("sandbox_codemode_limits_hit_total",

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -267,7 +268,11 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	if pause := c.req.PauseClock; pause != nil {
 		defer pause()()
 	}
-	raw, err := peer.Request(askCtx, "elicitation/create", params)
+	raw, err := peer.Request(asApprovalAsk(askCtx), "elicitation/create", params)
+	if errors.Is(err, ErrReleased) {
+		// Not a decision: the question is asked again when the run resumes.
+		return newError(CodeCancelled, c.toolID, nil, nil, "%s waits for a person's approval; its run was released and asks again when it resumes", c.toolID)
+	}
 	if err != nil {
 		if askCtx.Err() != nil && ctx.Err() == nil {
 			return denied(fmt.Sprintf("nobody answered within %v", timeout))

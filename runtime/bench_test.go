@@ -103,7 +103,11 @@ func BenchmarkTrivialWorker(b *testing.B)            { benchmarkTrivial(b, Isola
 func BenchmarkTrivialWorkerUncached(b *testing.B)    { benchmarkTrivial(b, IsolateWorkers, true) }
 
 // A snippet awaiting 100 host calls one after another; reported per call.
-func benchmarkHostCalls(b *testing.B, iso Isolation) {
+func benchmarkHostCalls(b *testing.B, iso Isolation) { benchmarkHostCallsOf(b, iso, false) }
+
+// benchmarkHostCallsOf is benchmarkHostCalls, the run keeping a journal
+// when journalled is set.
+func benchmarkHostCallsOf(b *testing.B, iso Isolation, journalled bool) {
 	rt, err := New(Options{Isolation: iso, Workers: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -117,7 +121,11 @@ func benchmarkHostCalls(b *testing.B, iso Isolation) {
 	var l benchutil.Latencies
 	for b.Loop() {
 		l.Time(func() {
-			res, err := rt.Run(context.Background(), Request{Code: code, Tools: demoTools, Host: host})
+			req := Request{Code: code, Tools: demoTools, Host: host}
+			if journalled {
+				req.Journal = &Journal{}
+			}
+			res, err := rt.Run(context.Background(), req)
 			if err != nil || !res.OK {
 				b.Fatalf("%v %v", err, res.Error)
 			}

@@ -58,3 +58,41 @@ func Example_error() {
 	// false runtime 2
 	// agent.ts:2:14: TypeError: Cannot read properties of undefined or null (reading 'toFixed')
 }
+
+// A run that keeps a journal is suspended while its call waits for a
+// person, and resumed later by replaying its snippet against the journal:
+// the calls it made before are answered from the journal, and the call
+// that waited runs now.
+func ExampleSuspend() {
+	rt, _ := runtime.New(runtime.Options{Isolation: runtime.InProcess})
+	defer rt.Close()
+	approved := false
+	var journal *runtime.Journal
+	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+		if call.Target.Tool == "files:remove" && !approved {
+			runtime.Suspend(ctx, func(j *runtime.Journal) { journal = j })
+			<-ctx.Done() // the run ends; this answer is never delivered
+			return nil, ctx.Err()
+		}
+		fmt.Println("host runs", call.Target.Tool)
+		return json.RawMessage(`"done"`), nil
+	})
+	req := runtime.Request{
+		Code:    `const names = await files.list({}); console.log("listed"); return await files.remove({})`,
+		Tools:   []runtime.Tool{{ID: "files:list", Namespace: "files", Function: "list"}, {ID: "files:remove", Namespace: "files", Function: "remove"}},
+		Host:    host,
+		Journal: &runtime.Journal{},
+	}
+	first, _ := rt.Run(context.Background(), req)
+	fmt.Println(first.Error.Kind, len(journal.Calls), "calls journalled")
+
+	approved = true // the person said yes: replay
+	req.Journal = journal
+	res, _ := rt.Run(context.Background(), req)
+	fmt.Println(string(res.Value), len(res.Logs), "console line")
+	// Output:
+	// host runs files:list
+	// suspended 2 calls journalled
+	// host runs files:remove
+	// "done" 1 console line
+}

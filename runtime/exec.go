@@ -38,6 +38,8 @@ type execOutcome struct {
 	LogsTruncated  bool            `json:"logsTruncated,omitempty"`
 	DroppedLogs    int             `json:"droppedLogs,omitempty"`
 	CallsAbandoned []uint64        `json:"callsAbandoned,omitempty"`
+	// Clock is the VM's clock readings not sent yet (a journalled run's).
+	Clock []int64 `json:"clock,omitempty"`
 }
 
 // execution runs one snippet in a fresh VM. Every method except deliver,
@@ -65,6 +67,8 @@ type execution struct {
 	env *jsenv.Env
 	// sourceLines is the snippet's line count: frames past it are the wrapper's.
 	sourceLines int
+	// inputs are a journalled run's clock and randomness (journal.go).
+	inputs *vmInputs
 
 	queue        jobQueue
 	clockMu      sync.Mutex

@@ -44,6 +44,12 @@ type hostSide struct {
 	logBytes   int
 	truncated  bool
 	droppedLog int
+
+	// jr is the run's journal (journal.go); nil unless the run keeps one.
+	jr       *journalState
+	stop     chan struct{} // closed by abort
+	stopOnce sync.Once
+	abortErr *Error // why the run was aborted (h.mu)
 }
 
 func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
@@ -51,6 +57,13 @@ func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 	h := &hostSide{
 		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, onEvent: req.OnEvent, limits: limits, start: time.Now(),
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
+	}
+	if req.Journal != nil {
+		h.jr, h.stop = newJournalState(req.Journal), make(chan struct{})
+		h.logs = append(h.logs, h.jr.rec.Logs...)
+		for _, e := range h.logs {
+			h.logBytes += len(e.Message) + logEntryOverhead
+		}
 	}
 	for _, s := range req.Services {
 		if h.services == nil {
@@ -118,6 +131,13 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 		reply(nil, refuse)
 		return
 	}
+	callCtx := h.ctx
+	if h.jr != nil {
+		if h.journalCall(started, id, target, args, reply) {
+			return
+		}
+		callCtx = context.WithValue(h.ctx, callKey{}, &callRef{h: h, index: started})
+	}
 	h.callIndex[id] = started
 	h.inFlight[id] = true
 	h.calls = append(h.calls, CallTrace{Tool: target.String(), Start: time.Since(h.start), ArgBytes: len(args)})
@@ -132,7 +152,7 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 		// grow the stack once now rather than twice on the way (16 µs a call).
 		growstack.To16K()
 		t0 := time.Now()
-		res, err := safeCall(h.ctx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
+		res, err := safeCall(callCtx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)
@@ -159,6 +179,10 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 			delete(h.inFlight, id)
 			copied := *tr
 			ended = &copied
+		}
+		if h.jr != nil && !finished {
+			h.journalAnswer(h.callIndex[id], res, terr, reply)
+			finished = true // answered (or held back) under h.mu
 		}
 		h.mu.Unlock()
 		if ended != nil && h.onEvent != nil {
@@ -212,6 +236,20 @@ func (h *hostSide) charge(n int) {
 	h.mu.Unlock()
 }
 
+// vmLog is log for the snippet's own console lines: a replay does not
+// emit again the ones its journal holds.
+func (h *hostSide) vmLog(e LogEntry) {
+	if h.jr != nil {
+		h.mu.Lock()
+		fresh := h.finished || h.journalLog()
+		h.mu.Unlock()
+		if !fresh {
+			return
+		}
+	}
+	h.log(e)
+}
+
 // log keeps one console entry within the output limit, and passes it on
 // to OnEvent when it was kept.
 func (h *hostSide) log(e LogEntry) {
@@ -251,8 +289,25 @@ func (h *hostSide) keepLog(e *LogEntry) bool {
 func (h *hostSide) finish(out execOutcome) *Result {
 	h.cancel()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.finished = true
+	if h.abortErr != nil {
+		out.Error, out.Value = h.abortErr, nil
+	}
+	var handOver func()
+	if h.jr != nil {
+		h.addClockLocked(out.Clock)
+		handOver = h.finishJournal(&out)
+	}
+	res := h.result(out)
+	h.mu.Unlock()
+	if handOver != nil {
+		handOver()
+	}
+	return res
+}
+
+// result assembles the run's Result; h.mu is held.
+func (h *hostSide) result(out execOutcome) *Result {
 	now := time.Since(h.start)
 	outErr := out.Error
 	if outErr != nil && outErr.Kind == KindLimit && outErr.Limit == LimitTime && len(h.inFlight) > 0 {

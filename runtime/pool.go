@@ -309,6 +309,9 @@ func (w *worker) kill() {
 // snippet ran, and the agent should not pay for a worker it never had.
 func (p *pool) run(ctx context.Context, hs *hostSide, filename string, limits Limits, req *Request) (*Result, error) {
 	msg := &runMessage{Code: req.Code, Filename: filename, Limits: limits, Tools: req.Tools, Services: req.Services, Input: req.Input, CompileOnly: req.CompileOnly}
+	if hs.jr != nil {
+		msg.Seed, msg.Clock = hs.jr.rec.Seed, hs.jr.replayedClock()
+	}
 	for attempt := 1; ; attempt++ {
 		get := p.get
 		if req.Nested {
@@ -392,7 +395,7 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 	defer hs.clock.setNotify(nil)
 	defer w.current.Store(nil) // start set it
 	var grace <-chan time.Time
-	cancelled := ctx.Done()
+	cancelled, aborted := ctx.Done(), hs.stopped()
 	started, compiled := false, false
 	for {
 		select {
@@ -418,7 +421,15 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 			cancelled = nil
 			_ = w.fw.send(&message{T: msgCancel, RunID: runID})
 			grace = time.After(killGrace)
+		case <-aborted:
+			// Suspended, or another path on replay: finish says which.
+			aborted = nil
+			_ = w.fw.send(&message{T: msgCancel, RunID: runID})
+			grace = time.After(killGrace)
 		case <-grace:
+			if ctx.Err() == nil { // aborted: finish reports why
+				return execOutcome{Error: suspendedError()}, false, false
+			}
 			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false, false
 		case <-expired:
 			if !compiled {
@@ -442,10 +453,12 @@ func (w *worker) handle(hs *hostSide, runID uint64, m *message) (out execOutcome
 	switch m.T {
 	case msgStarted:
 	case msgCall:
+		hs.addClock(m.Clock)
 		w.relayCall(hs, runID, m)
 	case msgLog:
+		hs.addClock(m.Clock)
 		if m.Log != nil {
-			hs.log(*m.Log)
+			hs.vmLog(*m.Log)
 		}
 	case msgDone:
 		if m.Outcome == nil {

@@ -53,6 +53,10 @@ type message struct {
 	Result json.RawMessage  `json:"result,omitempty"`
 	Err    *ToolError       `json:"err,omitempty"`
 
+	// Clock carries a journalled run's clock readings made since the
+	// worker's last frame, on its next call, log or done.
+	Clock []int64 `json:"clk,omitempty"`
+
 	// log
 	Log *LogEntry `json:"log,omitempty"`
 	// Tail is the size of the raw bytes that follow the frame: a log's
@@ -84,6 +88,10 @@ type runMessage struct {
 	Services    []string        `json:"services,omitempty"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	CompileOnly bool            `json:"compileOnly,omitempty"`
+	// Seed and Clock are a journalled run's: its randomness's seed, and
+	// the clock readings it replays (journal.go).
+	Seed  []byte  `json:"seed,omitempty"`
+	Clock []int64 `json:"clock,omitempty"`
 }
 
 const (

@@ -119,6 +119,12 @@ type Request struct {
 	// and runs none of it: the Result is OK with no value, or the compile
 	// error with its line (saving a script checks its code so).
 	CompileOnly bool
+	// Journal, when set, makes the run keep a journal of what it takes from
+	// outside the snippet (so that a Host may Suspend it), and replay this
+	// one first: its calls answered from it, its clock readings and
+	// randomness reused, its console lines not emitted again (journal.go).
+	// An empty Journal: keep one, replay nothing.
+	Journal *Journal
 	// OnEvent, when set, hears the run's console entries and tool calls as
 	// they happen (for live logs), from the runtime's goroutines, possibly
 	// several at once; it must return quickly and not block. The Result
@@ -275,10 +281,14 @@ type inProcessSide struct {
 }
 
 func (s *inProcessSide) startCall(id uint64, target bindings.Target, args json.RawMessage) {
+	s.hs.addClock(s.ex.takeClock())
 	s.hs.call(id, target, args, func(res json.RawMessage, terr *ToolError) { s.ex.deliver(id, res, terr) })
 }
 
-func (s *inProcessSide) log(e LogEntry) { s.hs.log(e) }
+func (s *inProcessSide) log(e LogEntry) {
+	s.hs.addClock(s.ex.takeClock())
+	s.hs.vmLog(e)
+}
 
 func (s *inProcessSide) idle() {}
 
@@ -291,7 +301,21 @@ func (r *Runtime) runInProcess(ctx context.Context, hs *hostSide, t *transpiled,
 		ex.interrupt(&Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()})
 	})
 	defer stop()
+	if hs.jr != nil {
+		ex.useInputs(hs.jr.rec.Seed, hs.jr.replayedClock())
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-hs.stopped():
+				ex.interrupt(suspendedError()) // finish reports the abort's own reason
+			case <-done:
+			}
+		}()
+	}
 	ex.input = req.Input
 	ex.compileOnly = req.CompileOnly
-	return hs.finish(ex.run(t, req.Tools, req.Services))
+	out := ex.run(t, req.Tools, req.Services)
+	out.Clock = ex.takeClock()
+	return hs.finish(out)
 }

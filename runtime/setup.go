@@ -24,6 +24,7 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 		}
 	}
 	e.console.limit = e.limits.OutputBytes // set when the run's limits are known
+	e.installInputs()
 	if err := e.env.CaptureFor(code); err != nil {
 		return err
 	}

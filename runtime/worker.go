@@ -173,13 +173,14 @@ func newWorkerRun(fw *frameWriter, id uint64, m *runMessage) *workerRun {
 	w.ex.compiled = func() { _ = fw.sendLazy(&message{T: msgCompiled, RunID: id}) }
 	w.ex.input = m.Input
 	w.ex.compileOnly = m.CompileOnly
+	w.ex.useInputs(m.Seed, m.Clock)
 	return w
 }
 
 func (w *workerRun) startCall(id uint64, target bindings.Target, args json.RawMessage) {
 	// Held until the VM idles (or lazyDelay passes): the calls a turn of the
 	// snippet starts together cross the pipe in one write.
-	if err := w.fw.sendLazy(&message{T: msgCall, RunID: w.id, ID: id, Target: &target, Args: args}); err != nil {
+	if err := w.fw.sendLazy(&message{T: msgCall, RunID: w.id, ID: id, Target: &target, Args: args, Clock: w.ex.takeClock()}); err != nil {
 		msg := "the call could not be sent: the sandbox worker lost its connection to the host"
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
@@ -192,7 +193,7 @@ func (w *workerRun) startCall(id uint64, target bindings.Target, args json.RawMe
 func (w *workerRun) idle() { _ = w.fw.flush() }
 
 func (w *workerRun) log(e LogEntry) {
-	_ = w.fw.sendText(&message{T: msgLog, RunID: w.id, Log: &LogEntry{Level: e.Level}}, e.Message)
+	_ = w.fw.sendText(&message{T: msgLog, RunID: w.id, Log: &LogEntry{Level: e.Level}, Clock: w.ex.takeClock()}, e.Message)
 }
 
 func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
@@ -212,6 +213,7 @@ func (w *workerRun) execute(m *runMessage) (execOutcome, bool) {
 	stopWatch := watchHeap(w.ex, limits.MemoryBytes)
 
 	out := w.ex.run(t, m.Tools, m.Services)
+	out.Clock = w.ex.takeClock()
 
 	peak := stopWatch()
 	// A worker that grew large, or whose snippet hit the memory limit, is

@@ -390,6 +390,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		// right for one process.
 		frontOpts = append(frontOpts, frontend.WithRequestStateKey(shared.requestStateKey))
 	}
+	if shared != nil && shared.released != nil {
+		// A run released while it waits resumes on any replica.
+		frontOpts = append(frontOpts, frontend.WithReleasedRunStore(shared.released))
+	}
 	tasks := taskOptions(file, shared, codeMode)
 	frontOpts = append(frontOpts, frontend.WithTasks(tasks))
 	front := frontend.New(g, frontOpts...)

@@ -37,8 +37,9 @@ type sharedState struct {
 	usage       codemode.UsageStore // what code mode learns from use
 	sessions    frontend.SessionDirectory
 	callStreams frontend.CallStreamStore
-	runs        runs.Store // tasks (runs that outlive their request)
-	contextKey  string     // of execute_code's context handles, the same on every replica
+	released    frontend.ReleasedRunStore // runs released from their workers while they wait
+	runs        runs.Store                // tasks (runs that outlive their request)
+	contextKey  string                    // of execute_code's context handles, the same on every replica
 	// requestStateKey seals the front end's requestStates (input_required),
 	// the same on every replica, so a retry may land on any of them.
 	requestStateKey []byte
@@ -115,6 +116,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		usage:           c.Usage(nil),
 		sessions:        c.SessionDirectory(),
 		callStreams:     c.CallStreams(),
+		released:        c.ReleasedRuns(0, nil),
 		runs:            c.RunStore(nil),
 		contextKey:      string(c.DeriveKey("codemode context handles")),
 		requestStateKey: c.DeriveKey("frontend requestState"),

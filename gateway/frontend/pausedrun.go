@@ -5,15 +5,17 @@ package frontend
 // policy's approval, an upstream's elicitation, sampling or roots) pauses
 // it, the call answers input_required with the questions, and the retry,
 // which finds the paused run by its requestState, hands the answers to the
-// waiting run and waits again for its result or its next questions. The
-// run keeps its worker meanwhile (the short pause); its clock stands while
-// it waits for a person, as a 2025 session's does. A run nobody answers
-// within the approval timeout goes on as a 2025 run would: DENIED.
+// waiting run and waits again for its result or its next questions. A
+// run nobody answers within the approval timeout goes on as a 2025 run
+// would: DENIED.
 //
-// A paused run is a value of this process found by its id, which only the
-// sealed requestState carries (bound to the principal and the request):
-// the seam where a run that holds no worker (a journal replayed in a fresh
-// one, on any replica) would be found instead.
+// A policy's approval releases the run from its worker (releasedruns.go:
+// the run ends, its journal is kept, the retry replays it in a fresh
+// worker, on any replica). An upstream's own elicitation or sampling
+// cannot be asked again (the call is live upstream): that run keeps its
+// worker while it waits, its clock standing, as a 2025 session's does. It
+// is a value of this process found by its id, which only the sealed
+// requestState carries (bound to the principal and the request).
 
 import (
 	"context"
@@ -103,6 +105,12 @@ type pausedRun struct {
 	seq     int
 	pending map[string]*question // asked, not answered, by input request key
 	lacking string               // a capability an upstream asked for that the request did not declare
+	// released are the questions the run was released on, and journal
+	// its journal (releasedruns.go), set before done is closed.
+	released []releasedQuestion
+	journal  []byte
+	// preanswers are a resumed run's questions with the retry's answers.
+	preanswers []releasedQuestion
 }
 
 // Lacks records that an upstream asked for a capability the request did
@@ -156,10 +164,32 @@ func (r *pausedRun) Supports(capability string) bool {
 // ones until a retry answers it or ctx ends (the approval timeout, or the
 // run's end).
 func (r *pausedRun) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if answer, ok, err := r.preanswered(method, params); ok {
+		return answer, err
+	}
 	q := &question{method: method, params: params, answer: make(chan json.RawMessage, 1)}
 	r.mu.Lock()
 	r.seq++
 	key := fmt.Sprintf("sandbox_q%d", r.seq)
+	r.mu.Unlock()
+	if release := gateway.ReleaseFor(ctx); release != nil {
+		// Asked again when the run resumes: let go of the worker.
+		expires, ok := ctx.Deadline()
+		if !ok { // an approval always has its timeout; this is the state's own
+			expires = time.Now().Add(RequestStateTTL)
+		}
+		rq := releasedQuestion{Key: key, Method: method, Params: params, Expires: expires.UnixMilli(),
+			Timeout: time.Until(expires).Round(time.Second).Milliseconds()}
+		if release(func(journal []byte) {
+			r.mu.Lock()
+			r.released, r.journal = append(r.released, rq), journal
+			r.mu.Unlock()
+		}) {
+			<-ctx.Done() // the run ends once its other calls are answered
+			return nil, gateway.ErrReleased
+		}
+	}
+	r.mu.Lock()
 	r.pending[key] = q
 	r.mu.Unlock()
 	select {
@@ -218,6 +248,17 @@ func (r *pausedRun) answer(responses json.RawMessage) {
 	}
 }
 
+// releasedRun is what is kept of the run when it was released (nil when
+// it was not).
+func (r *pausedRun) releasedRun() *releasedRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.journal == nil {
+		return nil
+	}
+	return &releasedRun{Principal: r.principal, Journal: r.journal, Questions: r.released}
+}
+
 func (r *pausedRun) hasPending() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -250,11 +291,23 @@ var toolAnswers = answers[*mcp.CallToolResult]{
 // result or with input_required while it waits for the client.
 func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	if r.Params.RequestState == "" {
-		return startRun(s, ctx, binding, run, toolAnswers)
+		// The run keeps a journal, to be released if it waits for a person.
+		return startRun(s, ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return run(gateway.WithResume(ctx, nil))
+		}, toolAnswers)
 	}
 	id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState)
 	if !ok {
 		return nil, answerError(ctx, rpcError{Code: mcp.INVALID_PARAMS, Message: errBadState.Error()})
+	}
+	if s.paused.get(id) == nil {
+		raw, err := s.released.Take(ctx, id, callerOf(ctx).Principal.Key())
+		if err != nil {
+			return errorResult(fmt.Errorf("the paused run could not be read back (%v); send the request again", err)), nil
+		}
+		if raw != nil {
+			return resumeReleased(s, ctx, r.Params.MultiRoundTripParams, binding, id, raw, run, toolAnswers)
+		}
 	}
 	return resumeRun(s, ctx, r.Params.MultiRoundTripParams, binding, id, toolAnswers)
 }
@@ -293,6 +346,12 @@ func resumeRun[T any](s *Server, ctx context.Context, mrt mcp.MultiRoundTripPara
 // startRun runs run for a 2026-07-28 request with a gateway.Peer that
 // pauses it when it asks.
 func startRun[T any](s *Server, ctx context.Context, binding string, run func(context.Context) (T, error), a answers[T]) (T, error) {
+	return startRunWith(s, ctx, binding, run, a, nil)
+}
+
+// startRunWith is startRun; prepare, when set, sees the run before it
+// starts.
+func startRunWith[T any](s *Server, ctx context.Context, binding string, run func(context.Context) (T, error), a answers[T], prepare func(*pausedRun)) (T, error) {
 	var caps mcp.ClientCapabilities
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
 		caps = *info.ClientCapabilities
@@ -302,6 +361,9 @@ func startRun[T any](s *Server, ctx context.Context, binding string, run func(co
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &pausedRun{id: hex.EncodeToString(idBytes), principal: callerOf(ctx).Principal.Key(), caps: caps, cancel: cancel,
 		asked: make(chan struct{}, 1), done: make(chan struct{}), pending: map[string]*question{}}
+	if prepare != nil {
+		prepare(p)
+	}
 	go func() {
 		defer cancel()
 		p.res, p.err = run(context.WithValue(gateway.WithPeer(runCtx, p), pausedRunKey{}, p))
@@ -335,6 +397,9 @@ func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string
 		select {
 		case <-p.done:
 			s.paused.remove(p.id)
+			if rel := p.releasedRun(); rel != nil {
+				return keepReleased(s, ctx, p.id, binding, *rel, a)
+			}
 			res, _ := p.res.(T)
 			return res, p.err
 		case <-p.asked:

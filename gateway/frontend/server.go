@@ -67,9 +67,10 @@ type Server struct {
 	// states seals the requestStates of input_required answers
 	// (requeststate.go); paused are the built-in tools' runs waiting for
 	// their 2026-07-28 client's answers (pausedrun.go).
-	states *stateSealer
-	paused pausedRuns
-	tasks  *taskServer // nil: no tasks extension (tasks.go)
+	states   *stateSealer
+	paused   pausedRuns
+	released ReleasedRunStore // runs released from their workers (releasedruns.go)
+	tasks    *taskServer      // nil: no tasks extension (tasks.go)
 }
 
 // Option configures a Server.
@@ -114,6 +115,7 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		name:     "sandbox-gateway",
 		version:  "0.1.0",
 		states:   randomStateSealer(),
+		released: NewMemoryReleasedRuns(0, nil),
 	}
 	for _, o := range opts {
 		o(s)

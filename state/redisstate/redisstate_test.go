@@ -71,6 +71,11 @@ func TestRedisState(t *testing.T) {
 	t.Run("usage", func(t *testing.T) {
 		statetest.TestUsageStore(t, func(t *testing.T, now func() time.Time) codemode.UsageStore { return open(t).Usage(now) })
 	})
+	t.Run("released runs", func(t *testing.T) {
+		statetest.TestReleasedRunStore(t, func(t *testing.T, maxBytes int64, now func() time.Time) frontend.ReleasedRunStore {
+			return open(t).ReleasedRuns(maxBytes, now)
+		})
+	})
 }
 
 // TestSecretsAreEncrypted: what Redis holds of tokens and grants is

@@ -35,7 +35,7 @@ func holding(held map[string]string, secrets ...string) []string {
 
 // TestUsersDataIsSealed: what users keep in Redis (a store value, a saved
 // script, a detached call stream's events, a big result, the words of
-// their searches) is nowhere in Redis in clear, under any key or on its
+// their searches, a released run's journal) is nowhere in Redis in clear, under any key or on its
 // disk, and reads
 // back whole; a sealed value moved to another principal's key does not
 // decrypt there, and another encryption key reads nothing.
@@ -49,6 +49,7 @@ func TestUsersDataIsSealed(t *testing.T) {
 		event  = "alice-progress-message-2207"
 		result = "alice-result-row-8843"
 		word   = "confidentialacquisition"
+		answer = "alice-tool-answer-6610"
 	)
 
 	alice := codemode.StoreScope{Principal: "acme/alice"}
@@ -79,14 +80,20 @@ func TestUsersDataIsSealed(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if found := holding(srv.Contents(t), value, "alice-script-body", event, result, word); len(found) > 0 {
+	released := c.ReleasedRuns(0, nil)
+	journal := []byte(`{"j":{"calls":[{"result":"` + answer + `"}]}}`)
+	if err := released.Put(ctx, "run-1", "acme/alice", journal, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	if found := holding(srv.Contents(t), value, "alice-script-body", event, result, word, answer); len(found) > 0 {
 		t.Fatalf("Redis holds users' data in clear under %v", found)
 	}
 	disk := srv.Disk(t) // the append-only file: what a backup holds
 	if !bytes.Contains(disk, []byte("acme%2Falice")) {
 		t.Fatalf("the append-only file (%d bytes) does not have the writes", len(disk))
 	}
-	for _, secret := range []string{value, "alice-script-body", event, result, word} {
+	for _, secret := range []string{value, "alice-script-body", event, result, word, answer} {
 		if bytes.Contains(disk, []byte(secret)) {
 			t.Fatalf("Redis wrote %q to disk in clear", secret)
 		}
@@ -113,6 +120,9 @@ func TestUsersDataIsSealed(t *testing.T) {
 	}
 	if ev, err := usage.Evidence(ctx, []string{word}); err != nil || ev[word]["crm:find_deal"] != 1 {
 		t.Fatalf("usage: %v %v", ev, err)
+	}
+	if run, err := released.Take(ctx, "run-1", "acme/alice"); err != nil || !bytes.Equal(run, journal) {
+		t.Fatalf("released run: %s %v", run, err)
 	}
 
 	// Alice's sealed value given to bob's key does not decrypt there.

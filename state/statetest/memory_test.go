@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runs"
 	"github.com/sandboxrt/sandbox/state/statetest"
 )
@@ -131,4 +132,10 @@ func TestFileResultStore(t *testing.T) {
 func TestMemoryRunStore(t *testing.T) {
 	statetest.TestRunStore(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
 	statetest.TestRunLease(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
+}
+
+func TestMemoryReleasedRuns(t *testing.T) {
+	statetest.TestReleasedRunStore(t, func(_ *testing.T, maxBytes int64, now func() time.Time) frontend.ReleasedRunStore {
+		return frontend.NewMemoryReleasedRuns(maxBytes, now)
+	})
 }

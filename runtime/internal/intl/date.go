@@ -221,7 +221,7 @@ func installDateTimeFormat(env *jsenv.Env, intl *goja.Object) error {
 		if !ok {
 			panic(vm.NewTypeError("Intl.DateTimeFormat.prototype." + what + " called on an object that is not a DateTimeFormat"))
 		}
-		ms := float64(time.Now().UnixMilli())
+		ms := float64(env.Time().UnixMilli())
 		if a := c.Argument(0); !goja.IsUndefined(a) {
 			if d, ok := a.(*goja.Object); ok && d.ClassName() == "Date" {
 				v, _ := getTime(d)

@@ -12,8 +12,10 @@
 package jsenv
 
 import (
+	"crypto/rand"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -46,6 +48,30 @@ type Env struct {
 	ErrorCtor      *goja.Object // nil until CaptureError
 	// MapEntries and SetValues start an iteration: f(collection) -> iterator.
 	MapEntries, SetValues func(goja.Value) (goja.Value, error)
+
+	// Now and Random are the run's clock and randomness, for the families
+	// that read them (performance, crypto, Intl's dates). Nil: the wall
+	// clock and crypto/rand. A run that keeps a journal sets both, so a
+	// replay of it reads the same values (runtime/journal.go).
+	Now    func() time.Time
+	Random func([]byte)
+}
+
+// Time is the run's clock (Now, or the wall clock).
+func (env *Env) Time() time.Time {
+	if env.Now != nil {
+		return env.Now()
+	}
+	return time.Now()
+}
+
+// RandomBytes fills b from the run's randomness (Random, or crypto/rand).
+func (env *Env) RandomBytes(b []byte) {
+	if env.Random != nil {
+		env.Random(b)
+		return
+	}
+	_, _ = rand.Read(b)
 }
 
 var errMissingBuiltin = errors.New("runtime: the VM lacks a built-in the runtime relies on")

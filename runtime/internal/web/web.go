@@ -11,14 +11,12 @@
 package web
 
 import (
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
 	"fmt"
 	"hash"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
@@ -35,7 +33,7 @@ func InstallCrypto(env *jsenv.Env) error {
 	c := vm.NewObject()
 	if err := jsenv.DefineFunc(vm, c, "randomUUID", func(goja.FunctionCall) goja.Value {
 		var b [16]byte
-		_, _ = rand.Read(b[:])
+		env.RandomBytes(b[:])
 		b[6] = b[6]&0x0f | 0x40
 		b[8] = b[8]&0x3f | 0x80
 		return vm.ToValue(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
@@ -53,7 +51,7 @@ func InstallCrypto(env *jsenv.Env) error {
 		if len(b) > 65536 {
 			panic(env.DOMError("QuotaExceededError", fmt.Sprintf("crypto.getRandomValues: the array is %d bytes, over the 65536 one call may fill; fill it in parts", len(b))))
 		}
-		_, _ = rand.Read(b)
+		env.RandomBytes(b)
 		return arg
 	}); err != nil {
 		return err
@@ -107,11 +105,11 @@ func InstallCrypto(env *jsenv.Env) error {
 func InstallPerformance(env *jsenv.Env) error {
 	vm := env.VM
 	g := vm.GlobalObject()
-	origin := time.Now()
+	origin := env.Time()
 	p := vm.NewObject()
 	_ = p.Set("timeOrigin", float64(origin.UnixMicro())/1000)
 	if err := jsenv.DefineFunc(vm, p, "now", func(goja.FunctionCall) goja.Value {
-		return vm.ToValue(float64(time.Since(origin).Nanoseconds()) / 1e6)
+		return vm.ToValue(float64(env.Time().Sub(origin).Nanoseconds()) / 1e6)
 	}); err != nil {
 		return err
 	}
