@@ -69,6 +69,12 @@ type Journal struct {
 	VMLogs int        `json:"vmLogs,omitempty"`
 }
 
+// resumes says whether a run of j replays one that ran before (it has
+// calls or output), rather than starting afresh.
+func (j *Journal) resumes() bool {
+	return j != nil && (len(j.Calls) > 0 || len(j.Logs) > 0 || len(j.Clock) > 0)
+}
+
 // JournalCall is one tool call of a Journal.
 type JournalCall struct {
 	Target string `json:"to"`

@@ -482,12 +482,8 @@ func (w *worker) relayed(m *message) bool {
 		return false
 	}
 	switch m.T {
-	case msgCall:
-		w.relayCall(cur.hs, cur.id, m)
-	case msgLog:
-		if m.Log != nil {
-			cur.hs.log(*m.Log)
-		}
+	case msgCall, msgLog:
+		w.handle(cur.hs, cur.id, m) // the same as when await takes them
 	default:
 		return false
 	}

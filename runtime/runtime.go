@@ -251,7 +251,7 @@ func (r *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	// transpiled or run never exceeds Options.Workers. A nested run's
 	// caller already holds one, and waits for it.
 	if !req.Nested {
-		slot, err := r.sched.acquire(ctx, keyOf(req.Caller), r.closed)
+		slot, err := r.sched.acquire(ctx, keyOf(req.Caller), req.Journal.resumes(), r.closed)
 		if err != nil {
 			return nil, err
 		}

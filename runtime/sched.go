@@ -221,13 +221,13 @@ func newScheduler(slots, maxQueue, perCaller int) *scheduler {
 
 // acquire waits for a slot for a run of key. The returned ticket must be
 // given back with release.
-func (s *scheduler) acquire(ctx context.Context, key callerKey, closed <-chan struct{}) (*ticket, error) {
+func (s *scheduler) acquire(ctx context.Context, key callerKey, resumed bool, closed <-chan struct{}) (*ticket, error) {
 	select {
 	case <-closed:
 		return nil, ErrClosed
 	default:
 	}
-	t, err := s.enter(key)
+	t, err := s.enter(key, resumed)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,13 @@ func (s *scheduler) acquire(ctx context.Context, key callerKey, closed <-chan st
 }
 
 // enter gives a run a slot at once, a place in the queue, or a *BusyError.
-func (s *scheduler) enter(key callerKey) (*ticket, error) {
+// A resumed run (one replaying the journal of a run released while it
+// waited for a person) always gets a place: it was admitted once, its
+// journal was taken from the store to run it, and refusing it now would
+// leave its client nothing to resume but the snippet from its start, whose
+// calls made before the pause would then be made twice. Resumed runs are
+// few (frontend.MaxPausedRuns per principal), so the queue stays bounded.
+func (s *scheduler) enter(key callerKey, resumed bool) (*ticket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -258,6 +264,10 @@ func (s *scheduler) enter(key callerKey) (*ticket, error) {
 		return t, nil
 	}
 	s.decayUsage()
+	if resumed {
+		s.waiting = append(s.waiting, t)
+		return t, nil
+	}
 	if len(s.waiting) >= max(s.maxQueue, 0) {
 		if len(s.waiting) == 0 {
 			return nil, s.busy(t, false)

@@ -22,7 +22,7 @@ func sess(principal, session string) callerKey {
 // enterOK enters a run that must not be refused.
 func enterOK(t *testing.T, s *scheduler, k callerKey) *ticket {
 	t.Helper()
-	tk, err := s.enter(k)
+	tk, err := s.enter(k, false)
 	if err != nil {
 		t.Fatalf("enter %v: %v", k, err)
 	}
@@ -51,7 +51,7 @@ func TestSchedulerQueuesThenRefuses(t *testing.T) {
 	r1, r2 := enterOK(t, s, a), enterOK(t, s, a)
 	w1, w2, w3 := enterOK(t, s, a), enterOK(t, s, a), enterOK(t, s, a)
 	only(t, []*ticket{r1, r2, w1, w2, w3}, r1, r2)
-	_, err := s.enter(a)
+	_, err := s.enter(a, false)
 	var be *BusyError
 	if !errors.Is(err, ErrBusy) || !errors.As(err, &be) {
 		t.Fatalf("enter past the queue: err = %v, want a *BusyError", err)
@@ -81,7 +81,7 @@ func TestSchedulerQueueBounds(t *testing.T) {
 	}
 	s := newScheduler(1, -1, 0) // no waiting at all
 	r := enterOK(t, s, sess("a", "1"))
-	if _, err := s.enter(sess("b", "1")); !errors.Is(err, ErrBusy) {
+	if _, err := s.enter(sess("b", "1"), false); !errors.Is(err, ErrBusy) {
 		t.Fatalf("MaxQueue < 0 with the worker taken: err = %v, want ErrBusy", err)
 	}
 	s.release(r)
@@ -150,7 +150,7 @@ func TestSchedulerFullQueueDisplacesTheBusiest(t *testing.T) {
 	enterOK(t, s, a)
 	wa1, wa2, wa3 := enterOK(t, s, a), enterOK(t, s, a), enterOK(t, s, a)
 
-	if _, err := s.enter(a); !errors.Is(err, ErrBusy) {
+	if _, err := s.enter(a, false); !errors.Is(err, ErrBusy) {
 		t.Fatalf("the flooder's own next run: err = %v, want ErrBusy", err)
 	}
 	b := enterOK(t, s, sess("b", "1"))
@@ -189,7 +189,7 @@ func TestSchedulerFullQueueDisplacesTheBusiest(t *testing.T) {
 		t.Fatal("d should have displaced a's last waiting run")
 	}
 	// Now b, c, d wait, one run each: e is their equal and is refused.
-	if _, err := s.enter(sess("e", "1")); !errors.Is(err, ErrBusy) {
+	if _, err := s.enter(sess("e", "1"), false); !errors.Is(err, ErrBusy) {
 		t.Fatalf("an equal newcomer: err = %v, want ErrBusy", err)
 	}
 	for _, w := range []*ticket{b, c, d} {
@@ -219,13 +219,13 @@ func TestSchedulerCancelWhileWaiting(t *testing.T) {
 func TestSchedulerAcquire(t *testing.T) {
 	s := newScheduler(1, 4, 0)
 	closed := make(chan struct{})
-	tk, err := s.acquire(context.Background(), sess("a", "1"), closed)
+	tk, err := s.acquire(context.Background(), sess("a", "1"), false, closed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.acquire(ctx, sess("b", "1"), closed); !errors.Is(err, context.Canceled) {
+	if _, err := s.acquire(ctx, sess("b", "1"), false, closed); !errors.Is(err, context.Canceled) {
 		t.Fatalf("acquire with an ended context: err = %v", err)
 	}
 	if s.queued() != 0 {
@@ -233,7 +233,7 @@ func TestSchedulerAcquire(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() {
-		tk2, err := s.acquire(context.Background(), sess("b", "1"), closed)
+		tk2, err := s.acquire(context.Background(), sess("b", "1"), false, closed)
 		if err == nil {
 			s.release(tk2)
 		}
@@ -245,7 +245,7 @@ func TestSchedulerAcquire(t *testing.T) {
 		t.Fatalf("the waiting run: %v", err)
 	}
 	close(closed)
-	if _, err := s.acquire(context.Background(), sess("a", "1"), closed); !errors.Is(err, ErrClosed) {
+	if _, err := s.acquire(context.Background(), sess("a", "1"), false, closed); !errors.Is(err, ErrClosed) {
 		t.Fatalf("acquire after close: err = %v", err)
 	}
 }
@@ -263,7 +263,7 @@ func TestSchedulerRetryEstimate(t *testing.T) {
 	enterOK(t, s, k)
 	enterOK(t, s, k)
 	enterOK(t, s, k)
-	_, err := s.enter(k)
+	_, err := s.enter(k, false)
 	var be *BusyError
 	if !errors.As(err, &be) {
 		t.Fatalf("err = %v", err)
@@ -322,7 +322,7 @@ func TestSchedulerAdmitsByExpectedWait(t *testing.T) {
 	r1, r2 := enterOK(t, s, slow), enterOK(t, s, slow)
 	// 4 s running: 2 s ahead, then 3 s ahead; both at most the bound.
 	w1, w2 := enterOK(t, s, slow), enterOK(t, s, slow)
-	_, err := s.enter(slow)
+	_, err := s.enter(slow, false)
 	var be *BusyError
 	if !errors.As(err, &be) || be.ExpectedWait != 4*time.Second || be.MaxWait != 3*time.Second || be.RetryAfter != time.Second {
 		t.Fatalf("the third waiting run of 2 s: %v (%+v), want refused: 4s expected, retry in 1s", err, be)
@@ -391,7 +391,7 @@ func TestSchedulerZeroWaitAdmitsNoWaiting(t *testing.T) {
 	s, _ := clocked(1)
 	s.maxWait = 0
 	enterOK(t, s, sess("a", "1"))
-	if _, err := s.enter(sess("b", "1")); !errors.Is(err, ErrBusy) {
+	if _, err := s.enter(sess("b", "1"), false); !errors.Is(err, ErrBusy) {
 		t.Fatalf("a run behind a running one with a bound of 0: %v", err)
 	}
 }
@@ -547,7 +547,7 @@ func TestSchedulerRecentWorkTimeFirst(t *testing.T) {
 	only(t, []*ticket{wl, newcomer}, wl)
 	// Between equals in recent work, nobody is displaced.
 	n2 := enterOK(t, s, sess("p", "new2"))
-	if _, err := s.enter(sess("p", "new3")); !errors.Is(err, ErrBusy) {
+	if _, err := s.enter(sess("p", "new3"), false); !errors.Is(err, ErrBusy) {
 		t.Fatalf("a third newcomer: %v, want BUSY", err)
 	}
 	s.release(wl)
@@ -575,4 +575,25 @@ func TestSchedulerRecentWorkTimeFirst(t *testing.T) {
 	if len(s.usage) != 0 {
 		t.Fatalf("usage still kept after a quiet minute: %v", s.usage)
 	}
+}
+
+// TestSchedulerQueuesAResumedRunPastItsBounds: a run resuming one released
+// while it waited for a person waits for a worker even when a new run
+// would be refused (its journal was taken to run it: a refusal would make
+// its earlier calls again), and then runs in its turn.
+func TestSchedulerQueuesAResumedRunPastItsBounds(t *testing.T) {
+	s := newScheduler(1, 1, 0)
+	a := sess("a", "1")
+	r1, w1 := enterOK(t, s, a), enterOK(t, s, a)
+	if _, err := s.enter(a, false); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a new run past the queue: err = %v, want BUSY", err)
+	}
+	resumed, err := s.enter(a, true)
+	if err != nil {
+		t.Fatalf("a resumed run past the queue: %v, want a place", err)
+	}
+	s.release(r1)
+	only(t, []*ticket{w1, resumed}, w1)
+	s.release(w1)
+	only(t, []*ticket{resumed}, resumed)
 }
