@@ -19,6 +19,7 @@ type consoleSetup struct {
 	gateway *gateway.Gateway
 	engine  *codemode.Engine // nil: code mode is off
 	log     *slog.Logger
+	shared  *sharedState // nil: none; else the console's keys are the replicas'
 }
 
 // installConsole serves the operator console at /ui/ on mux (docs/console.md),
@@ -36,6 +37,9 @@ func installConsole(mux *http.ServeMux, s consoleSetup) (at string, closeFn func
 	opts := console.Options{Gateway: s.gateway, Engine: s.engine, AllowedHosts: s.serve.allowHosts, Logger: s.log}
 	if a := s.file.Gateway.Settings.Audit; a != nil {
 		opts.AuditPath = a.Path
+	}
+	if s.shared != nil {
+		opts.Key, opts.Revocations = s.shared.consoleKey, s.shared.consoleRevocations
 	}
 	for _, k := range s.file.Auth.APIKeys {
 		opts.Principals = append(opts.Principals, k.Principal())

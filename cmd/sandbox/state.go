@@ -7,6 +7,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
+	"github.com/sandboxrt/sandbox/console"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runs"
@@ -42,6 +43,11 @@ type sharedState struct {
 	// requestStateKey seals the front end's requestStates (input_required),
 	// the same on every replica, so a retry may land on any of them.
 	requestStateKey []byte
+	// consoleKey keys the operator console's cookies and CSRF tokens, and
+	// consoleRevocations keeps its sign-outs: the same on every replica, so
+	// a person signed in on one is signed in (and out) on all.
+	consoleKey         []byte
+	consoleRevocations console.Revocations
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -103,22 +109,24 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		return nil, &exitError{code: 2, msg: "gateway.redis: " + err.Error()}
 	}
 	return &sharedState{
-		backend:         "Redis",
-		logAttrs:        []any{"keyPrefix", r.KeyPrefix},
-		rateLimiter:     c.RateLimiter(nil),
-		tokens:          c.TokenStore(),
-		oauth:           c.OAuthStore(),
-		store:           func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
-		results:         func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
-		scripts:         c.ScriptStore(),
-		shapes:          c.ShapeStore(),
-		usage:           c.Usage(nil),
-		sessions:        c.SessionDirectory(),
-		callStreams:     c.CallStreams(),
-		runs:            c.RunStore(nil),
-		contextKey:      string(c.DeriveKey("codemode context handles")),
-		requestStateKey: c.DeriveKey("frontend requestState"),
-		ping:            c.Ping,
+		backend:            "Redis",
+		logAttrs:           []any{"keyPrefix", r.KeyPrefix},
+		rateLimiter:        c.RateLimiter(nil),
+		tokens:             c.TokenStore(),
+		oauth:              c.OAuthStore(),
+		store:              func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
+		results:            func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
+		scripts:            c.ScriptStore(),
+		shapes:             c.ShapeStore(),
+		usage:              c.Usage(nil),
+		sessions:           c.SessionDirectory(),
+		callStreams:        c.CallStreams(),
+		runs:               c.RunStore(nil),
+		contextKey:         string(c.DeriveKey("codemode context handles")),
+		requestStateKey:    c.DeriveKey("frontend requestState"),
+		consoleKey:         c.DeriveKey("operator console"),
+		consoleRevocations: c.ConsoleRevocations(),
+		ping:               c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)
 			if sealed == 0 && dropped == 0 {

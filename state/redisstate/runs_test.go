@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxrt/sandbox/console"
 	"github.com/sandboxrt/sandbox/runs"
 	"github.com/sandboxrt/sandbox/state/statetest"
 )
@@ -69,4 +70,9 @@ func TestRunsAreSealed(t *testing.T) {
 	if err != nil || r.State != runs.Completed || len(r.Console) != 1 || r.Console[0] != console {
 		t.Fatalf("read back: %+v %v", r, err)
 	}
+}
+
+func TestRedisConsoleRevocations(t *testing.T) {
+	_, open := clients(t)
+	statetest.TestConsoleRevocations(t, func(t *testing.T) console.Revocations { return open(t).ConsoleRevocations() })
 }

@@ -17,6 +17,7 @@
 //   - usage.go: TestUsageStore (codemode.UsageStore, what search learns from use)
 //   - results.go: TestResultStore (codemode.ResultStore, the results of sandbox.results)
 //   - runs.go: TestRunStore and TestRunLease (runs.Store, the runs that outlive their request: tasks)
+//   - console.go: TestConsoleRevocations (console.Revocations, the operator console's sign-outs)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a
 // clock it moves by hand; a backend takes it as an option for its tests

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/console"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/runs"
 	"github.com/sandboxrt/sandbox/state/statetest"
@@ -131,4 +132,8 @@ func TestFileResultStore(t *testing.T) {
 func TestMemoryRunStore(t *testing.T) {
 	statetest.TestRunStore(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
 	statetest.TestRunLease(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
+}
+
+func TestMemoryConsoleRevocations(t *testing.T) {
+	statetest.TestConsoleRevocations(t, func(*testing.T) console.Revocations { return console.NewMemoryRevocations(nil) })
 }
