@@ -41,6 +41,7 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 //go:embed templates/*.html
@@ -53,6 +54,9 @@ var staticFS embed.FS
 type Options struct {
 	Gateway *gateway.Gateway // required
 	Engine  *codemode.Engine // nil: code mode is off (no runs, no metrics of them)
+	// Tasks are the runs that outlive their request (the tasks
+	// extension), listed beside the runs (nil: none).
+	Tasks *runs.Registry
 	// Authenticate puts serve's authentication in front of a handler (the
 	// one /mcp is behind). Nil: nobody is authenticated, and the console
 	// is for everyone who reaches it only when Open says so.
@@ -190,6 +194,9 @@ func New(opts Options) (*Console, error) {
 	c.stop = append(c.stop, cancel, opts.Gateway.WatchApprovals(func() { c.hub.notify(topicApprovals) }))
 	if opts.Engine != nil {
 		c.stop = append(c.stop, opts.Engine.ObserveRuns(c.runs))
+	}
+	if opts.Tasks != nil {
+		go c.watchTasks(ctx)
 	}
 	return c, nil
 }

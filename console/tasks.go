@@ -1,0 +1,238 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runs"
+)
+
+// Tasks: the runs that outlive their request (the tasks extension:
+// execute_code, saved scripts and upstream tools run as tasks), read from
+// runs.Registry, so with "gateway.redis" the console lists the tasks every
+// replica started. The runs page lists them beside the execute_code runs
+// this process heard of; a task's page shows its status, progress, last
+// console lines and the input it waits for. Its result is shown only when
+// an operator asks (a POST, audited), as store values are; an operator may
+// cancel a live task (a POST, audited with who).
+
+const (
+	listedTasks      = 200             // the newest tasks the runs page lists
+	taskPollEvery    = 2 * time.Second // how often a watched list is read again
+	shownRequestSize = 4096            // bytes of one input request shown
+	shownResultSize  = 64 << 10        // bytes of a result shown
+)
+
+// topicTask + a task's id is the live topic of its page.
+const topicTask = "task:"
+
+func isTaskTopic(t string) bool { return strings.HasPrefix(t, topicTask) && len(t) > len(topicTask) }
+
+// taskMatch reports whether a task passes the runs page's filter: the
+// principal is its owner, the outcome its state, the server the one whose
+// tool it runs (toolServer: wire name -> server).
+func taskMatch(f runFilter, t runs.Run, toolServer map[string]string) bool {
+	switch {
+	case f.Principal != "" && t.Owner != f.Principal,
+		f.Outcome != "" && string(t.State) != f.Outcome,
+		f.Server != "" && toolServer[t.Tool] != f.Server:
+		return false
+	}
+	return true
+}
+
+// listTasks is the newest tasks that pass f, and the owners and states of
+// all of them (the filters' choices).
+func (c *Console) listTasks(ctx context.Context, f runFilter) (list []runs.Run, owners, states []string, err error) {
+	all, err := c.opts.Tasks.List(ctx, listedTasks)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	toolServer := map[string]string{}
+	if f.Server != "" {
+		for _, t := range c.opts.Gateway.Tools() {
+			toolServer[t.WireName] = t.Server
+		}
+	}
+	os, ss := map[string]bool{}, map[string]bool{}
+	for _, t := range all {
+		os[t.Owner], ss[string(t.State)] = true, true
+		if taskMatch(f, t, toolServer) {
+			list = append(list, t)
+		}
+	}
+	return list, sortedKeys(os), sortedKeys(ss), nil
+}
+
+// inputRequest is one request a task waits on, as its page shows it.
+type inputRequest struct {
+	Key, JSON string
+	Cut       bool
+}
+
+type taskData struct {
+	Task     runs.Run
+	Requests []inputRequest
+	Live     bool
+	// What an operator asked to see (a POST).
+	Shown       bool
+	ResultText  string
+	ResultCut   bool
+	Error       string
+	CanCancel   bool
+	CancelError string
+}
+
+// task is a task's page: GET shows it, POST action=result shows its
+// result, POST action=cancel cancels it.
+func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal) {
+	if c.opts.Tasks == nil {
+		w.WriteHeader(http.StatusNotFound)
+		c.render(w, r, "task", page{Title: "Task", Nav: "runs", Message: "Tasks are off on this server."}, &p)
+		return
+	}
+	q := r.URL.Query()
+	if r.Method == http.MethodPost {
+		q = r.PostForm
+	}
+	owner, id := q.Get("owner"), q.Get("id")
+	var action string
+	if r.Method == http.MethodPost {
+		action = r.PostForm.Get("action")
+		if action != "result" && action != "cancel" {
+			http.Error(w, `action must be "result" or "cancel"`, http.StatusBadRequest)
+			return
+		}
+	}
+	if action == "cancel" {
+		err := c.opts.Tasks.CancelByOperator(r.Context(), owner, id, p.Key())
+		if err == nil {
+			t, _ := c.opts.Tasks.Get(r.Context(), owner, id)
+			c.opts.Gateway.Audit(gateway.AuditRecord{Kind: gateway.AuditKindTask, Principal: owner, Tool: t.Tool, Name: id,
+				Decision: "cancelled by an operator", DecidedBy: p.Key(), Outcome: strings.ToUpper(string(t.State))})
+			c.opts.Logger.Info("console: a task was cancelled", "owner", owner, "id", id, "by", p.Key())
+			c.hub.notify(topicRuns)
+			c.hub.notify(topicTask + id)
+			w.Header().Set("Location", "task?"+url.Values{"owner": {owner}, "id": {id}}.Encode())
+			w.WriteHeader(http.StatusSeeOther)
+			return
+		}
+		if !errors.Is(err, runs.ErrNotFound) {
+			c.opts.Logger.Warn("console: cancelling a task failed", "owner", owner, "id", id, "error", err)
+		}
+	}
+	t, err := c.opts.Tasks.Get(r.Context(), owner, id)
+	switch {
+	case errors.Is(err, runs.ErrNotFound):
+		w.WriteHeader(http.StatusNotFound)
+		c.render(w, r, "task", page{Title: "Task", Nav: "runs", Message: "No such task: it expired (a task is kept for its TTL once it ends), or the link is wrong."}, &p)
+		return
+	case err != nil:
+		c.opts.Logger.Warn("console: reading a task failed", "owner", owner, "id", id, "error", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		c.render(w, r, "task", page{Title: "Task", Nav: "runs", Message: "The task could not be read: " + err.Error()}, &p)
+		return
+	}
+	d := taskData{Task: t, Live: t.State.Live(), CanCancel: t.State.Live()}
+	for _, k := range sortedRequestKeys(t.InputRequests) {
+		text, cut := indented(t.InputRequests[k], shownRequestSize)
+		d.Requests = append(d.Requests, inputRequest{Key: k, JSON: text, Cut: cut})
+	}
+	if action == "result" {
+		d.Shown = true
+		d.ResultText, d.ResultCut = indented(t.Result, shownResultSize)
+		if t.Error != nil {
+			d.Error, _ = indented(t.Error, shownResultSize)
+		}
+		c.opts.Gateway.Audit(gateway.AuditRecord{Kind: gateway.AuditKindTask, Principal: p.Key(), Session: "console", Tool: "read_task_result",
+			Name: cutUTF8(owner+": "+id, 200), Outcome: "OK", ResultBytes: len(t.Result) + len(t.Error)})
+		c.opts.Logger.Info("console: a task's result was read", "owner", owner, "id", id, "by", p.Key())
+	}
+	d.Task.Result, d.Task.Error = nil, nil // only ResultText and Error, and only when asked
+	live := ""
+	if d.Live && action == "" {
+		live = topicTask + id
+	}
+	c.render(w, r, "task", page{Title: "Task " + id, Nav: "runs", Live: live, Data: d}, &p)
+}
+
+func sortedRequestKeys(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// indented is raw JSON indented for reading, cut to n bytes.
+func indented(raw json.RawMessage, n int) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	if b.Len() > n {
+		return cutUTF8(b.String(), n), true
+	}
+	return b.String(), false
+}
+
+// watchTasks tells the runs topic and each watched task's topic when the
+// tasks change, looking every taskPollEvery while a page watches them: a
+// task may run on another replica, so there is nothing to be told by. A
+// task's lease renewals alone are no change.
+func (c *Console) watchTasks(ctx context.Context) {
+	t := time.NewTicker(taskPollEvery)
+	defer t.Stop()
+	var last map[string][32]byte
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !c.hub.watching(func(topic string) bool { return topic == topicRuns || isTaskTopic(topic) }) {
+			last = nil // nobody looks: the next look starts afresh
+			continue
+		}
+		list, err := c.opts.Tasks.List(ctx, listedTasks)
+		if err != nil {
+			continue
+		}
+		now := make(map[string][32]byte, len(list))
+		listChanged := last != nil && len(last) != len(list)
+		for _, r := range list {
+			fp := taskFingerprint(r)
+			now[r.ID] = fp
+			if was, ok := last[r.ID]; last != nil && (!ok || was != fp) {
+				listChanged = true
+				c.hub.notify(topicTask + r.ID)
+			}
+		}
+		if listChanged {
+			c.hub.notify(topicRuns)
+		}
+		last = now
+	}
+}
+
+// taskFingerprint is what a task's page shows of it, hashed.
+func taskFingerprint(r runs.Run) [32]byte {
+	r.Lease, r.Replica, r.Answers = time.Time{}, "", nil
+	b, _ := json.Marshal(r)
+	return sha256.Sum256(b)
+}
