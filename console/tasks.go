@@ -64,14 +64,14 @@ func (c *Console) listTasks(ctx context.Context, f runFilter) (list []runs.Run, 
 			toolServer[t.WireName] = t.Server
 		}
 	}
-	os, ss := map[string]bool{}, map[string]bool{}
+	ownerSet, stateSet := map[string]bool{}, map[string]bool{}
 	for _, t := range all {
-		os[t.Owner], ss[string(t.State)] = true, true
+		ownerSet[t.Owner], stateSet[string(t.State)] = true, true
 		if taskMatch(f, t, toolServer) {
 			list = append(list, t)
 		}
 	}
-	return list, sortedKeys(os), sortedKeys(ss), nil
+	return list, sortedKeys(ownerSet), sortedKeys(stateSet), nil
 }
 
 // inputRequest is one request a task waits on, as its page shows it.
@@ -83,7 +83,6 @@ type inputRequest struct {
 type taskData struct {
 	Task     runs.Run
 	Requests []inputRequest
-	Live     bool
 	// What an operator asked to see (a POST).
 	Shown       bool
 	ResultText  string
@@ -106,7 +105,7 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 		q = r.PostForm
 	}
 	owner, id := q.Get("owner"), q.Get("id")
-	var action string
+	var action, cancelFailed string
 	if r.Method == http.MethodPost {
 		action = r.PostForm.Get("action")
 		if action != "result" && action != "cancel" {
@@ -129,6 +128,7 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 		}
 		if !errors.Is(err, runs.ErrNotFound) {
 			c.opts.Logger.Warn("console: cancelling a task failed", "owner", owner, "id", id, "error", err)
+			cancelFailed = "The task could not be cancelled: " + err.Error()
 		}
 	}
 	t, err := c.opts.Tasks.Get(r.Context(), owner, id)
@@ -143,7 +143,7 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 		c.render(w, r, "task", page{Title: "Task", Nav: "runs", Message: "The task could not be read: " + err.Error()}, &p)
 		return
 	}
-	d := taskData{Task: t, Live: t.State.Live(), CanCancel: t.State.Live()}
+	d := taskData{Task: t, CanCancel: t.State.Live(), CancelError: cancelFailed}
 	for _, k := range sortedRequestKeys(t.InputRequests) {
 		text, cut := indented(t.InputRequests[k], shownRequestSize)
 		d.Requests = append(d.Requests, inputRequest{Key: k, JSON: text, Cut: cut})
@@ -160,7 +160,7 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	}
 	d.Task.Result, d.Task.Error = nil, nil // only ResultText and Error, and only when asked
 	live := ""
-	if d.Live && action == "" {
+	if t.State.Live() && action == "" { // a page that shows a result asked for is not refreshed away
 		live = topicTask + id
 	}
 	c.render(w, r, "task", page{Title: "Task " + id, Nav: "runs", Live: live, Data: d}, &p)
