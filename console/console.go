@@ -100,6 +100,7 @@ type Console struct {
 	stop    []func()
 	ctx     context.Context // ends with Close: what the console started in the background
 	logins  logins
+	tasks   watchedTasks // the task pages shown live
 
 	closeOnce sync.Once
 }

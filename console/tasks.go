@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
@@ -162,6 +164,7 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	live := ""
 	if t.State.Live() && action == "" { // a page that shows a result asked for is not refreshed away
 		live = topicTask + id
+		c.tasks.add(id, owner, taskShown(t))
 	}
 	c.render(w, r, "task", page{Title: "Task " + id, Nav: "runs", Live: live, Data: d}, &p)
 }
@@ -191,48 +194,110 @@ func indented(raw json.RawMessage, n int) (string, bool) {
 	return b.String(), false
 }
 
-// watchTasks tells the runs topic and each watched task's topic when the
-// tasks change, looking every taskPollEvery while a page watches them: a
-// task may run on another replica, so there is nothing to be told by. A
-// task's lease renewals alone are no change.
+// watchedTasks are the live tasks whose pages were shown, for
+// watchTasks to read while a page watches them.
+type watchedTasks struct {
+	mu sync.Mutex
+	by map[string]watchedTask // by id
+}
+
+type watchedTask struct {
+	owner string
+	shown time.Time // the page was rendered: its event stream opens after
+	what  [32]byte  // what it showed (taskShown)
+}
+
+const (
+	maxWatchedTasks = maxStreams // as many as there may be event streams
+	// streamGrace is how long a task whose page was shown stays watched
+	// before its event stream opens.
+	streamGrace = 30 * time.Second
+)
+
+func (w *watchedTasks) add(id, owner string, what [32]byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.by == nil {
+		w.by = map[string]watchedTask{}
+	}
+	if _, ok := w.by[id]; ok || len(w.by) < maxWatchedTasks {
+		w.by[id] = watchedTask{owner: owner, shown: time.Now(), what: what}
+	}
+}
+
+func (w *watchedTasks) snapshot() map[string]watchedTask {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.by)
+}
+
+func (w *watchedTasks) drop(id string) {
+	w.mu.Lock()
+	delete(w.by, id)
+	w.mu.Unlock()
+}
+
+// watchTasks tells the runs topic when the list of tasks changes (a task
+// started, changed state or ended), and a task's topic when what its page
+// shows changes (state, progress, console lines, input requests), looking
+// every taskPollEvery while a page watches: a task may run on another
+// replica, so there is nothing to be told by. The list is read from the
+// runs' metas (Registry.List); only a watched task is read whole.
 func (c *Console) watchTasks(ctx context.Context) {
 	t := time.NewTicker(taskPollEvery)
 	defer t.Stop()
-	var last map[string][32]byte
+	var list [32]byte
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if !c.hub.watching(func(topic string) bool { return topic == topicRuns || isTaskTopic(topic) }) {
-			last = nil // nobody looks: the next look starts afresh
-			continue
+		if c.hub.watching(func(topic string) bool { return topic == topicRuns }) {
+			if all, err := c.opts.Tasks.List(ctx, listedTasks); err == nil {
+				fp := fingerprint(all)
+				if fp != list && list != ([32]byte{}) {
+					c.hub.notify(topicRuns)
+				}
+				list = fp
+			}
+		} else {
+			list = [32]byte{} // nobody looks: the next look starts afresh
 		}
-		list, err := c.opts.Tasks.List(ctx, listedTasks)
-		if err != nil {
-			continue
-		}
-		now := make(map[string][32]byte, len(list))
-		listChanged := last != nil && len(last) != len(list)
-		for _, r := range list {
-			fp := taskFingerprint(r)
-			now[r.ID] = fp
-			if was, ok := last[r.ID]; last != nil && (!ok || was != fp) {
-				listChanged = true
-				c.hub.notify(topicTask + r.ID)
+		for id, wt := range c.tasks.snapshot() {
+			topic := topicTask + id
+			if !c.hub.watching(func(t string) bool { return t == topic }) {
+				if time.Since(wt.shown) > streamGrace { // the page was closed
+					c.tasks.drop(id)
+				}
+				continue
+			}
+			r, err := c.opts.Tasks.Get(ctx, wt.owner, id)
+			if err != nil && !errors.Is(err, runs.ErrNotFound) {
+				continue
+			}
+			if taskShown(r) != wt.what {
+				// The page fetches its part again, which renders it
+				// anew (add): until then it is told at each look.
+				c.hub.notify(topic)
+				if !r.State.Live() { // told that it ended: nothing more to watch
+					c.tasks.drop(id)
+				}
 			}
 		}
-		if listChanged {
-			c.hub.notify(topicRuns)
-		}
-		last = now
 	}
 }
 
-// taskFingerprint is what a task's page shows of it, hashed.
-func taskFingerprint(r runs.Run) [32]byte {
-	r.Lease, r.Replica, r.Answers = time.Time{}, "", nil
-	b, _ := json.Marshal(r)
+// taskShown is what a task's page shows of r (not its result, nor its
+// lease's renewals), hashed.
+func taskShown(r runs.Run) [32]byte {
+	r.Result, r.Error, r.Lease, r.Replica, r.Answers = nil, nil, time.Time{}, "", nil
+	return fingerprint(r)
+}
+
+// fingerprint is a value's JSON, hashed: what a page shows of it changed
+// when it changes.
+func fingerprint(v any) [32]byte {
+	b, _ := json.Marshal(v)
 	return sha256.Sum256(b)
 }

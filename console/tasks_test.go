@@ -150,17 +150,21 @@ func TestTasksAreListedShownAndCancelled(t *testing.T) {
 	}
 }
 
-// TestTaskPagesAreToldOfChanges: a page watching a task (or the runs
-// list) is told when the task changes on any replica, within a poll.
+// TestTaskPagesAreToldOfChanges: a task's page, shown live, is told when
+// the task writes a console line on another replica, within a poll; the
+// runs page when a task ends.
 func TestTaskPagesAreToldOfChanges(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	store := runs.NewMemoryStore(nil)
 	there := runs.NewRegistry(store, runs.Options{})
-	c, _ := w.consoleWithTasks(t, runs.NewRegistry(store, runs.Options{}))
+	c, base := w.consoleWithTasks(t, runs.NewRegistry(store, runs.Options{}))
 	h, err := there.Start(ctx, "agent/agent", "execute_code", 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, page := bearer(t, "GET", base+"task?"+url.Values{"owner": {"agent/agent"}, "id": {h.ID()}}.Encode(), nil); !strings.Contains(page, `data-topic="task:`) {
+		t.Fatalf("the task's page is not live:\n%s", page)
 	}
 	task, _ := c.hub.subscribe(topicTask + h.ID())
 	list, _ := c.hub.subscribe(topicRuns)
@@ -171,17 +175,20 @@ func TestTaskPagesAreToldOfChanges(t *testing.T) {
 		default:
 		}
 	}
-	drain(task)
-	drain(list)
-	h.Console("a new line")
-	for name, s := range map[string]*subscriber{"the task's page": task, "the runs page": list} {
+	told := func(what string, s *subscriber) {
+		t.Helper()
 		select {
 		case <-s.changed:
 		case <-time.After(2*taskPollEvery + 2*time.Second):
-			t.Errorf("%s was not told of a new console line", name)
+			t.Errorf("%s was not told", what)
 		}
 	}
+	drain(task)
+	drain(list)
+	h.Console("a new line")
+	told("the task's page, of a new console line", task)
 	h.Finish(nil, nil)
+	told("the runs page, of the task's end", list)
 }
 
 func waitFor(t *testing.T, cond func() bool) {

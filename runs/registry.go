@@ -100,9 +100,9 @@ func (g *Registry) Get(ctx context.Context, owner, id string) (Run, error) {
 }
 
 // List returns the runs of every owner, the most recently changed first,
-// at most limit, without their results (Store.List): what an operator's
-// console lists. A live run whose lease lapsed is failed first, as Get
-// does.
+// at most limit, as Store.List does (their Metas' fields): what an
+// operator's console lists. A live run whose lease lapsed is failed first,
+// as Get does.
 func (g *Registry) List(ctx context.Context, limit int) ([]Run, error) {
 	list, err := g.store.List(ctx, limit)
 	if err != nil {
@@ -111,8 +111,7 @@ func (g *Registry) List(ctx context.Context, limit int) ([]Run, error) {
 	for i, r := range list {
 		if r.Orphaned(g.now()) {
 			if failed, err := g.Get(ctx, r.Owner, r.ID); err == nil {
-				failed.Result = nil
-				list[i] = failed
+				list[i] = failed.Meta().Listed(r.Owner)
 			}
 		}
 	}

@@ -27,8 +27,9 @@ type Store interface {
 	// nothing is written (ErrUnchanged: the run as it is, no error).
 	Modify(ctx context.Context, owner, id string, change func(r *Run, others Held) error) (Run, error)
 	// List returns every owner's runs not expired, the most recently
-	// changed first, at most limit of them, each without its Result (a
-	// listing is for an operator's overview; the result is read with Get).
+	// changed first, at most limit of them, as their Metas tell them
+	// (Meta.Listed: id, owner, tool, state, times): a listing opens no run,
+	// so it costs no result's bytes; Get has the rest.
 	List(ctx context.Context, limit int) ([]Run, error)
 }
 
@@ -239,15 +240,10 @@ func (m *MemoryStore) List(_ context.Context, limit int) ([]Run, error) {
 		}
 	}
 	Newest(metas)
-	if len(metas) > limit {
-		metas = metas[:max(limit, 0)]
-	}
+	metas = metas[:min(len(metas), max(limit, 0))]
 	out := make([]Run, 0, len(metas))
 	for _, meta := range metas {
-		if r, ok := m.get(owners[meta.ID], meta.ID); ok {
-			r.Result = nil
-			out = append(out, r)
-		}
+		out = append(out, meta.Listed(owners[meta.ID]))
 	}
 	return out, nil
 }

@@ -135,8 +135,8 @@ return 0`)
 // listOwners bounds the owners one List reads (the most recent starters).
 const listOwners = 1000
 
-// List implements runs.Store: the owners' indexes in one round trip, then
-// the newest runs' keys in another.
+// List implements runs.Store: the owners' indexes, in one round trip; no
+// run is read (the index holds what a listing shows).
 func (s *RunStore) List(ctx context.Context, limit int) ([]runs.Run, error) {
 	owners, err := s.c.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.ownersKey(), Start: 0, Stop: listOwners - 1, Rev: true}).Result()
 	if err != nil {
@@ -170,31 +170,9 @@ func (s *RunStore) List(ctx context.Context, limit int) ([]runs.Run, error) {
 	}
 	runs.Newest(metas)
 	metas = metas[:min(len(metas), max(limit, 0))]
-	p = s.c.rdb.Pipeline()
-	gets := make([]*redis.StringCmd, len(metas))
-	for i, m := range metas {
-		gets[i] = p.Get(ctx, s.runKey(ownerOf[m.ID], m.ID))
-	}
-	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, unavailable(err)
-	}
 	out := make([]runs.Run, 0, len(metas))
-	for i, m := range metas {
-		key := s.runKey(ownerOf[m.ID], m.ID)
-		stored, err := gets[i].Bytes()
-		if err != nil {
-			continue // gone since the index was read
-		}
-		plain, err := s.c.openData(where(key, "run"), stored)
-		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", m.ID, err)
-		}
-		var r runs.Run
-		if json.Unmarshal(plain, &r) != nil || r.Expired(now) {
-			continue
-		}
-		r.Result = nil
-		out = append(out, r)
+	for _, m := range metas {
+		out = append(out, m.Listed(ownerOf[m.ID]))
 	}
 	return out, nil
 }

@@ -254,7 +254,7 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T, now func() time.Time
 		}
 	})
 
-	t.Run("every owner's runs are listed, newest first, without results", func(t *testing.T) {
+	t.Run("every owner's runs are listed, newest first, from their metas", func(t *testing.T) {
 		clock, _, replica := rig(t, runs.Limits{DefaultTTL: time.Hour})
 		a, b := replica(), replica()
 		old := start(t, a, "alice")
@@ -276,16 +276,16 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T, now func() time.Time
 		}
 		var got []string
 		for _, r := range list {
-			got = append(got, r.Owner+" "+string(r.State))
-			if r.Result != nil {
-				t.Errorf("a listing carries %s's result: %s", r.Owner, r.Result)
-			}
-			if r.Owner == "carol" && r.Message != "cancelled by the operator ops/ops" {
-				t.Errorf("the operator's cancel says %q", r.Message)
+			got = append(got, r.Owner+" "+r.Tool+" "+string(r.State))
+			if r.Result != nil || r.Console != nil || r.Created.IsZero() || r.Updated.Before(r.Created) {
+				t.Errorf("%s's run as listed: %+v", r.Owner, r)
 			}
 		}
-		if want := []string{"carol cancelled", "bob working", "alice completed"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+		if want := []string{"carol execute_code cancelled", "bob execute_code working", "alice execute_code completed"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
 			t.Errorf("listed %q, want %q", got, want)
+		}
+		if r := get(t, a, "carol", gone.ID()); r.Message != "cancelled by the operator ops/ops" {
+			t.Errorf("the operator's cancel says %q", r.Message)
 		}
 		if list, _ := a.List(ctx, 1); len(list) != 1 || list[0].Owner != "carol" {
 			t.Errorf("a listing of one: %+v", list)
