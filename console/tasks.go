@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -117,8 +118,14 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	}
 	if action == "cancel" {
 		err := c.opts.Tasks.CancelByOperator(r.Context(), owner, id, p.Key())
+		var t runs.Run
 		if err == nil {
-			t, _ := c.opts.Tasks.Get(r.Context(), owner, id)
+			t, err = c.opts.Tasks.Get(r.Context(), owner, id)
+		}
+		if err == nil && t.State != runs.Cancelled { // it ended before the cancel: nothing was done
+			err = fmt.Errorf("it had ended already (%s)", t.State)
+		}
+		if err == nil {
 			c.opts.Gateway.Audit(gateway.AuditRecord{Kind: gateway.AuditKindTask, Principal: owner, Tool: t.Tool, Name: id,
 				Decision: "cancelled by an operator", DecidedBy: p.Key(), Outcome: strings.ToUpper(string(t.State))})
 			c.opts.Logger.Info("console: a task was cancelled", "owner", owner, "id", id, "by", p.Key())
@@ -129,8 +136,8 @@ func (c *Console) task(w http.ResponseWriter, r *http.Request, p auth.Principal)
 			return
 		}
 		if !errors.Is(err, runs.ErrNotFound) {
-			c.opts.Logger.Warn("console: cancelling a task failed", "owner", owner, "id", id, "error", err)
-			cancelFailed = "The task could not be cancelled: " + err.Error()
+			c.opts.Logger.Info("console: a task was not cancelled", "owner", owner, "id", id, "error", err)
+			cancelFailed = "The task was not cancelled: " + err.Error()
 		}
 	}
 	t, err := c.opts.Tasks.Get(r.Context(), owner, id)

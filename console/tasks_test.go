@@ -129,6 +129,11 @@ func TestTasksAreListedShownAndCancelled(t *testing.T) {
 	if r, _ := here.Get(ctx, "agent/agent", asking.ID()); r.State != runs.Cancelled || r.Message != "cancelled by the operator ops/ops" {
 		t.Errorf("after the cancel: %s %q", r.State, r.Message)
 	}
+	// A task that ended is not cancelled, nor is a cancel audited.
+	cancel.Set("id", done.ID())
+	if resp, page := bearer(t, "POST", base+"task", cancel); resp.StatusCode != http.StatusOK || !strings.Contains(page, "The task was not cancelled: it had ended already (completed)") {
+		t.Errorf("cancelling a completed task: %d\n%s", resp.StatusCode, page)
+	}
 	select {
 	case err := <-asked:
 		if err == nil {
@@ -140,6 +145,9 @@ func TestTasksAreListedShownAndCancelled(t *testing.T) {
 
 	w.g.Close() // flushes the audit log
 	data, _ := os.ReadFile(w.auditPath)
+	if n := strings.Count(string(data), `"decision":"cancelled by an operator"`); n != 1 {
+		t.Errorf("%d cancels audited, want 1:\n%s", n, data)
+	}
 	for _, want := range []string{
 		`"kind":"task","principal":"ops/ops","session":"console","tool":"read_task_result","outcome":"OK"`,
 		`"kind":"task","principal":"agent/agent","tool":"evil_lookup","decision":"cancelled by an operator","decidedBy":"ops/ops","outcome":"CANCELLED","name":"` + asking.ID() + `"`,
