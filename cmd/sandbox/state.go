@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
@@ -129,10 +131,18 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		ping:               c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)
-			if sealed == 0 && dropped == 0 {
-				return "", err
+			// The operator console lists tasks from a set of their owners
+			// an earlier version did not keep.
+			owners, ownersErr := c.RunStore(nil).IndexOwners(ctx)
+			err = errors.Join(err, ownersErr)
+			var done []string
+			if sealed > 0 || dropped > 0 {
+				done = append(done, fmt.Sprintf("sealed %d store values and saved scripts an earlier version kept in clear, dropped %d keys of what search learned under words in clear", sealed, dropped))
 			}
-			return fmt.Sprintf("sealed %d store values and saved scripts an earlier version kept in clear, dropped %d keys of what search learned under words in clear", sealed, dropped), err
+			if owners > 0 {
+				done = append(done, fmt.Sprintf("listed %d principals with tasks for the operator console", owners))
+			}
+			return strings.Join(done, "; "), err
 		},
 		close: c.Close,
 	}, nil

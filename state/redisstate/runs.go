@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -123,6 +124,35 @@ func (s *RunStore) Create(ctx context.Context, r runs.Run, limits runs.Limits) e
 	// Apart from the transaction (the owners' set is no owner's key): a
 	// run whose owner is missing here for a moment is only not listed.
 	return unavailable(s.c.rdb.ZAdd(ctx, s.ownersKey(), redis.Z{Score: float64(s.now().Unix()), Member: r.Owner}).Err())
+}
+
+// IndexOwners puts in the owners' set (List's) every principal with runs,
+// once: a version before the set kept runs its List would not find. It
+// returns how many owners it added (0 once done: a marker key says so).
+func (s *RunStore) IndexOwners(ctx context.Context) (int, error) {
+	marker := s.c.prefix + "runs:owners-indexed"
+	if n, err := s.c.rdb.Exists(ctx, marker).Result(); err != nil || n == 1 {
+		return 0, unavailable(err)
+	}
+	head, tail := s.c.prefix+"runs:{", "}:index"
+	added := 0
+	keys := s.c.rdb.Scan(ctx, 0, head+"*"+tail, 1000).Iterator()
+	for keys.Next(ctx) {
+		k := keys.Val()
+		owner, err := url.QueryUnescape(strings.TrimSuffix(strings.TrimPrefix(k, head), tail))
+		if err != nil || !strings.HasPrefix(k, head) || !strings.HasSuffix(k, tail) {
+			continue
+		}
+		n, err := s.c.rdb.ZAddNX(ctx, s.ownersKey(), redis.Z{Score: float64(s.now().Unix()), Member: owner}).Result()
+		if err != nil {
+			return added, unavailable(err)
+		}
+		added += int(n)
+	}
+	if err := keys.Err(); err != nil {
+		return added, unavailable(err)
+	}
+	return added, unavailable(s.c.rdb.Set(ctx, marker, "1", 0).Err())
 }
 
 // forgetOwner removes an owner from the owners' set if it started no run

@@ -3,11 +3,16 @@ package redisstate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/sandboxrt/sandbox/console"
+	"github.com/sandboxrt/sandbox/internal/redistest"
 	"github.com/sandboxrt/sandbox/runs"
+	"github.com/sandboxrt/sandbox/state/redisstate"
 	"github.com/sandboxrt/sandbox/state/statetest"
 )
 
@@ -75,4 +80,40 @@ func TestRunsAreSealed(t *testing.T) {
 func TestRedisConsoleRevocations(t *testing.T) {
 	_, open := clients(t)
 	statetest.TestConsoleRevocations(t, func(t *testing.T) console.Revocations { return open(t).ConsoleRevocations() })
+}
+
+// TestEarlierTasksAreListedAfterIndexOwners: runs an earlier version kept
+// (no owners' set) are not listed until IndexOwners, which adds their
+// owners once and then finds nothing to do.
+func TestEarlierTasksAreListedAfterIndexOwners(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: "old:", EncryptionKey: newKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
+	defer raw.Close()
+	s := c.RunStore(nil)
+	g := runs.NewRegistry(s, runs.Options{})
+	h, err := g.Start(ctx, "acme/alice", "execute_code", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Finish(nil, nil)
+	raw.Del(ctx, "old:runs:owners") // as an earlier version left it
+	if list, _ := s.List(ctx, 10); len(list) != 0 {
+		t.Fatalf("listed without the owners' set: %+v", list)
+	}
+	if n, err := s.IndexOwners(ctx); n != 1 || err != nil {
+		t.Fatalf("IndexOwners: %d %v", n, err)
+	}
+	if list, _ := s.List(ctx, 10); len(list) != 1 || list[0].ID != h.ID() || list[0].Owner != "acme/alice" {
+		t.Fatalf("after IndexOwners: %+v", list)
+	}
+	raw.Del(ctx, "old:runs:owners")
+	if n, err := s.IndexOwners(ctx); n != 0 || err != nil {
+		t.Fatalf("IndexOwners the second time: %d %v", n, err)
+	}
 }
