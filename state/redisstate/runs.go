@@ -184,18 +184,18 @@ func (s *RunStore) List(ctx context.Context, limit int) ([]runs.Run, error) {
 	var metas []runs.Meta
 	ownerOf := map[string]string{}
 	for i, cmd := range indexes {
-		all := cmd.Val()
-		if len(all) == 0 { // every run of its gone: forget the owner, unless it just started one
-			_ = forgetOwner.Run(ctx, s.c.rdb, []string{s.ownersKey()}, owners[i], now.Add(-time.Minute).Unix()).Err()
-			continue
-		}
-		for id, v := range all {
+		kept := 0
+		for id, v := range cmd.Val() {
 			var m runs.Meta
 			if json.Unmarshal([]byte(v), &m) != nil || m.Expired(now) {
 				continue
 			}
 			metas = append(metas, m)
 			ownerOf[id] = owners[i]
+			kept++
+		}
+		if kept == 0 { // every run of its gone or expired: forget the owner, unless it just started one
+			_ = forgetOwner.Run(ctx, s.c.rdb, []string{s.ownersKey()}, owners[i], now.Add(-time.Minute).Unix()).Err()
 		}
 	}
 	runs.Newest(metas)

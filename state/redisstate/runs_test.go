@@ -117,3 +117,36 @@ func TestEarlierTasksAreListedAfterIndexOwners(t *testing.T) {
 		t.Fatalf("IndexOwners the second time: %d %v", n, err)
 	}
 }
+
+// TestListForgetsOwnersWithNothingKept: an owner whose runs all expired
+// leaves the owners' set at the next List, so the set stays as small as
+// the principals with tasks.
+func TestListForgetsOwnersWithNothingKept(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: "p:", EncryptionKey: newKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
+	defer raw.Close()
+	now := time.Date(2026, 7, 28, 9, 0, 0, 0, time.UTC)
+	s := c.RunStore(func() time.Time { return now })
+	g := runs.NewRegistry(s, runs.Options{Lease: time.Hour, Now: func() time.Time { return now }})
+	h, err := g.Start(ctx, "acme/alice", "execute_code", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Finish([]byte(`{}`), nil)
+	if list, _ := s.List(ctx, 10); len(list) != 1 || raw.ZScore(ctx, "p:runs:owners", "acme/alice").Err() != nil {
+		t.Fatalf("alice's run is not listed: %+v", list)
+	}
+	now = now.Add(5 * time.Minute) // the run expired
+	if list, _ := s.List(ctx, 10); len(list) != 0 {
+		t.Fatalf("an expired run is listed: %+v", list)
+	}
+	if err := raw.ZScore(ctx, "p:runs:owners", "acme/alice").Err(); err != redis.Nil {
+		t.Errorf("alice stays in the owners' set with nothing kept: %v", err)
+	}
+}
