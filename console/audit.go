@@ -1,16 +1,12 @@
 package console
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,14 +17,18 @@ import (
 
 // The audit page searches the audit log the gateway writes (its "audit"
 // block): the file and its rotated copies (path.1 the newest of those),
-// newest line first, a page at a time. It reads the files at each search:
-// the log is the record, the console keeps no copy. A search reads at most
-// auditScanBytes, newest first, and says when it stopped short.
+// newest line first, a page at a time. It reads the files at each search
+// (the log is the record; the console keeps no copy), from the end
+// backwards in blocks (auditlog.go), and stops when the page is full, at
+// the start of the time range, or after auditScanBytes: then the page says
+// so and links the rest. A page is named by a position in the log (before:
+// lines starting before it), so an older page costs no more than the
+// first, and lines written meanwhile do not shift it.
 
 const (
 	auditPageSize  = 100
-	auditScanBytes = 512 << 20 // the most one search reads
-	maxAuditFiles  = 100       // rotated copies looked for (keep is at most this in practice)
+	auditScanBytes = 64 << 20 // the most one search reads
+	maxAuditFiles  = 100      // rotated copies looked for (keep is at most this in practice)
 )
 
 // auditQuery is what the audit page filters on; empty fields match all.
@@ -39,13 +39,20 @@ type auditQuery struct {
 	Tool      string
 	Decision  string // a part of the decision's text
 	Outcome   string
-	Page      int // 0 the newest
+	// Before is the position in the log (auditlog.go) the page starts
+	// before: 0 (or past the end) is the newest line.
+	Before int64
 }
 
 func parseAuditQuery(q url.Values) (auditQuery, string) {
 	a := auditQuery{Kind: q.Get("kind"), Principal: q.Get("principal"), Tool: q.Get("tool"), Decision: q.Get("decision"), Outcome: q.Get("outcome")}
-	a.Page, _ = strconv.Atoi(q.Get("page"))
-	a.Page = max(a.Page, 0)
+	if v := q.Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return a, fmt.Sprintf("before %q: a page of the log is a byte position; follow the Older link", v)
+		}
+		a.Before = n
+	}
 	for _, f := range []struct {
 		name string
 		to   *time.Time
@@ -95,61 +102,68 @@ func (a auditQuery) quick(line []byte) bool {
 // auditResult is one page of a search.
 type auditResult struct {
 	Records []gateway.AuditRecord
-	More    bool // an older page has lines
-	Short   bool // the search stopped at auditScanBytes
+	// Older is the position the next page starts before (0: no older
+	// line is left to search).
+	Older   int64
+	Short   bool  // the search stopped at auditScanBytes, not at a full page
+	Scanned int64 // bytes read
 }
 
 // searchAudit reads the audit log at path, newest line first, for the
-// query's page.
+// query's page, reading at most auditScanBytes.
 func searchAudit(path string, q auditQuery) (auditResult, error) {
+	return searchAuditWithin(path, q, auditScanBytes)
+}
+
+func searchAuditWithin(path string, q auditQuery, limit int64) (auditResult, error) {
 	var res auditResult
-	skip, want := q.Page*auditPageSize, auditPageSize+1 // one more says whether there is an older page
-	read := int64(0)
-	for i := 0; i <= maxAuditFiles; i++ {
-		name := path
-		if i > 0 {
-			name = path + "." + strconv.Itoa(i)
-		}
-		data, err := os.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			if i == 0 {
-				continue // nothing written yet, or rotated just now
-			}
-			break
-		}
-		if err != nil {
-			return res, err
-		}
-		read += int64(len(data))
-		var matched []gateway.AuditRecord
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			if !q.quick(line) {
-				continue
-			}
-			var r gateway.AuditRecord
-			if json.Unmarshal(line, &r) != nil || !q.match(&r) {
-				continue
-			}
-			matched = append(matched, r)
-		}
-		for j := len(matched) - 1; j >= 0; j-- { // newest first
-			if skip > 0 {
-				skip--
-				continue
-			}
-			res.Records = append(res.Records, matched[j])
-			if len(res.Records) == want {
-				res.Records, res.More = res.Records[:auditPageSize], true
-				return res, nil
+	log, err := openAuditLog(path)
+	if err != nil {
+		return res, err
+	}
+	defer log.close()
+	from := log.size
+	if q.Before > 0 && q.Before < from {
+		from = q.Before
+	}
+	if !q.To.IsZero() {
+		// Lines are written in time order: skip the newer ones unread.
+		from = min(from, log.firstAtOrAfter(q.To.Add(auditClockSlack)))
+	}
+	stop := func(line []byte, at int64) bool {
+		if !q.From.IsZero() {
+			if t, ok := lineTime(line); ok && t.Before(q.From.Add(-auditClockSlack)) {
+				res.Older = 0 // older lines are older still: the search is done
+				return true
 			}
 		}
-		if read >= auditScanBytes {
-			res.Short = true
-			break
+		if !q.quick(line) {
+			return false
 		}
+		var r gateway.AuditRecord
+		if json.Unmarshal(line, &r) != nil || !q.match(&r) {
+			return false
+		}
+		if len(res.Records) == auditPageSize { // one more: there is an older page, starting after this line
+			return true
+		}
+		res.Records = append(res.Records, r)
+		res.Older = at
+		return false
+	}
+	scan, err := log.scanBack(from, limit, stop)
+	res.Scanned = scan.read
+	switch {
+	case err != nil:
+		return res, err
+	case scan.stopped:
+		if len(res.Records) < auditPageSize {
+			res.Older = 0
+		}
+	case scan.atStart:
+		res.Older = 0
+	default: // the bound: the next page goes on from where this one stopped
+		res.Short, res.Older = true, scan.resume
 	}
 	return res, nil
 }
@@ -166,11 +180,13 @@ type auditData struct {
 	// it would otherwise break ('=' and '&' escaped).
 	Newer template.URL
 	Older template.URL
+	// ScanMiB is auditScanBytes, for the page's words.
+	ScanMiB int64
 }
 
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	form := r.URL.Query()
-	d := auditData{Enabled: c.opts.AuditPath != "", Form: form,
+	d := auditData{Enabled: c.opts.AuditPath != "", Form: form, ScanMiB: auditScanBytes >> 20,
 		Kinds: []string{string(gateway.AuditKindCall), string(gateway.AuditKindRun), string(gateway.AuditKindApproval), string(gateway.AuditKindScript),
 			string(gateway.AuditKindResource), string(gateway.AuditKindPrompt), string(gateway.AuditKindCompletion)}}
 	q, bad := parseAuditQuery(form)
@@ -186,19 +202,22 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, p auth.Principal
 			d.Error = "the audit log could not be read: " + err.Error()
 		}
 		d.Result = res
-		page := func(n int) template.URL {
+		page := func(before int64) template.URL {
 			v := url.Values{}
 			for k, vs := range form {
 				v[k] = vs
 			}
-			v.Set("page", strconv.Itoa(n))
+			v.Del("before")
+			if before > 0 {
+				v.Set("before", strconv.FormatInt(before, 10))
+			}
 			return template.URL("audit?" + v.Encode()) // an encoded query of our own: safe as a URL
 		}
-		if q.Page > 0 {
-			d.Newer = page(q.Page - 1)
+		if q.Before > 0 {
+			d.Newer = page(0)
 		}
-		if res.More {
-			d.Older = page(q.Page + 1)
+		if res.Older > 0 {
+			d.Older = page(res.Older)
 		}
 	}
 	c.render(w, r, "audit", page{Title: "Audit log", Nav: "audit", Data: d}, &p)

@@ -56,22 +56,24 @@ func TestSearchAuditPagesNewestFirstAcrossRotatedFiles(t *testing.T) {
 		}
 		return res
 	}
-	p0, p1, p2 := page(auditQuery{}), page(auditQuery{Page: 1}), page(auditQuery{Page: 2})
-	if len(p0.Records) != 100 || !p0.More || p0.Records[0].DurationMs != 249 || p0.Records[99].DurationMs != 150 {
-		t.Errorf("page 0: %d records, more %v, first %v", len(p0.Records), p0.More, p0.Records[0].DurationMs)
+	p0 := page(auditQuery{})
+	p1 := page(auditQuery{Before: p0.Older})
+	p2 := page(auditQuery{Before: p1.Older})
+	if len(p0.Records) != 100 || p0.Older == 0 || p0.Records[0].DurationMs != 249 || p0.Records[99].DurationMs != 150 {
+		t.Errorf("page 0: %d records, older %v, first %v", len(p0.Records), p0.Older, p0.Records[0].DurationMs)
 	}
-	if len(p1.Records) != 100 || !p1.More || p1.Records[0].DurationMs != 149 {
-		t.Errorf("page 1 (across the rotation): %d records, more %v", len(p1.Records), p1.More)
+	if len(p1.Records) != 100 || p1.Older == 0 || p1.Records[0].DurationMs != 149 {
+		t.Errorf("page 1 (across the rotation): %d records, older %v", len(p1.Records), p1.Older)
 	}
-	if len(p2.Records) != 50 || p2.More || p2.Records[49].DurationMs != 0 {
-		t.Errorf("page 2: %d records, more %v", len(p2.Records), p2.More)
+	if len(p2.Records) != 50 || p2.Older != 0 || p2.Records[49].DurationMs != 0 {
+		t.Errorf("page 2: %d records, older %v", len(p2.Records), p2.Older)
 	}
 	bob := page(auditQuery{Principal: "acme/bob", Outcome: "DENIED"})
 	if len(bob.Records) != 0 { // bob has the odd lines; DENIED are multiples of 10
 		t.Errorf("bob's denials: %+v", bob.Records)
 	}
 	alice := page(auditQuery{Principal: "acme/alice", Outcome: "DENIED"})
-	if len(alice.Records) != 25 || alice.More {
+	if len(alice.Records) != 25 || alice.Older != 0 {
 		t.Errorf("alice's denials: %d", len(alice.Records))
 	}
 	window := page(auditQuery{From: start.Add(100 * time.Minute), To: start.Add(110 * time.Minute)})
@@ -108,7 +110,7 @@ func TestAuditPageFiltersAndEscapes(t *testing.T) {
 		t.Fatalf("the first page of carol's calls:\n%s", body)
 	}
 	_, body = w.get(t, "ops-key", html.UnescapeString(older[1]))
-	if strings.Count(body, "<td>acme/carol</td>") != 50 || !strings.Contains(body, `rel="prev">Newer</a>`) || strings.Contains(body, `rel="next"`) {
+	if strings.Count(body, "<td>acme/carol</td>") != 50 || !strings.Contains(body, `rel="prev">Newest</a>`) || strings.Contains(body, `rel="next"`) {
 		t.Errorf("the older page (%s):\n%s", older[1], body)
 	}
 

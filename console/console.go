@@ -41,6 +41,7 @@ import (
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 //go:embed templates/*.html
@@ -53,6 +54,9 @@ var staticFS embed.FS
 type Options struct {
 	Gateway *gateway.Gateway // required
 	Engine  *codemode.Engine // nil: code mode is off (no runs, no metrics of them)
+	// Tasks are the runs that outlive their request (the tasks
+	// extension), listed beside the runs (nil: none).
+	Tasks *runs.Registry
 	// Authenticate puts serve's authentication in front of a handler (the
 	// one /mcp is behind). Nil: nobody is authenticated, and the console
 	// is for everyone who reaches it only when Open says so.
@@ -71,7 +75,15 @@ type Options struct {
 	// AuditPath is the gateway's audit log ("": it keeps none), which the
 	// audit page searches.
 	AuditPath string
-	Logger    *slog.Logger
+	// Key is the secret the CSRF tokens and the cookies' seal are derived
+	// from: the same on every replica behind one balancer (serve derives
+	// it from "gateway.redis"'s encryption key), so a person signed in on
+	// one is signed in on all. Nil: a random one for this process.
+	Key []byte
+	// Revocations keeps the signed-out sessions (nil: the process's own,
+	// NewMemoryRevocations): shared by the replicas that share Key.
+	Revocations Revocations
+	Logger      *slog.Logger
 }
 
 // Console serves the operator console. Close stops its watchers.
@@ -82,11 +94,13 @@ type Console struct {
 	hub     *hub
 	runs    *runLog
 	allowed map[string]bool
-	secret  []byte // keys the CSRF tokens; new each process
+	secret  []byte // keys the CSRF tokens and the cookies (Options.Key)
+	revoked Revocations
 	closed  chan struct{}
 	stop    []func()
 	ctx     context.Context // ends with Close: what the console started in the background
 	logins  logins
+	tasks   watchedTasks // the task pages shown live
 
 	closeOnce sync.Once
 }
@@ -95,54 +109,50 @@ type Console struct {
 // cannot send an Authorization header on a page load, so the console
 // keeps the API key or access token it was given in an HttpOnly,
 // SameSite=Strict cookie scoped to its own path, sealed (AES-256-GCM under
-// the process's secret, with an expiry: cookieLife), and every request is
-// authenticated with it exactly as /mcp authenticates a bearer token. A
-// cookie reaches every port of its host: sealed, it gives another service
-// there nothing it can use against /mcp, and it ends with serve's process.
+// the console's key, with an expiry: cookieLife, and a session id a
+// sign-out revokes: sessions.go), and every request is authenticated with
+// it exactly as /mcp authenticates a bearer token. A cookie reaches every
+// port of its host: sealed, it gives another service there nothing it can
+// use against /mcp.
 const cookieName = "sandbox_console"
 
 // cookieLife is how long a sign-in lasts.
 const cookieLife = 12 * time.Hour
 
-// sealCredential is the cookie's value for credential.
+// sealCredential is the cookie's value for credential: a new session.
 func (c *Console) sealCredential(credential string, now time.Time) string {
-	plain, _ := json.Marshal(struct {
-		C string `json:"c"`
-		E int64  `json:"e"`
-	}{credential, now.Add(cookieLife).Unix()})
+	plain, _ := json.Marshal(session{Credential: credential, ID: newSessionID(), Issued: now.Unix(), Expires: now.Add(cookieLife).Unix()})
 	aead := c.cookieAEAD()
 	nonce := make([]byte, aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(cookieName)))
 }
 
-// openCredential is the credential a cookie's value seals, unless it is
-// not one this process sealed or it has expired.
-func (c *Console) openCredential(v string, now time.Time) (string, bool) {
+// unseal is the session a cookie's value seals, unless it is not one
+// sealed under the console's key or it has expired. Whether it was signed
+// out is openSession's question.
+func (c *Console) unseal(v string, now time.Time) (session, bool) {
 	sealed, err := base64.RawURLEncoding.DecodeString(v)
 	aead := c.cookieAEAD()
 	if err != nil || len(sealed) < aead.NonceSize() {
-		return "", false
+		return session{}, false
 	}
 	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(cookieName))
 	if err != nil {
-		return "", false
+		return session{}, false
 	}
-	var st struct {
-		C string `json:"c"`
-		E int64  `json:"e"`
+	var s session
+	if json.Unmarshal(plain, &s) != nil || s.Credential == "" || s.ID == "" || now.Unix() > s.Expires {
+		return session{}, false
 	}
-	if json.Unmarshal(plain, &st) != nil || st.C == "" || now.Unix() > st.E {
-		return "", false
-	}
-	return st.C, true
+	return s, true
 }
 
 // cookieAEAD seals the cookies under a key of their own, derived from the
-// process's secret (the CSRF tokens' key).
+// console's key (the CSRF tokens' key). v2: the cookie holds a session id.
 func (c *Console) cookieAEAD() cipher.AEAD {
 	m := hmac.New(sha256.New, c.secret)
-	m.Write([]byte("sandbox console cookie v1"))
+	m.Write([]byte("sandbox console cookie v2"))
 	block, _ := aes.NewCipher(m.Sum(nil))
 	aead, _ := cipher.NewGCM(block)
 	return aead
@@ -165,12 +175,18 @@ func New(opts Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{opts: opts, pages: pages, static: http.StripPrefix("/static/", http.FileServer(http.FS(sub))), hub: newHub(),
-		allowed: map[string]bool{}, secret: make([]byte, 32), closed: make(chan struct{})}
+		allowed: map[string]bool{}, secret: append([]byte(nil), opts.Key...), revoked: opts.Revocations, closed: make(chan struct{})}
 	for _, h := range opts.AllowedHosts {
 		c.allowed[strings.ToLower(h)] = true
 	}
-	if _, err := rand.Read(c.secret); err != nil {
-		return nil, err
+	if len(c.secret) == 0 {
+		c.secret = make([]byte, 32)
+		if _, err := rand.Read(c.secret); err != nil {
+			return nil, err
+		}
+	}
+	if c.revoked == nil {
+		c.revoked = NewMemoryRevocations(nil)
 	}
 	c.runs = newRunLog(c.hub)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,6 +195,9 @@ func New(opts Options) (*Console, error) {
 	c.stop = append(c.stop, cancel, opts.Gateway.WatchApprovals(func() { c.hub.notify(topicApprovals) }))
 	if opts.Engine != nil {
 		c.stop = append(c.stop, opts.Engine.ObserveRuns(c.runs))
+	}
+	if opts.Tasks != nil {
+		go c.watchTasks(ctx)
 	}
 	return c, nil
 }
@@ -235,15 +254,20 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.toLogin(w, r)
 			return
 		}
-		credential, ok := c.openCredential(ck.Value, time.Now())
-		if !ok { // expired, or sealed by an earlier process
+		s, err := c.openSession(r.Context(), ck.Value, time.Now())
+		if err != nil && !errors.Is(err, errSignedOut) {
+			c.opts.Logger.Warn("console: the signed-out sessions could not be read", "error", err)
+			http.Error(w, "the console cannot tell whether this sign-in was ended (its shared state does not answer); try again shortly", http.StatusServiceUnavailable)
+			return
+		}
+		if err != nil { // expired, signed out, or sealed under another key
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			w.Header().Set("Location", relativeTo(r, "login?expired=1"))
 			w.WriteHeader(http.StatusSeeOther)
 			return
 		}
 		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+credential)
+		r.Header.Set("Authorization", "Bearer "+s.Credential)
 		viaCookie = true
 	}
 	if viaCookie {
@@ -431,7 +455,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// serveLogout forgets the cookie.
+// serveLogout forgets the cookie and ends its session everywhere.
 func (c *Console) serveLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -441,6 +465,13 @@ func (c *Console) serveLogout(w http.ResponseWriter, r *http.Request) {
 	if why := sameOrigin(r); why != "" {
 		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
 		return
+	}
+	if ck, err := r.Cookie(cookieName); err == nil && ck.Value != "" {
+		if err := c.signOut(r.Context(), ck.Value, time.Now()); err != nil {
+			c.opts.Logger.Warn("console: a sign-out could not be recorded", "error", err)
+			http.Error(w, "the sign-out could not be recorded (the console's shared state does not answer); try again shortly", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	w.Header().Set("Location", "login")

@@ -50,13 +50,25 @@ func (h *hub) notify(topic string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if s.topic == topic || s.topic == topicOverview && topic != topicOverview && !isRunTopic(topic) {
+		if s.topic == topic || s.topic == topicOverview && topic != topicOverview && !isRunTopic(topic) && !isTaskTopic(topic) {
 			select {
 			case s.changed <- struct{}{}:
 			default:
 			}
 		}
 	}
+}
+
+// watching reports whether a stream watches a topic that match accepts.
+func (h *hub) watching(match func(topic string) bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if match(s.topic) {
+			return true
+		}
+	}
+	return false
 }
 
 func isRunTopic(t string) bool { return len(t) > len(topicRun) && t[:len(topicRun)] == topicRun }
@@ -84,8 +96,9 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case topic == topicServers, topic == topicRuns, topic == topicApprovals, topic == topicOverview:
 	case isRunTopic(topic) && len(topic) <= len(topicRun)+64:
+	case isTaskTopic(topic) && len(topic) <= len(topicTask)+64:
 	default:
-		http.Error(w, "unknown topic: use servers, runs, run:<id>, approvals or overview", http.StatusBadRequest)
+		http.Error(w, "unknown topic: use servers, runs, run:<id>, task:<id>, approvals or overview", http.StatusBadRequest)
 		return
 	}
 	flusher, ok := w.(http.Flusher)

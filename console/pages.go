@@ -15,6 +15,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 // page is what every template gets.
@@ -30,7 +31,7 @@ type page struct {
 
 // pageNames are the templates, each a file of templates/ that defines
 // "content" (and "live", the part a change refreshes).
-var pageNames = []string{"overview", "servers", "runs", "run", "approvals", "search", "audit", "scripts", "store", "login", "forbidden"}
+var pageNames = []string{"overview", "servers", "runs", "run", "task", "approvals", "search", "audit", "scripts", "store", "login", "forbidden"}
 
 var funcs = template.FuncMap{
 	"ms": func(d time.Duration) string {
@@ -49,6 +50,8 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
 	"ago": func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
+	// span is the time from a to b, for a task that ended.
+	"span": func(a, b time.Time) string { return b.Sub(a).Round(time.Millisecond).String() },
 }
 
 func parseTemplates() (map[string]*template.Template, error) {
@@ -110,6 +113,8 @@ func (c *Console) route(w http.ResponseWriter, r *http.Request, p auth.Principal
 		c.runList(w, r, p)
 	case "run":
 		c.runDetail(w, r, p)
+	case "task":
+		c.task(w, r, p)
 	case "approvals":
 		c.approvals(w, r, p)
 	case "search":
@@ -199,6 +204,15 @@ func counts(m map[string]int64) []outcomeCount {
 	return out
 }
 
+// union is the sorted union of two sorted lists.
+func union(a, b []string) []string {
+	m := map[string]bool{}
+	for _, s := range append(append([]string(nil), a...), b...) {
+		m[s] = true
+	}
+	return sortedKeys(m)
+}
+
 // serverRow is one server on the servers page.
 type serverRow struct {
 	gateway.ServerStatus
@@ -234,6 +248,9 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request, p auth.Princip
 
 type runsData struct {
 	Runs       []run
+	TasksOn    bool       // the server runs tasks
+	Tasks      []runs.Run // the newest that pass the filter
+	TasksError string
 	Filter     runFilter
 	Principals []string
 	Outcomes   []string
@@ -246,6 +263,16 @@ func (c *Console) runList(w http.ResponseWriter, r *http.Request, p auth.Princip
 	f := runFilter{Principal: q.Get("principal"), Server: q.Get("server"), Outcome: q.Get("outcome")}
 	d := runsData{Filter: f, Runs: c.runs.list(f), Servers: c.opts.Gateway.ServerNames(), CodeMode: c.opts.Engine != nil}
 	d.Principals, d.Outcomes = c.runs.facets()
+	if c.opts.Tasks != nil {
+		d.TasksOn = true
+		tasks, owners, states, err := c.listTasks(r.Context(), f)
+		if err != nil {
+			c.opts.Logger.Warn("console: listing the tasks failed", "error", err)
+			d.TasksError = "the tasks could not be listed: " + err.Error()
+		}
+		d.Tasks = tasks
+		d.Principals, d.Outcomes = union(d.Principals, owners), union(d.Outcomes, states)
+	}
 	c.render(w, r, "runs", page{Title: "Runs", Nav: "runs", Live: topicRuns, Data: d}, &p)
 }
 

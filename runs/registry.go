@@ -99,10 +99,39 @@ func (g *Registry) Get(ctx context.Context, owner, id string) (Run, error) {
 	})
 }
 
+// List returns the runs of every owner, the most recently changed first,
+// at most limit, as Store.List does (their Metas' fields): what an
+// operator's console lists. A live run whose lease lapsed is failed first,
+// as Get does.
+func (g *Registry) List(ctx context.Context, limit int) ([]Run, error) {
+	list, err := g.store.List(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range list {
+		if r.Orphaned(g.now()) {
+			if failed, err := g.Get(ctx, r.Owner, r.ID); err == nil {
+				list[i] = failed.Meta().Listed(r.Owner)
+			}
+		}
+	}
+	return list, nil
+}
+
 // Cancel cancels the owner's run if it is live, on whichever replica runs
 // it (here at once, elsewhere at its next renewal). Cancelling a final run
 // does nothing; ErrNotFound for a run not there.
 func (g *Registry) Cancel(ctx context.Context, owner, id string) error {
+	return g.cancel(ctx, owner, id, "cancelled by its client")
+}
+
+// CancelByOperator is Cancel by a person who operates the gateway (the
+// console), not the run's client: the run's message names them.
+func (g *Registry) CancelByOperator(ctx context.Context, owner, id, operator string) error {
+	return g.cancel(ctx, owner, id, "cancelled by the operator "+operator)
+}
+
+func (g *Registry) cancel(ctx context.Context, owner, id, message string) error {
 	if _, err := g.Get(ctx, owner, id); err != nil {
 		return err
 	}
@@ -111,7 +140,7 @@ func (g *Registry) Cancel(ctx context.Context, owner, id string) error {
 			return ErrUnchanged
 		}
 		g.end(r, Cancelled, nil, nil)
-		r.Message = "cancelled by its client"
+		r.Message = message
 		return nil
 	})
 	if err != nil {

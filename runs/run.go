@@ -74,11 +74,14 @@ type Run struct {
 	Lease   time.Time `json:"lease"`
 }
 
-// Meta is what a store may keep in clear about a run, to count and prune
-// an owner's runs without opening them: no tool data.
+// Meta is what a store may keep in clear about a run, to count, prune and
+// list an owner's runs without opening them: no tool data (the tool's name
+// is the gateway's, as in the audit log).
 type Meta struct {
 	ID      string        `json:"id"`
+	Tool    string        `json:"tool,omitempty"`
 	State   State         `json:"state"`
+	Created time.Time     `json:"created"`
 	Updated time.Time     `json:"updated"`
 	TTL     time.Duration `json:"ttl"`
 	Lease   time.Time     `json:"lease"`
@@ -87,7 +90,14 @@ type Meta struct {
 
 // Meta is the run's Meta.
 func (r Run) Meta() Meta {
-	return Meta{ID: r.ID, State: r.State, Updated: r.Updated, TTL: r.TTL, Lease: r.Lease, Bytes: int64(len(r.Result) + len(r.Error))}
+	return Meta{ID: r.ID, Tool: r.Tool, State: r.State, Created: r.Created, Updated: r.Updated, TTL: r.TTL, Lease: r.Lease,
+		Bytes: int64(len(r.Result) + len(r.Error))}
+}
+
+// Listed is the run of owner that m tells of, as Store.List returns it:
+// its Meta's fields only.
+func (m Meta) Listed(owner string) Run {
+	return Run{ID: m.ID, Owner: owner, Tool: m.Tool, State: m.State, Created: m.Created, Updated: m.Updated, TTL: m.TTL, Lease: m.Lease}
 }
 
 // ExpiresAt is when the run is forgotten: its TTL after it ended, or, for

@@ -26,6 +26,22 @@ type Store interface {
 	// what the owner holds besides it. An error from change is returned and
 	// nothing is written (ErrUnchanged: the run as it is, no error).
 	Modify(ctx context.Context, owner, id string, change func(r *Run, others Held) error) (Run, error)
+	// List returns every owner's runs not expired, the most recently
+	// changed first, at most limit of them, as their Metas tell them
+	// (Meta.Listed: id, owner, tool, state, times): a listing opens no run,
+	// so it costs no result's bytes; Get has the rest.
+	List(ctx context.Context, limit int) ([]Run, error)
+}
+
+// Newest sorts metas by their last change, newest first (ids break ties,
+// so a listing is stable): the order of Store.List.
+func Newest(metas []Meta) {
+	sort.Slice(metas, func(i, j int) bool {
+		if !metas[i].Updated.Equal(metas[j].Updated) {
+			return metas[i].Updated.After(metas[j].Updated)
+		}
+		return metas[i].ID < metas[j].ID
+	})
 }
 
 // Change runs change on r and its owner's others, as every Store's Modify
@@ -207,6 +223,29 @@ func (m *MemoryStore) Get(_ context.Context, owner, id string) (Run, error) {
 		return Run{}, ErrNotFound
 	}
 	return r, nil
+}
+
+func (m *MemoryStore) List(_ context.Context, limit int) ([]Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var metas []Meta
+	owners := map[string]string{} // id -> owner
+	for owner, byID := range m.by {
+		for id, st := range byID {
+			if !st.meta.Expired(now) {
+				metas = append(metas, st.meta)
+				owners[id] = owner
+			}
+		}
+	}
+	Newest(metas)
+	metas = metas[:min(len(metas), max(limit, 0))]
+	out := make([]Run, 0, len(metas))
+	for _, meta := range metas {
+		out = append(out, meta.Listed(owners[meta.ID]))
+	}
+	return out, nil
 }
 
 func (m *MemoryStore) Modify(_ context.Context, owner, id string, change func(*Run, Held) error) (Run, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/console"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/runs"
 )
 
 // consoleSetup is what serve hands the operator console.
@@ -19,6 +20,8 @@ type consoleSetup struct {
 	gateway *gateway.Gateway
 	engine  *codemode.Engine // nil: code mode is off
 	log     *slog.Logger
+	shared  *sharedState // nil: none; else the console's keys are the replicas'
+	tasks   *runs.Registry
 }
 
 // installConsole serves the operator console at /ui/ on mux (docs/console.md),
@@ -33,9 +36,12 @@ func installConsole(mux *http.ServeMux, s consoleSetup) (at string, closeFn func
 	if s.file.Console.Disabled {
 		return "", noop, nil
 	}
-	opts := console.Options{Gateway: s.gateway, Engine: s.engine, AllowedHosts: s.serve.allowHosts, Logger: s.log}
+	opts := console.Options{Gateway: s.gateway, Engine: s.engine, Tasks: s.tasks, AllowedHosts: s.serve.allowHosts, Logger: s.log}
 	if a := s.file.Gateway.Settings.Audit; a != nil {
 		opts.AuditPath = a.Path
+	}
+	if s.shared != nil {
+		opts.Key, opts.Revocations = s.shared.consoleKey, s.shared.consoleRevocations
 	}
 	for _, k := range s.file.Auth.APIKeys {
 		opts.Principals = append(opts.Principals, k.Principal())

@@ -252,4 +252,27 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text, pwned := page.text(`#events`), page.pwned(); !strings.Contains(text, "after the approval: read /srv/"+hostileMarkup) || pwned != "undefined" {
 		t.Errorf("the run's page after the approval (window.pwned %s):\n%s", pwned, text)
 	}
+
+	// A task: on the runs page, its page shows console lines as the task
+	// writes them (the replica stores them every second), and the
+	// operator cancels it there.
+	args, _ := json.Marshal(map[string]any{"name": "execute_code", "arguments": map[string]any{"code": fmt.Sprintf(
+		`for (let i = 0; i < 600; i++) { console.log("task tick " + i + " %s"); await new Promise(r => setTimeout(r, 100)) } return 1`,
+		strings.ReplaceAll(hostileMarkup, `"`, `\"`))}})
+	started, rpcErr := taskRPC(t, mcpURL, consoleAgentKey, "tools/call", string(args))
+	taskID, _ := started["taskId"].(string)
+	if rpcErr != nil || taskID == "" {
+		t.Fatalf("execute_code as a task: %v %v", started, rpcErr)
+	}
+	page.do("following the task from the runs page", chromedp.Navigate(ui+"runs"), visible(`table.tasks a`), chromedp.Click(chromedp.CSS(`table.tasks a`)),
+		visible(`#status`), visible(`body[data-live="on"]`))
+	page.waitFor(`document.getElementById("console") !== null && document.getElementById("console").textContent.includes("task tick 40 ")`) // written seconds after the page loaded
+	if text, pwned := page.text(`#console`), page.pwned(); !strings.Contains(text, hostileMarkup) || pwned != "undefined" {
+		t.Errorf("the task's console lines (window.pwned %s):\n%s", pwned, text)
+	}
+	page.do("cancelling the task", chromedp.Click(chromedp.CSS(`#cancel-task`)), visible(`#status`))
+	page.waitFor(`document.getElementById("status").textContent === "cancelled"`)
+	if msg := page.text(`#message`); !strings.Contains(msg, "cancelled by the operator ops") {
+		t.Errorf("the cancelled task's message: %q", msg)
+	}
 }

@@ -457,7 +457,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := installSignIn(mux, file, protect, g, ln.Addr(), f.allowHosts, log); err != nil {
 		return err
 	}
-	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log})
+	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log, shared: shared, tasks: tasks.Registry})
 	if err != nil {
 		return err
 	}

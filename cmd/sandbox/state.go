@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/sandboxrt/sandbox/codemode"
 	"github.com/sandboxrt/sandbox/config"
+	"github.com/sandboxrt/sandbox/console"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runs"
@@ -43,6 +46,11 @@ type sharedState struct {
 	// requestStateKey seals the front end's requestStates (input_required),
 	// the same on every replica, so a retry may land on any of them.
 	requestStateKey []byte
+	// consoleKey keys the operator console's cookies and CSRF tokens, and
+	// consoleRevocations keeps its sign-outs: the same on every replica, so
+	// a person signed in on one is signed in (and out) on all.
+	consoleKey         []byte
+	consoleRevocations console.Revocations
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -104,29 +112,39 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		return nil, &exitError{code: 2, msg: "gateway.redis: " + err.Error()}
 	}
 	return &sharedState{
-		backend:         "Redis",
-		logAttrs:        []any{"keyPrefix", r.KeyPrefix},
-		rateLimiter:     c.RateLimiter(nil),
-		tokens:          c.TokenStore(),
-		oauth:           c.OAuthStore(),
-		store:           func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
-		results:         func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
-		scripts:         c.ScriptStore(),
-		shapes:          c.ShapeStore(),
-		usage:           c.Usage(nil),
-		sessions:        c.SessionDirectory(),
-		callStreams:     c.CallStreams(),
-		released:        c.ReleasedRuns(0, nil),
-		runs:            c.RunStore(nil),
-		contextKey:      string(c.DeriveKey("codemode context handles")),
-		requestStateKey: c.DeriveKey("frontend requestState"),
-		ping:            c.Ping,
+		backend:            "Redis",
+		logAttrs:           []any{"keyPrefix", r.KeyPrefix},
+		rateLimiter:        c.RateLimiter(nil),
+		tokens:             c.TokenStore(),
+		oauth:              c.OAuthStore(),
+		store:              func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
+		results:            func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
+		scripts:            c.ScriptStore(),
+		shapes:             c.ShapeStore(),
+		usage:              c.Usage(nil),
+		sessions:           c.SessionDirectory(),
+		callStreams:        c.CallStreams(),
+		released:           c.ReleasedRuns(0, nil),
+		runs:               c.RunStore(nil),
+		contextKey:         string(c.DeriveKey("codemode context handles")),
+		requestStateKey:    c.DeriveKey("frontend requestState"),
+		consoleKey:         c.DeriveKey("operator console"),
+		consoleRevocations: c.ConsoleRevocations(),
+		ping:               c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)
-			if sealed == 0 && dropped == 0 {
-				return "", err
+			// The operator console lists tasks from a set of their owners
+			// an earlier version did not keep.
+			owners, ownersErr := c.RunStore(nil).IndexOwners(ctx)
+			err = errors.Join(err, ownersErr)
+			var done []string
+			if sealed > 0 || dropped > 0 {
+				done = append(done, fmt.Sprintf("sealed %d store values and saved scripts an earlier version kept in clear, dropped %d keys of what search learned under words in clear", sealed, dropped))
 			}
-			return fmt.Sprintf("sealed %d store values and saved scripts an earlier version kept in clear, dropped %d keys of what search learned under words in clear", sealed, dropped), err
+			if owners > 0 {
+				done = append(done, fmt.Sprintf("listed %d principals with tasks for the operator console", owners))
+			}
+			return strings.Join(done, "; "), err
 		},
 		close: c.Close,
 	}, nil

@@ -18,6 +18,7 @@
 //   - results.go: TestResultStore (codemode.ResultStore, the results of sandbox.results)
 //   - runs.go: TestRunStore and TestRunLease (runs.Store, the runs that outlive their request: tasks)
 //   - released.go: TestReleasedRunStore (frontend.ReleasedRunStore, runs released from their workers)
+//   - console.go: TestConsoleRevocations (console.Revocations, the operator console's sign-outs)
 //
 // A suite whose contract depends on time (rate limits) hands the backend a
 // clock it moves by hand; a backend takes it as an option for its tests

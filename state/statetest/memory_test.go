@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandboxrt/sandbox/codemode"
+	"github.com/sandboxrt/sandbox/console"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
 	"github.com/sandboxrt/sandbox/runs"
@@ -138,4 +139,8 @@ func TestMemoryReleasedRuns(t *testing.T) {
 	statetest.TestReleasedRunStore(t, func(_ *testing.T, maxBytes int64, now func() time.Time) frontend.ReleasedRunStore {
 		return frontend.NewMemoryReleasedRuns(maxBytes, now)
 	})
+}
+
+func TestMemoryConsoleRevocations(t *testing.T) {
+	statetest.TestConsoleRevocations(t, func(*testing.T) console.Revocations { return console.NewMemoryRevocations(nil) })
 }

@@ -253,6 +253,47 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T, now func() time.Time
 			get(t, a, "alice", id)
 		}
 	})
+
+	t.Run("every owner's runs are listed, newest first, from their metas", func(t *testing.T) {
+		clock, _, replica := rig(t, runs.Limits{DefaultTTL: time.Hour})
+		a, b := replica(), replica()
+		old := start(t, a, "alice")
+		old.Finish([]byte(`{"secret":"alice-result"}`), nil)
+		clock.advance(2 * time.Hour) // alice's old run expires
+		done := start(t, a, "alice")
+		done.Finish([]byte(`{"secret":"alice-result"}`), nil)
+		clock.advance(time.Second)
+		live := start(t, b, "bob")
+		live.Console("bob's line")
+		clock.advance(time.Second)
+		gone := start(t, a, "carol")
+		if err := b.CancelByOperator(ctx, "carol", gone.ID(), "ops/ops"); err != nil {
+			t.Fatal(err)
+		}
+		list, err := b.List(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range list {
+			got = append(got, r.Owner+" "+r.Tool+" "+string(r.State))
+			if r.Result != nil || r.Console != nil || r.Created.IsZero() || r.Updated.Before(r.Created) {
+				t.Errorf("%s's run as listed: %+v", r.Owner, r)
+			}
+		}
+		if want := []string{"carol execute_code cancelled", "bob execute_code working", "alice execute_code completed"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+			t.Errorf("listed %q, want %q", got, want)
+		}
+		if r := get(t, a, "carol", gone.ID()); r.Message != "cancelled by the operator ops/ops" {
+			t.Errorf("the operator's cancel says %q", r.Message)
+		}
+		if list, _ := a.List(ctx, 1); len(list) != 1 || list[0].Owner != "carol" {
+			t.Errorf("a listing of one: %+v", list)
+		}
+		if r := get(t, a, "alice", done.ID()); !strings.Contains(string(r.Result), "alice-result") {
+			t.Errorf("the result is gone from the run itself: %+v", r)
+		}
+	})
 }
 
 // TestRunLease: a replica renews its runs' leases on the real clock, and a
