@@ -187,8 +187,7 @@ type auditData struct {
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, p auth.Principal) {
 	form := r.URL.Query()
 	d := auditData{Enabled: c.opts.AuditPath != "", Form: form, ScanMiB: auditScanBytes >> 20,
-		Kinds: []string{string(gateway.AuditKindCall), string(gateway.AuditKindRun), string(gateway.AuditKindApproval), string(gateway.AuditKindScript),
-			string(gateway.AuditKindResource), string(gateway.AuditKindPrompt), string(gateway.AuditKindCompletion)}}
+		Kinds: auditKinds()}
 	q, bad := parseAuditQuery(form)
 	d.Query = q
 	switch {
@@ -221,4 +220,14 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, p auth.Principal
 		}
 	}
 	c.render(w, r, "audit", page{Title: "Audit log", Nav: "audit", Data: d}, &p)
+}
+
+// auditKinds are the kinds the search form offers: every kind the audit
+// log holds (gateway.AuditKinds is the one list).
+func auditKinds() []string {
+	var out []string
+	for _, k := range gateway.AuditKinds() {
+		out = append(out, string(k))
+	}
+	return out
 }

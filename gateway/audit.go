@@ -83,6 +83,13 @@ const (
 	AuditKindAuth AuditKind = "auth"
 )
 
+// AuditKinds are the kinds of record the main audit log holds, in the
+// order a search form lists them (AuditKindAuth is written apart).
+func AuditKinds() []AuditKind {
+	return []AuditKind{AuditKindCall, AuditKindRun, AuditKindApproval, AuditKindTask, AuditKindScript,
+		AuditKindStore, AuditKindSignIn, AuditKindResource, AuditKindPrompt, AuditKindCompletion}
+}
+
 // refusedAuditPath is the file the refused-authentication lines of the
 // audit log at path go to: ".refused" before its extension
 // ("audit.jsonl": "audit.refused.jsonl").
