@@ -404,7 +404,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		st := c.state
 		st.Upstream, st.AskedAt = ir.State, 0
 		if st.Approved {
-			g.questions.release(st.Question) // the next round runs on it
+			g.releaseQuestion(ctx, st.Question) // the next round runs on it
 		}
 		return &CallResult{Content: []json.RawMessage{}, InputRequired: &InputRequired{Requests: secrets.json(ir.Requests), State: st.encode()}}, nil
 	}

@@ -46,7 +46,7 @@ type Gateway struct {
 
 	callSeq   atomic.Uint64
 	approved  approvals                // "approve every call of this tool in this run"
-	questions questionLedger           // approval questions answered by input_required (asking.go)
+	questions QuestionLedger           // approval questions answered by input_required (questions.go)
 	desk      approvalDesk             // calls waiting for an operator's decision (desk.go)
 	redactP   atomic.Pointer[redactor] // secrets never handed to agents (redact.go)
 	// sentTokens are the tokens of the requests in flight, by server (redact.go).
@@ -161,6 +161,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		log:           slog.New(slog.DiscardHandler),
 		tokens:        NewMemoryTokenStore(),
 		rates:         NewMemoryRateLimiter(nil),
+		questions:     NewMemoryQuestionLedger(),
 		catalog:       newCatalog(own.Settings.ToolNames),
 		upstreams:     map[string]*route{},
 		inProcess:     map[string]*server.MCPServer{},
