@@ -361,7 +361,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if c.asking != nil {
 		cctx = upstream.WithAsking(cctx, c.forwardAsking())
 	}
-	defer g.sessions.enter(c.u.name, callOwner(c.req.Caller, c.id))()
+	defer g.sessions.enter(cctx, c.u.name, callOwner(c.req.Caller, c.id))()
 	defer g.sentTokens.hold(c.u.name, c.token)()
 	var progress func(upstream.Progress)
 	if fn := c.req.Progress; fn != nil {
