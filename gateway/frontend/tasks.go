@@ -203,12 +203,21 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 	}
 	var q taskRequest
 	_ = json.Unmarshal(body, &q)
+	// A request declares the extension in its _meta, or its 2025 session
+	// did at initialize (tasksession.go): then a tools/call is a task's
+	// when it asks for one (params.task), as a 2025 client asks.
+	sessionDeclared := h.sessionDeclaresTasks(r)
+	declared := q.declaresTasks() || (sessionDeclared && (env.Method != string(mcp.MethodToolsCall) || q.Params.Task != nil))
 	if env.Method == string(mcp.MethodToolsCall) {
-		if !q.declaresTasks() && h.s.requiresTask(env.Params.Name) {
+		if !declared && !sessionDeclared && h.s.requiresTask(env.Params.Name) {
 			writeRPC(w, http.StatusBadRequest, env.ID, nil, missingTasks(env.Params.Name+" runs only as a task"))
 			return true
 		}
-		if !q.declaresTasks() || !h.s.offersTasks(env.Params.Name) {
+		if !declared && sessionDeclared && h.s.requiresTask(env.Params.Name) {
+			writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: env.Params.Name + " runs only as a task: ask for one with params.task (e.g. {\"ttl\": 60000})"})
+			return true
+		}
+		if !declared || !h.s.offersTasks(env.Params.Name) {
 			return false
 		}
 		if !headersMatch(w, r, body, env.ID, env.Method, "") {
@@ -220,7 +229,7 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 	if !headersMatch(w, r, body, env.ID, env.Method, q.Params.TaskID) {
 		return true
 	}
-	if !q.declaresTasks() {
+	if !declared {
 		writeRPC(w, http.StatusBadRequest, env.ID, nil, missingTasks(env.Method+" is the tasks extension's"))
 		return true
 	}
