@@ -61,6 +61,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 			}
 		}
 	}
+	if !c.modern && runsOnlyAsTask(def) && c.takesToolTasks() {
+		return c.callAsTask(ctx, p, header, stage) // uptask.go
+	}
 	for round := 0; ; round++ {
 		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header, stage)
 		if staged != nil && !stage {

@@ -1,0 +1,131 @@
+package upstream
+
+// An upstream tool that runs only as a task (its definition's
+// execution.taskSupport "required"), on a 2025-11-25 connection to a
+// server that takes tasks for tools/call (capabilities.tasks.requests.
+// tools.call, the tasks mcp-go serves): it refuses a call without one, so
+// the gateway makes the call as a task, polls tasks/get until it ends and
+// reads its result with tasks/result. (On 2026-07-28 tasks are the
+// extension's, SEP-2663, whose tasks/get inlines the result; an upstream
+// that serves them is not passed through yet: docs/serve.md.) To the gateway's pipeline it is one call: what
+// the upstream asks of its client meanwhile (elicitation, sampling) is
+// relayed as during any call (a gateway task's client is asked through
+// its input_required), and a call that ends early (cancelled, timed out)
+// cancels the upstream's task.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Bounds of the polling interval the upstream suggests.
+const (
+	minTaskPoll     = 50 * time.Millisecond
+	maxTaskPoll     = 5 * time.Second
+	defaultTaskPoll = time.Second
+	// upstreamTaskTTL is the TTL asked of the upstream's task: long enough
+	// to read its result after any call timeout the gateway allows.
+	upstreamTaskTTL = time.Hour
+)
+
+// runsOnlyAsTask reports whether a tool definition says the tool runs only
+// as a task.
+func runsOnlyAsTask(def json.RawMessage) bool {
+	var d struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	return json.Unmarshal(def, &d) == nil && mcp.TaskSupport(d.Execution.TaskSupport) == mcp.TaskSupportRequired
+}
+
+// takesToolTasks reports whether the server declared that tools/call may
+// be made as a task.
+func (c *Conn) takesToolTasks() bool {
+	t := c.caps.Tasks
+	return t != nil && t.Requests != nil && t.Requests.Tools != nil && t.Requests.Tools.Call != nil
+}
+
+// taskCallParams is tools/call with the task asked for.
+type taskCallParams struct {
+	callParams
+	Task mcp.TaskParams `json:"task"`
+}
+
+type upstreamTask struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	PollInterval  *int64 `json:"pollInterval"`
+}
+
+func (t upstreamTask) ended() bool { return mcp.TaskStatus(t.Status).IsTerminal() }
+
+// callAsTask makes the call as the upstream's task and waits for its end.
+func (c *Conn) callAsTask(ctx context.Context, p callParams, header http.Header, stage bool) (json.RawMessage, *Staged, error) {
+	ttl := upstreamTaskTTL.Milliseconds()
+	raw, err := c.request(ctx, "tools/call", taskCallParams{p, mcp.TaskParams{TTL: &ttl}}, header)
+	if err != nil {
+		return nil, nil, err
+	}
+	var created struct {
+		Task *upstreamTask `json:"task"`
+	}
+	if json.Unmarshal(raw, &created) != nil || created.Task == nil || created.Task.TaskID == "" {
+		return raw, nil, nil // answered without a task: that is the result
+	}
+	task := *created.Task
+	// A call that ends before its task (cancelled, timed out) cancels it;
+	// once this returns, nothing does.
+	stop := context.AfterFunc(ctx, func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = c.request(cctx, "tasks/cancel", c.taskParams(task.TaskID), nil)
+	})
+	defer stop()
+	for !task.ended() {
+		wait := defaultTaskPoll
+		if task.PollInterval != nil {
+			wait = min(max(time.Duration(*task.PollInterval)*time.Millisecond, minTaskPoll), maxTaskPoll)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+		raw, err := c.request(ctx, "tasks/get", c.taskParams(task.TaskID), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var got upstreamTask
+		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
+			return nil, nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server's tasks/get answer for its task %s is not a task: %s", task.TaskID, truncated(raw))}
+		}
+		got.TaskID = task.TaskID
+		task = got
+	}
+	if task.Status == string(mcp.TaskStatusCancelled) {
+		return nil, nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server cancelled the task it ran the call as (%s)", task.StatusMessage)}
+	}
+	raw, staged, err := c.roundTrip(ctx, "tasks/result", c.taskParams(task.TaskID), nil, stage)
+	return raw, staged, err
+}
+
+// taskParams are the params of a tasks/* request about the task id.
+func (c *Conn) taskParams(id string) map[string]any { return map[string]any{"taskId": id} }
+
+// truncated is an answer as an error quotes it.
+func truncated(raw json.RawMessage) string {
+	const most = 200
+	if len(raw) <= most {
+		return string(raw)
+	}
+	return string(raw[:most]) + "…"
+}
