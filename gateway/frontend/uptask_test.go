@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -100,6 +101,50 @@ func TestUpstreamTaskPassesThroughATask(t *testing.T) {
 	for cancels.Load() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("cancelling the task did not cancel the upstream's task")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestUpstreamExtensionTaskPassesThrough: a 2026-07-28 upstream that serves
+// the tasks extension (here another sandbox front end, whose tools run
+// only as tasks) is asked for a task for such a tool and its task awaited
+// within the call: the upstream's input_required before the task (its
+// first round) and its result after are the call's; a call cancelled while
+// the upstream's task works cancels that task.
+func TestUpstreamExtensionTaskPassesThrough(t *testing.T) {
+	t.Parallel()
+	inner, stopped := newAskFirstFixture(t)
+	settings := gateway.DefaultSettings()
+	settings.HealthInterval = 0
+	g := startGateway(t, &gateway.Config{Settings: settings, Servers: map[string]*gateway.ServerConfig{
+		"a": {Name: "a", Transport: gateway.TransportStreamableHTTP, URL: inner.url, Headers: map[string]string{"X-Test-Principal": "bob"}}}})
+	var asked atomic.Int32
+	ctx := gateway.WithInputAsker(context.Background(), func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		asked.Add(1)
+		return json.RawMessage(`{"action":"accept","content":{"name":"Alice"}}`), nil
+	})
+	caller := auth.Caller{Principal: auth.Principal{ID: "carol"}}
+	res, err := g.Call(ctx, gateway.CallRequest{Tool: "a:up__namer", Caller: caller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Content[0]); !strings.Contains(got, "Hello, Alice!") || asked.Load() != 1 {
+		t.Fatalf("got %s, asked %d times", got, asked.Load())
+	}
+	res, err = g.Call(ctx, gateway.CallRequest{Tool: "a:up__slow", Caller: caller})
+	if err != nil || !strings.Contains(string(res.Content[0]), "slow done") {
+		t.Fatalf("a task that works: %v %v", res, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond) // past the window: a task upstream
+	defer cancel()
+	if _, err := g.Call(cctx, gateway.CallRequest{Tool: "a:up__slow", Caller: caller}); err == nil {
+		t.Fatal("a call cancelled while its upstream task worked answered")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for stopped.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("cancelling the call did not cancel the upstream's task")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

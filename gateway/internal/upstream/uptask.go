@@ -129,3 +129,144 @@ func truncated(raw json.RawMessage) string {
 	}
 	return string(raw[:most]) + "…"
 }
+
+// tasksExtension is the 2026-07-28 tasks extension (SEP-2663).
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// servesTasksExtension reports whether a 2026-07-28 server advertises the
+// tasks extension.
+func (c *Conn) servesTasksExtension() bool {
+	_, ok := c.caps.Extensions[tasksExtension]
+	return c.modern && ok
+}
+
+// declaringTasks is a request's _meta with the tasks extension added to
+// the client capabilities it declares.
+func declaringTasks(meta map[string]any) map[string]any {
+	var caps map[string]any
+	switch v := meta[mcp.MetaKeyClientCapabilities].(type) {
+	case json.RawMessage:
+		_ = json.Unmarshal(v, &caps)
+	case map[string]any:
+		caps = v
+	}
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	ext, _ := caps["extensions"].(map[string]any)
+	if ext == nil {
+		ext = map[string]any{}
+	}
+	ext[tasksExtension] = map[string]any{}
+	caps["extensions"] = ext
+	out := make(map[string]any, len(meta)+1)
+	for k, v := range meta {
+		out[k] = v
+	}
+	out[mcp.MetaKeyClientCapabilities] = caps
+	return out
+}
+
+// extensionTask reads the task a tools/call answered with (resultType
+// "task"), or "" for any other answer.
+func extensionTask(raw json.RawMessage) (id string, poll *int64) {
+	var r struct {
+		ResultType     string `json:"resultType"`
+		TaskID         string `json:"taskId"`
+		PollIntervalMs *int64 `json:"pollIntervalMs"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.ResultType != "task" {
+		return "", nil
+	}
+	return r.TaskID, r.PollIntervalMs
+}
+
+// awaitExtensionTask polls a 2026-07-28 server's task (tasks/get) until it
+// ends: its input requests go to Host.ClientRequest as a call's do, and
+// their answers back with tasks/update; its result (inlined once
+// completed) is the call's; a call that ends first sends tasks/cancel.
+func (c *Conn) awaitExtensionTask(ctx context.Context, id string, poll *int64, meta map[string]any) (json.RawMessage, error) {
+	params := func(extra map[string]any) map[string]any {
+		p := map[string]any{"taskId": id, "_meta": meta}
+		for k, v := range extra {
+			p[k] = v
+		}
+		return p
+	}
+	stop := context.AfterFunc(ctx, func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = c.request(cctx, "tasks/cancel", params(nil), nil)
+	})
+	defer stop()
+	answered := map[string]bool{}
+	for {
+		wait := defaultTaskPoll
+		if poll != nil {
+			wait = min(max(time.Duration(*poll)*time.Millisecond, minTaskPoll), maxTaskPoll)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		raw, err := c.request(ctx, "tasks/get", params(nil), nil)
+		if err != nil {
+			return nil, err
+		}
+		var got struct {
+			Status         string                     `json:"status"`
+			StatusMessage  string                     `json:"statusMessage"`
+			PollIntervalMs *int64                     `json:"pollIntervalMs"`
+			InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+			Result         json.RawMessage            `json:"result"`
+			Error          *RPCError                  `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
+			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server's tasks/get answer for its task %s is not a task: %s", id, truncated(raw))}
+		}
+		if got.PollIntervalMs != nil {
+			poll = got.PollIntervalMs
+		}
+		switch mcp.TaskStatus(got.Status) {
+		case mcp.TaskStatusCompleted:
+			if len(got.Result) == 0 {
+				return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server's task %s completed without a result", id)}
+			}
+			return got.Result, nil
+		case mcp.TaskStatusFailed:
+			if got.Error != nil {
+				return nil, got.Error
+			}
+			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server's task %s failed: %s", id, got.StatusMessage)}
+		case mcp.TaskStatusCancelled:
+			return nil, &RPCError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("the server cancelled the task it ran the call as (%s)", got.StatusMessage)}
+		case mcp.TaskStatusInputRequired:
+			answers := map[string]json.RawMessage{}
+			for key, rawReq := range got.InputRequests {
+				if answered[key] {
+					continue
+				}
+				var r struct {
+					Method string          `json:"method"`
+					Params json.RawMessage `json:"params"`
+				}
+				if err := json.Unmarshal(rawReq, &r); err != nil {
+					return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "malformed input request: " + err.Error()}
+				}
+				ans, err := c.s.host.ClientRequest(ctx, r.Method, r.Params)
+				if err != nil {
+					return nil, err
+				}
+				answers[key], answered[key] = ans, true
+			}
+			if len(answers) > 0 {
+				if _, err := c.request(ctx, "tasks/update", params(map[string]any{"inputResponses": answers}), nil); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+}
