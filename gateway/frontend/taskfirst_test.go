@@ -21,7 +21,7 @@ import (
 // newAskFirstFixture is a front end with tasks in front of a 2026-07-28
 // upstream whose tools run only as tasks: "namer" asks a name through
 // input_required before anything else (as the conformance fixture's
-// test_tool_with_task does), "slow" works 2 s before it answers (and
+// test_tool_with_task does), "slow" works 2 s (or ms) before it answers (and
 // counts the calls whose context was cancelled in stopped).
 func newAskFirstFixture(t *testing.T) (*taskFixture, *atomic.Int32) {
 	t.Helper()
@@ -42,11 +42,11 @@ func newAskFirstFixture(t *testing.T) (*taskFixture, *atomic.Int32) {
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}).ToolResult(), nil
 	})
 	var stopped atomic.Int32
-	slow := mcp.NewTool("slow", mcp.WithDescription("Works for 2 s."))
+	slow := mcp.NewTool("slow", mcp.WithDescription("Works for ms milliseconds (2000 unless told)."), mcp.WithNumber("ms"))
 	slow.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-	up.AddTool(slow, func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	up.AddTool(slow, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
-		case <-time.After(2 * time.Second):
+		case <-time.After(time.Duration(req.GetFloat("ms", 2000)) * time.Millisecond):
 			return mcp.NewToolResultText("slow done"), nil
 		case <-ctx.Done():
 			stopped.Add(1)

@@ -136,9 +136,10 @@ func TestUpstreamExtensionTaskPassesThrough(t *testing.T) {
 	if err != nil || !strings.Contains(string(res.Content[0]), "slow done") {
 		t.Fatalf("a task that works: %v %v", res, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond) // past the window: a task upstream
+	// Cancelled well past the window, when the upstream's task exists.
+	cctx, cancel := context.WithTimeout(ctx, askFirstWindow+1500*time.Millisecond)
 	defer cancel()
-	if _, err := g.Call(cctx, gateway.CallRequest{Tool: "a:up__slow", Caller: caller}); err == nil {
+	if _, err := g.Call(cctx, gateway.CallRequest{Tool: "a:up__slow", Caller: caller, Arguments: json.RawMessage(`{"ms": 20000}`)}); err == nil {
 		t.Fatal("a call cancelled while its upstream task worked answered")
 	}
 	deadline := time.Now().Add(5 * time.Second)

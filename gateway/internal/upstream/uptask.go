@@ -79,15 +79,8 @@ func (c *Conn) callAsTask(ctx context.Context, p callParams, header http.Header,
 	if json.Unmarshal(raw, &created) != nil || created.Task == nil || created.Task.TaskID == "" {
 		return raw, nil, nil // answered without a task: that is the result
 	}
-	task := *created.Task
-	// A call that ends before its task (cancelled, timed out) cancels it;
-	// once this returns, nothing does.
-	stop := context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_, _ = c.request(cctx, "tasks/cancel", c.taskParams(task.TaskID), nil)
-	})
-	defer stop()
+	task, id := *created.Task, created.Task.TaskID
+	defer c.cancelTaskIfCallEnded(ctx, c.taskParams(id))
 	for !task.ended() {
 		wait := defaultTaskPoll
 		if task.PollInterval != nil {
@@ -120,6 +113,21 @@ func (c *Conn) callAsTask(ctx context.Context, p callParams, header http.Header,
 
 // taskParams are the params of a tasks/* request about the task id.
 func (c *Conn) taskParams(id string) map[string]any { return map[string]any{"taskId": id} }
+
+// cancelTaskIfCallEnded sends tasks/cancel (params name the task) when the
+// call ended before its task did (cancelled, timed out), beside the call's
+// return. (Not context.AfterFunc: a request that sees the end first may
+// return, and stop the func, before the context reaches it.)
+func (c *Conn) cancelTaskIfCallEnded(ctx context.Context, params map[string]any) {
+	if ctx.Err() == nil {
+		return
+	}
+	go func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = c.request(cctx, "tasks/cancel", params, nil)
+	}()
+}
 
 // truncated is an answer as an error quotes it.
 func truncated(raw json.RawMessage) string {
@@ -193,12 +201,7 @@ func (c *Conn) awaitExtensionTask(ctx context.Context, id string, poll *int64, m
 		}
 		return p
 	}
-	stop := context.AfterFunc(ctx, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_, _ = c.request(cctx, "tasks/cancel", params(nil), nil)
-	})
-	defer stop()
+	defer c.cancelTaskIfCallEnded(ctx, params(nil))
 	answered := map[string]bool{}
 	for {
 		wait := defaultTaskPoll
