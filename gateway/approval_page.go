@@ -158,7 +158,12 @@ func (g *Gateway) approveOnPageByInput(ctx context.Context, c *call, rule int, t
 		if err := g.pageDecision(c, rule, a, answered, timedOut, timeout); err != nil {
 			return err
 		}
-		if !g.questions.take(c.state.Question) {
+		free, err := g.takeQuestion(ctx, c.state.Question)
+		if err != nil {
+			return newError(CodeInternal, c.toolID, err, map[string]any{"rule": rule + 1},
+				"%s was decided on the approval page, and the gateway could not reach its ledger of approvals (%v); the call did not run: send the same retry again, and tell the operator if it persists", c.toolID, err)
+		}
+		if !free {
 			return denied("this approval was answered already and the call ran on it; call the tool again to be asked anew")
 		}
 		return nil

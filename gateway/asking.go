@@ -8,11 +8,8 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
@@ -89,74 +86,13 @@ type callState struct {
 	Approved bool   `json:"a,omitempty"`
 	AskedAt  int64  `json:"t,omitempty"` // unix ms of the approval question
 	// Question names the approval question, so that one answer lets the
-	// call run to its end once (questionLedger), not once per retry.
+	// call run to its end once (QuestionLedger), not once per retry.
 	Question string `json:"q,omitempty"`
 	// SignIn names the sign-in link the call asked its client to open
 	// (oauth_signin.go).
 	SignIn string `json:"s,omitempty"`
 	// Page names the approval asked by URL (approval_page.go).
 	Page string `json:"p,omitempty"`
-}
-
-// questionLedger holds the approval questions asked by input_required that
-// were answered: a state is the client's to send again, so without it one
-// approval would run the call again on every copy of a later round's
-// state (or of the answer's own). A question is taken while a round runs
-// on it, given back when that round ends in the upstream's own
-// input_required (the next round runs on it), and kept once the call ended
-// otherwise. Per process: replicas behind a balancer each hold their own.
-type questionLedger struct {
-	mu    sync.Mutex
-	taken map[string]time.Time
-}
-
-// questionTTL outlives every state that can carry a question (the front
-// end's RequestStateTTL, 15 minutes); maxQuestions bounds the ledger.
-const (
-	questionTTL  = 20 * time.Minute
-	maxQuestions = 1 << 16
-)
-
-// take marks id in use; false when it is taken (or "", a state from before
-// questions had ids), or the ledger is full.
-func (l *questionLedger) take(id string) bool {
-	if id == "" {
-		return false
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if l.taken == nil {
-		l.taken = map[string]time.Time{}
-	}
-	if _, ok := l.taken[id]; ok {
-		return false
-	}
-	if len(l.taken) >= maxQuestions {
-		for k, at := range l.taken {
-			if now.Sub(at) > questionTTL {
-				delete(l.taken, k)
-			}
-		}
-		if len(l.taken) >= maxQuestions {
-			return false
-		}
-	}
-	l.taken[id] = now
-	return true
-}
-
-// release gives id back for the next round of its call.
-func (l *questionLedger) release(id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.taken, id)
-}
-
-func newQuestionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func decodeCallState(s string) callState {
@@ -205,23 +141,27 @@ func (c *call) forwardAsking() *upstream.Asking {
 // (c.ask is set, and the call answers input_required), or why it is
 // denied: an answer that came after timeout. A client that declared no
 // elicitation is not asked here (approve sends it to the desk).
-func (g *Gateway) approvalByInput(c *call, params json.RawMessage, timeout time.Duration) (json.RawMessage, string) {
+func (g *Gateway) approvalByInput(ctx context.Context, c *call, params json.RawMessage, timeout time.Duration) (json.RawMessage, string, error) {
 	var answers map[string]json.RawMessage
 	_ = json.Unmarshal(c.asking.InputResponses, &answers)
 	if answer, ok := answers[approvalKey]; ok && c.state.AskedAt > 0 {
 		if time.Since(time.UnixMilli(c.state.AskedAt)) > timeout {
-			return nil, fmt.Sprintf("nobody answered within %v", timeout)
+			return nil, fmt.Sprintf("nobody answered within %v", timeout), nil
 		}
-		if !g.questions.take(c.state.Question) {
-			return nil, "this approval was answered already and the call ran on it; call the tool again to be asked anew"
+		free, err := g.takeQuestion(ctx, c.state.Question)
+		if err != nil {
+			return nil, "", err
 		}
-		return answer, ""
+		if !free {
+			return nil, "this approval was answered already and the call ran on it; call the tool again to be asked anew", nil
+		}
+		return answer, "", nil
 	}
 	requests, _ := json.Marshal(map[string]any{approvalKey: map[string]any{"method": "elicitation/create", "params": params}})
 	st := c.state
 	st.AskedAt, st.Question = time.Now().UnixMilli(), newQuestionID()
 	c.ask = &InputRequired{Requests: requests, State: st.encode()}
-	return nil, ""
+	return nil, "", nil
 }
 
 // declares reports whether the request declares a client capability.

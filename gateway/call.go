@@ -375,7 +375,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if c.asking != nil {
 		cctx = upstream.WithAsking(cctx, c.forwardAsking())
 	}
-	defer g.sessions.enter(c.u.name, callOwner(c.req.Caller, c.id))()
+	defer g.sessions.enter(cctx, c.u.name, callOwner(c.req.Caller, c.id))()
 	defer g.sentTokens.hold(c.u.name, c.token)()
 	var progress func(upstream.Progress)
 	if fn := c.req.Progress; fn != nil {
@@ -421,7 +421,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		st := c.state
 		st.Upstream, st.AskedAt = ir.State, 0
 		if st.Approved {
-			g.questions.release(st.Question) // the next round runs on it
+			g.releaseQuestion(ctx, st.Question) // the next round runs on it
 		}
 		return &CallResult{Content: []json.RawMessage{}, InputRequired: &InputRequired{Requests: secrets.json(ir.Requests), State: st.encode()}}, nil
 	}

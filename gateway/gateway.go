@@ -46,7 +46,7 @@ type Gateway struct {
 
 	callSeq      atomic.Uint64
 	approved     approvals                // "approve every call of this tool in this run"
-	questions    questionLedger           // approval questions answered by input_required (asking.go)
+	questions    QuestionLedger           // approval questions answered by input_required (questions.go)
 	desk         approvalDesk             // calls waiting for an operator's decision (desk.go)
 	signIns      signInDesk               // principals signing in by URL (oauth_signin.go)
 	approvalPage approvalPage             // approvals asked by URL (approval_page.go)
@@ -164,6 +164,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		log:           slog.New(slog.DiscardHandler),
 		tokens:        NewMemoryTokenStore(),
 		rates:         NewMemoryRateLimiter(nil),
+		questions:     NewMemoryQuestionLedger(),
 		catalog:       newCatalog(own.Settings.ToolNames),
 		upstreams:     map[string]*route{},
 		inProcess:     map[string]*server.MCPServer{},

@@ -219,8 +219,18 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	}
 	if c.asking != nil {
 		// A 2026-07-28 caller is asked by input_required (asking.go).
+		ledgerDown := func(err error) *Error {
+			c.decision = "not approved: the ledger of approvals could not answer"
+			g.auditApproval(c)
+			return newError(CodeInternal, c.toolID, err, map[string]any{"rule": rule + 1, "tools": p.Rules[rule].Tools},
+				"%s needs a person's approval (policy rule %d, %q) and the gateway could not reach its ledger of approvals (%v); the call did not run: send the same retry again, and tell the operator if it persists", c.toolID, rule+1, p.Rules[rule].Tools, err)
+		}
 		if c.state.Approved {
-			if !g.questions.take(c.state.Question) {
+			free, err := g.takeQuestion(ctx, c.state.Question)
+			if err != nil {
+				return ledgerDown(err)
+			}
+			if !free {
 				return denied("its approval was used already: the call ran on it (or runs on it now); call the tool again to be asked anew")
 			}
 			c.decision = "approved" // in an earlier round of this call, audited then
@@ -238,7 +248,10 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 				return denied("this client cannot be asked (its request declares no elicitation capability)")
 			})
 		}
-		raw, why := g.approvalByInput(c, params, timeout)
+		raw, why, err := g.approvalByInput(ctx, c, params, timeout)
+		if err != nil {
+			return ledgerDown(err)
+		}
 		if why != "" {
 			return denied(why)
 		}

@@ -29,26 +29,32 @@ func (g *Gateway) relayClientRequest(ctx context.Context, u *route, method strin
 	if capability == "" {
 		return nil, &upstream.RPCError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf("the gateway does not relay %q", method)}
 	}
-	// A call with someone else to ask (a task's run: WithInputAsker) asks
-	// there, redacted as a session's client is asked (the question reaches
-	// the task's client in tasks/get); roots are the gateway's to answer.
-	if ask := inputAskerFrom(ctx); ask != nil && capability != "roots" {
-		return ask(ctx, method, g.serverSecrets(u.name).json(params))
-	}
-	// The call being served says whose request it is; on transports that
-	// lose the call's context (stdio), the one caller with calls in flight.
+	// The call being served says whose request it is (the in-process
+	// transport keeps the call's context beside its caller). A transport
+	// that loses it (stdio) leaves the one caller with calls in flight,
+	// and, when it has one call, that call's context.
 	var session auth.SessionID
 	caller, ok := upstream.CallerFrom(ctx)
+	callCtx := upstream.CallContext(ctx)
 	if ok {
 		session = caller.Session
 	} else {
-		session, ok = g.sessions.soleSession(u.name)
+		session, callCtx, ok = g.sessions.soleCaller(u.name)
+		if callCtx == nil {
+			callCtx = ctx
+		}
+	}
+	// A call with someone else to ask (a task's run: WithInputAsker) asks
+	// there, redacted as a session's client is asked (the question reaches
+	// the task's client in tasks/get); roots are the gateway's to answer.
+	if ask := inputAskerFrom(callCtx); ask != nil && capability != "roots" {
+		return ask(callCtx, method, g.serverSecrets(u.name).json(params))
 	}
 	var p Peer
 	if ok && session != "" {
 		p = g.peer(session)
 	} else if ok {
-		p = peerFrom(ctx) // a session-less client that waits for its run (WithPeer)
+		p = peerFrom(callCtx) // a session-less client that waits for its run (WithPeer)
 	}
 	if p != nil && !p.Supports(capability) {
 		if l, ok := p.(interface{ Lacks(capability string) }); ok {

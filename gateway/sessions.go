@@ -33,11 +33,21 @@ type sessions struct {
 	open map[auth.SessionID]*sessionState
 	// inflight counts calls in flight per server and caller key (a session,
 	// or one sessionless call), for attributing upstream requests.
-	inflight map[string]map[string]int
+	inflight map[string]map[string]*inflightCaller
+}
+
+// inflightCaller is one caller's calls in flight on a server.
+type inflightCaller struct {
+	n int
+	// ctx is the context of the caller's call while it has exactly one in
+	// flight: what the call has to ask through (a task's InputAsker, a
+	// waiting run's Peer), for the upstream requests of a transport that
+	// loses the call's context (stdio, in-process).
+	ctx context.Context
 }
 
 func newSessions() *sessions {
-	return &sessions{open: map[auth.SessionID]*sessionState{}, inflight: map[string]map[string]int{}}
+	return &sessions{open: map[auth.SessionID]*sessionState{}, inflight: map[string]map[string]*inflightCaller{}}
 }
 
 // Session is an open session's handle; Close ends it.
@@ -284,39 +294,61 @@ func callOwner(c auth.Caller, callID string) string {
 	return "c:" + callID
 }
 
-// enter records a call in flight on a server; the returned func ends it.
-func (ss *sessions) enter(server, owner string) func() {
+// enter records a call in flight on a server, made under ctx; the
+// returned func ends it.
+func (ss *sessions) enter(ctx context.Context, server, owner string) func() {
 	ss.mu.Lock()
 	if ss.inflight[server] == nil {
-		ss.inflight[server] = map[string]int{}
+		ss.inflight[server] = map[string]*inflightCaller{}
 	}
-	ss.inflight[server][owner]++
+	c := ss.inflight[server][owner]
+	if c == nil {
+		c = &inflightCaller{}
+		ss.inflight[server][owner] = c
+	}
+	c.n++
+	c.ctx = nil
+	if c.n == 1 {
+		c.ctx = ctx
+	}
 	ss.mu.Unlock()
 	return func() {
 		ss.mu.Lock()
 		defer ss.mu.Unlock()
-		if ss.inflight[server][owner]--; ss.inflight[server][owner] <= 0 {
+		if c.n--; c.n <= 0 {
 			delete(ss.inflight[server], owner)
 		}
+		c.ctx = nil // with one call left, which one is not known here
 	}
 }
 
-// soleSession returns the session of the only caller with calls in flight on
-// a server. With several callers, an upstream request that does not say
-// which call it belongs to (stdio has no per-request stream) cannot be
-// attributed, and is refused rather than shown to the wrong client.
-func (ss *sessions) soleSession(server string) (auth.SessionID, bool) {
+// soleCaller returns the only caller with calls in flight on a server: its
+// session ("" for a sessionless call) and, when it has exactly one call in
+// flight, that call's context (else nil). With several callers, an
+// upstream request that does not say which call it belongs to (stdio has
+// no per-request stream) cannot be attributed, and is refused rather than
+// shown to the wrong client.
+func (ss *sessions) soleCaller(server string) (auth.SessionID, context.Context, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if len(ss.inflight[server]) != 1 {
-		return "", false
+		return "", nil, false
 	}
-	for owner := range ss.inflight[server] {
-		if s, ok := strings.CutPrefix(owner, "s:"); ok {
-			return auth.SessionID(s), true
+	for owner, c := range ss.inflight[server] {
+		s, _ := strings.CutPrefix(owner, "s:")
+		if !strings.HasPrefix(owner, "s:") {
+			s = ""
 		}
+		return auth.SessionID(s), c.ctx, true
 	}
-	return "", false
+	return "", nil, false
+}
+
+// soleSession returns the session of the only caller with calls in flight
+// on a server, when that caller is a session.
+func (ss *sessions) soleSession(server string) (auth.SessionID, bool) {
+	s, _, ok := ss.soleCaller(server)
+	return s, ok && s != ""
 }
 
 // inFlight counts the calls in flight on a server.
@@ -324,8 +356,8 @@ func (ss *sessions) inFlight(server string) int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	n := 0
-	for _, k := range ss.inflight[server] {
-		n += k
+	for _, c := range ss.inflight[server] {
+		n += c.n
 	}
 	return n
 }

@@ -292,9 +292,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		defer shared.close()
 		// What replicas share (docs/deploy.md): rate-limit buckets, session
 		// tokens, OAuth grants, sandbox.store's values, big results, saved
-		// scripts and the result types learned from calls.
+		// scripts, the result types learned from calls and the approvals
+		// answered by input_required.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.rateLimiter), gateway.WithTokenStore(shared.tokens),
-			gateway.WithOAuthStore(shared.oauth))
+			gateway.WithOAuthStore(shared.oauth), gateway.WithQuestionLedger(shared.questions))
 		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
 		file.CodeMode.Engine.Results = shared.results(file.CodeMode.Engine.ResultLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts

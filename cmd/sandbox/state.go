@@ -31,6 +31,7 @@ type sharedState struct {
 	logAttrs []any  // what the log says about it
 
 	rateLimiter gateway.RateLimiter
+	questions   gateway.QuestionLedger // approvals answered by input_required, each run once
 	tokens      gateway.TokenStore
 	oauth       gateway.OAuthStore
 	store       func(codemode.StoreLimits) codemode.Store        // the values of sandbox.store
@@ -115,6 +116,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		backend:            "Redis",
 		logAttrs:           []any{"keyPrefix", r.KeyPrefix},
 		rateLimiter:        c.RateLimiter(nil),
+		questions:          c.QuestionLedger(),
 		tokens:             c.TokenStore(),
 		oauth:              c.OAuthStore(),
 		store:              func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },

@@ -127,6 +127,9 @@ func New(g *gateway.Gateway, opts ...Option) *Server {
 		s.adoptRequest(ctx) // a session made on another replica (directory.go)
 		return nil
 	})
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, r *mcp.InitializeRequest, _ *mcp.InitializeResult) {
+		s.noteSessionExtensions(ctx, r) // tasksession.go
+	})
 	hooks.AddAfterSetLevel(func(ctx context.Context, id any, r *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 		caller := callerOf(ctx)
 		s.g.SetLogLevel(ctx, caller, string(r.Params.Level))

@@ -203,12 +203,21 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 	}
 	var q taskRequest
 	_ = json.Unmarshal(body, &q)
+	// A request declares the extension in its _meta, or its 2025 session
+	// did at initialize (tasksession.go): then a tools/call is a task's
+	// when it asks for one (params.task), as a 2025 client asks.
+	sessionDeclared := h.sessionDeclaresTasks(r)
+	declared := q.declaresTasks() || (sessionDeclared && (env.Method != string(mcp.MethodToolsCall) || q.Params.Task != nil))
 	if env.Method == string(mcp.MethodToolsCall) {
-		if !q.declaresTasks() && h.s.requiresTask(env.Params.Name) {
+		if !declared && !sessionDeclared && h.s.requiresTask(env.Params.Name) {
 			writeRPC(w, http.StatusBadRequest, env.ID, nil, missingTasks(env.Params.Name+" runs only as a task"))
 			return true
 		}
-		if !q.declaresTasks() || !h.s.offersTasks(env.Params.Name) {
+		if !declared && sessionDeclared && h.s.requiresTask(env.Params.Name) {
+			writeRPC(w, http.StatusOK, env.ID, nil, &rpcErr{Code: mcp.INVALID_PARAMS, Message: env.Params.Name + " runs only as a task: ask for one with params.task (e.g. {\"ttl\": 60000})"})
+			return true
+		}
+		if !declared || !h.s.offersTasks(env.Params.Name) {
 			return false
 		}
 		if !headersMatch(w, r, body, env.ID, env.Method, "") {
@@ -220,7 +229,7 @@ func (h *httpHandler) serveTasks(w http.ResponseWriter, r *http.Request, body []
 	if !headersMatch(w, r, body, env.ID, env.Method, q.Params.TaskID) {
 		return true
 	}
-	if !q.declaresTasks() {
+	if !declared {
 		writeRPC(w, http.StatusBadRequest, env.ID, nil, missingTasks(env.Method+" is the tasks extension's"))
 		return true
 	}
@@ -340,12 +349,43 @@ func (h *httpHandler) startTask(w http.ResponseWriter, r *http.Request, body []b
 			Message: "the server holds as many request bytes as it may for you, your running tasks' included; send the request again when one of them ends"})
 		return
 	}
+	body = withProgressToken(body)
+	// A tool that runs only as a task may ask for input first: its round
+	// that asks at once is answered in the request, without a task
+	// (taskfirst.go).
+	var first *firstRound
+	if h.s.requiresTask(env.Params.Name) {
+		first = h.startFirstRound(r, env.Params.Name, body)
+		if asked, ok := first.askedAtOnce(askFirstWindow); ok {
+			h.bodies.give(owner, held)
+			writeRPC(w, http.StatusOK, env.ID, asked, nil)
+			return
+		}
+	}
 	// The run keeps the request's values (the caller, its tokens, the
 	// handed arguments) but not its end: the client may leave.
 	run, err := reg.Start(context.WithoutCancel(r.Context()), owner, env.Params.Name, q.askedTTL())
 	if err != nil {
 		h.bodies.give(owner, held)
 		var le *runs.LimitError
+		if first != nil && errors.As(err, &le) {
+			select {
+			case <-first.done:
+				// The call ran already: its answer is the client's, a
+				// task or not.
+				result, rpcError := first.outcome()
+				if rpcError != nil {
+					writeRPCRaw(w, env.ID, nil, rpcError)
+				} else {
+					writeRPCRaw(w, env.ID, completeResult(result), nil)
+				}
+				return
+			default:
+				first.abandon()
+			}
+		} else if first != nil {
+			first.abandon()
+		}
 		if errors.As(err, &le) {
 			res := errorResult(&gateway.Error{Code: gateway.CodeRateLimited, Tool: env.Params.Name, Message: le.Message})
 			res.ResultType = mcp.ResultTypeComplete
@@ -360,7 +400,7 @@ func (h *httpHandler) startTask(w http.ResponseWriter, r *http.Request, body []b
 	h.s.auditTask(owner, env.Params.Name, run.ID(), "started", "", 0)
 	go func() {
 		defer h.bodies.give(owner, held)
-		h.runTask(run, r, withProgressToken(body))
+		h.runTask(run, r, body, first)
 	}()
 	writeRPC(w, http.StatusOK, env.ID, h.s.taskFields(run.Run(), "task"), nil)
 }
@@ -403,12 +443,22 @@ const maxInputRounds = 32
 // round-trip request, SEP-2322) puts the task in input_required with those
 // requests; once tasks/update answered them all, the call is made again
 // with the answers and its requestState, as a client would retry it.
-func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte) {
+//
+// first, when not nil, is the call's first round, started before the task
+// (taskfirst.go): the task adopts it as its round 0.
+func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte, first *firstRound) {
 	ctx := context.WithValue(runs.NewContext(run.Context(), run), notifierKey{}, notifier(taskNotifier{run}))
-	ctx = gateway.WithInputAsker(ctx, h.s.taskAsker(run))
+	ctx = context.WithValue(ctx, taskCallKey{}, true)
+	asker := h.s.taskAsker(run)
+	ctx = gateway.WithInputAsker(ctx, asker)
 	var result, rpcError json.RawMessage
 	for round := 0; ; round++ {
-		result, rpcError = h.serveTaskCall(ctx, run, r, body)
+		if round == 0 && first != nil {
+			first.adopt(run, asker)
+			result, rpcError = first.outcome()
+		} else {
+			result, rpcError = h.serveTaskCall(ctx, run.Run().Tool, r, body)
+		}
 		ask, ok := inputRequired(result)
 		if !ok {
 			break
@@ -498,7 +548,7 @@ func (s *Server) taskAsker(run *runs.Handle) gateway.InputAsker {
 }
 
 // serveTaskCall makes one round of a task's call.
-func (h *httpHandler) serveTaskCall(ctx context.Context, run *runs.Handle, r *http.Request, body []byte) (result, rpcError json.RawMessage) {
+func (h *httpHandler) serveTaskCall(ctx context.Context, tool string, r *http.Request, body []byte) (result, rpcError json.RawMessage) {
 	req := mcphttp.Request(r, body)
 	// Each round has a slot of its own, as a request has (answer.go): an
 	// answer the handler makes itself (an upstream's -32021, a refused
@@ -508,7 +558,7 @@ func (h *httpHandler) serveTaskCall(ctx context.Context, run *runs.Handle, r *ht
 	var answer capture
 	defer func() {
 		if p := recover(); p != nil {
-			h.s.log.Error("a task's call panicked", "tool", run.Run().Tool, "panic", p)
+			h.s.log.Error("a task's call panicked", "tool", tool, "panic", p)
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task's call failed inside the server"})
 		}
 	}()
@@ -577,7 +627,7 @@ func mustJSON(v any) json.RawMessage {
 // answers it as a tool error the model can read. nil: answer as ever.
 func taskProtocolError(ctx context.Context, err error) error {
 	var ge *gateway.Error
-	if runs.FromContext(ctx) == nil || !errors.As(err, &ge) || ge.Code != gateway.CodeProtocolError {
+	if ctx.Value(taskCallKey{}) == nil || !errors.As(err, &ge) || ge.Code != gateway.CodeProtocolError {
 		return nil
 	}
 	return err
@@ -725,6 +775,21 @@ type rpcErr struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
+}
+
+// writeRPCRaw writes one JSON-RPC response of a result or error as raw
+// JSON.
+func writeRPCRaw(w http.ResponseWriter, id json.RawMessage, result, rpcError json.RawMessage) {
+	msg := map[string]any{"jsonrpc": "2.0", "id": id}
+	if rpcError != nil {
+		msg["error"] = rpcError
+	} else {
+		msg["result"] = result
+	}
+	b, _ := json.Marshal(msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
 }
 
 // writeRPC writes one JSON-RPC response.

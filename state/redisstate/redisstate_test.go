@@ -45,7 +45,7 @@ func clients(tb testing.TB) (*redistest.Server, func(t testing.TB) *redisstate.C
 }
 
 func TestRedisState(t *testing.T) {
-	_, open := clients(t)
+	srv, open := clients(t)
 	t.Run("rate limiter", func(t *testing.T) {
 		statetest.TestRateLimiter(t, func(t *testing.T, now func() time.Time) gateway.RateLimiter { return open(t).RateLimiter(now) })
 	})
@@ -75,6 +75,22 @@ func TestRedisState(t *testing.T) {
 		statetest.TestReleasedRunStore(t, func(t *testing.T, maxBytes int64, now func() time.Time) frontend.ReleasedRunStore {
 			return open(t).ReleasedRuns(maxBytes, now)
 		})
+	})
+	t.Run("approval questions", func(t *testing.T) {
+		statetest.TestQuestionLedger(t, func(t *testing.T) gateway.QuestionLedger { return open(t).QuestionLedger() },
+			func(t *testing.T) (gateway.QuestionLedger, gateway.QuestionLedger) {
+				// Two replicas: two pools on one prefix.
+				var replicas [2]gateway.QuestionLedger
+				for i := range replicas {
+					c, err := redisstate.Open(redisstate.Config{URL: srv.URL(), KeyPrefix: "shared-questions:", EncryptionKey: newKey()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { c.Close() })
+					replicas[i] = c.QuestionLedger()
+				}
+				return replicas[0], replicas[1]
+			})
 	})
 }
 

@@ -12,6 +12,7 @@
 //   - tokens.go: TestTokenStore (gateway.TokenStore)
 //   - oauth.go: TestOAuthStore (gateway.OAuthStore, OAuth grants to upstreams)
 //   - ratelimit.go: TestRateLimiter (gateway.RateLimiter)
+//   - questions.go: TestQuestionLedger (gateway.QuestionLedger, approvals answered by input_required)
 //   - store.go: TestStore (codemode.Store, the values of sandbox.store)
 //   - scripts.go: TestScriptStore (codemode.ScriptStore, saved scripts)
 //   - usage.go: TestUsageStore (codemode.UsageStore, what search learns from use)

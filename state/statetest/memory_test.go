@@ -25,6 +25,14 @@ func TestMemoryRateLimiter(t *testing.T) {
 	})
 }
 
+func TestMemoryQuestionLedger(t *testing.T) {
+	statetest.TestQuestionLedger(t, func(*testing.T) gateway.QuestionLedger { return gateway.NewMemoryQuestionLedger() },
+		func(*testing.T) (gateway.QuestionLedger, gateway.QuestionLedger) {
+			l := gateway.NewMemoryQuestionLedger() // one process: its calls share the one ledger
+			return l, l
+		})
+}
+
 func TestMemoryStore(t *testing.T) {
 	statetest.TestStore(t, func(_ *testing.T, limits codemode.StoreLimits, now func() time.Time) codemode.Store {
 		s, err := codemode.NewMemoryStore("", limits, now)

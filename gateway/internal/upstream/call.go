@@ -61,6 +61,15 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 			}
 		}
 	}
+	if !c.modern && runsOnlyAsTask(def) && c.takesToolTasks() {
+		return c.callAsTask(ctx, p, header, stage) // uptask.go
+	}
+	// A 2026-07-28 server's tool that runs only as a task is asked for one
+	// (the tasks extension declared), and its task awaited (uptask.go).
+	extTask := runsOnlyAsTask(def) && c.servesTasksExtension()
+	if extTask {
+		p.Meta = declaringTasks(p.Meta)
+	}
 	for round := 0; ; round++ {
 		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header, stage)
 		if staged != nil && !stage {
@@ -71,6 +80,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		}
 		if err != nil || staged != nil {
 			return nil, staged, err
+		}
+		if id, poll := extensionTask(raw); extTask && id != "" {
+			raw, err := c.awaitExtensionTask(ctx, id, poll, p.Meta)
+			return raw, nil, err
 		}
 		if !bytes.Contains(raw, []byte(`"input_required"`)) {
 			return raw, nil, nil

@@ -721,8 +721,8 @@ func hasParamHeaders(raw json.RawMessage) bool { return bytes.Contains(raw, []by
 // per-call values, and nothing else.
 func isolatedContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	base := context.Background()
-	if c, ok := CallerFrom(ctx); ok {
-		base = WithCaller(base, c)
+	if v, ok := ctx.Value(callerKey{}).(callerValue); ok {
+		base = context.WithValue(base, callerKey{}, v)
 	}
 	if tok, ok := ctx.Value(tokenKey{}).(string); ok {
 		base = WithToken(base, tok)

@@ -93,20 +93,37 @@ func TokenFrom(ctx context.Context) string {
 	return tok
 }
 
-// callerKey carries the caller of the call being served to the handlers
-// of requests the upstream sends back while it runs (HTTP transports pass
-// the call's context through; the in-process one keeps it by isolatedContext).
+// callerKey carries the caller of the call being served, and the context
+// the call was made under, to the handlers of requests the upstream sends
+// back while it runs (HTTP transports pass the call's context through; the
+// in-process one keeps this value by isolatedContext).
 type callerKey struct{}
+
+type callerValue struct {
+	caller auth.Caller
+	ctx    context.Context
+}
 
 // WithCaller returns a context for a request made on behalf of c.
 func WithCaller(ctx context.Context, c auth.Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+	return context.WithValue(ctx, callerKey{}, callerValue{c, ctx})
 }
 
 // CallerFrom is the caller WithCaller put in ctx.
 func CallerFrom(ctx context.Context) (auth.Caller, bool) {
-	c, ok := ctx.Value(callerKey{}).(auth.Caller)
-	return c, ok
+	v, ok := ctx.Value(callerKey{}).(callerValue)
+	return v.caller, ok
+}
+
+// CallContext is the context WithCaller was given, for what the gateway
+// keeps there about the call (whom its upstream's requests may ask): the
+// in-process transport hands the upstream's requests a context of its own
+// (isolatedContext). ctx itself when WithCaller was not used.
+func CallContext(ctx context.Context) context.Context {
+	if v, ok := ctx.Value(callerKey{}).(callerValue); ok {
+		return v.ctx
+	}
+	return ctx
 }
 
 // RPCError is a JSON-RPC error response from the upstream (or one the
