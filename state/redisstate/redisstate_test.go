@@ -68,6 +68,9 @@ func TestRedisState(t *testing.T) {
 	t.Run("oauth grants", func(t *testing.T) {
 		statetest.TestOAuthStore(t, func(t *testing.T) gateway.OAuthStore { return open(t).OAuthStore() })
 	})
+	t.Run("approval desk", func(t *testing.T) {
+		statetest.TestDeskStore(t, func(t *testing.T) gateway.DeskStore { return open(t).DeskStore(nil) })
+	})
 	t.Run("usage", func(t *testing.T) {
 		statetest.TestUsageStore(t, func(t *testing.T, now func() time.Time) codemode.UsageStore { return open(t).Usage(now) })
 	})
@@ -91,10 +94,15 @@ func TestSecretsAreEncrypted(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// An approval's question shows the tool's arguments.
+	desk := c.DeskStore(nil)
+	if err := desk.Put(ctx, gateway.PendingApproval{ID: "q1", Principal: "acme/alice", Question: "token: " + secret, Deadline: time.Now().Add(time.Minute)}, 4); err != nil {
+		t.Fatal(err)
+	}
 	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
 	defer raw.Close()
 	keys, _ := raw.Keys(ctx, "*").Result()
-	if len(keys) < 2 {
+	if len(keys) < 3 {
 		t.Fatalf("keys: %v", keys)
 	}
 	for _, k := range keys {

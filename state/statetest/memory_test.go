@@ -132,3 +132,7 @@ func TestMemoryRunStore(t *testing.T) {
 	statetest.TestRunStore(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
 	statetest.TestRunLease(t, func(_ *testing.T, now func() time.Time) runs.Store { return runs.NewMemoryStore(now) })
 }
+
+func TestMemoryDeskStore(t *testing.T) {
+	statetest.TestDeskStore(t, func(*testing.T) gateway.DeskStore { return gateway.NewMemoryDeskStore(nil) })
+}
