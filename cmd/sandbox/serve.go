@@ -294,7 +294,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		// tokens, OAuth grants, sandbox.store's values, big results, saved
 		// scripts and the result types learned from calls.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.rateLimiter), gateway.WithTokenStore(shared.tokens),
-			gateway.WithOAuthStore(shared.oauth))
+			gateway.WithOAuthStore(shared.oauth), gateway.WithDeskStore(shared.desk))
 		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
 		file.CodeMode.Engine.Results = shared.results(file.CodeMode.Engine.ResultLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts
@@ -450,7 +450,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
-	if err := installSignIn(mux, file, protect, g, ln.Addr(), f.allowHosts, log); err != nil {
+	var pageKey []byte
+	if shared != nil {
+		pageKey = shared.approvalPageKey
+	}
+	if err := installSignIn(mux, file, protect, g, ln.Addr(), f.allowHosts, pageKey, log); err != nil {
 		return err
 	}
 	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log})

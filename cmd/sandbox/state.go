@@ -30,6 +30,7 @@ type sharedState struct {
 	rateLimiter gateway.RateLimiter
 	tokens      gateway.TokenStore
 	oauth       gateway.OAuthStore
+	desk        gateway.DeskStore                                // the approval desk
 	store       func(codemode.StoreLimits) codemode.Store        // the values of sandbox.store
 	results     func(codemode.ResultLimits) codemode.ResultStore // the results sandbox.results reads
 	scripts     codemode.ScriptStore
@@ -42,6 +43,9 @@ type sharedState struct {
 	// requestStateKey seals the front end's requestStates (input_required),
 	// the same on every replica, so a retry may land on any of them.
 	requestStateKey []byte
+	// approvalPageKey signs the approval page's cookies and forms, the
+	// same on every replica, so the page works on any of them.
+	approvalPageKey []byte
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -108,6 +112,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		rateLimiter:     c.RateLimiter(nil),
 		tokens:          c.TokenStore(),
 		oauth:           c.OAuthStore(),
+		desk:            c.DeskStore(nil),
 		store:           func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
 		results:         func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
 		scripts:         c.ScriptStore(),
@@ -118,6 +123,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		runs:            c.RunStore(nil),
 		contextKey:      string(c.DeriveKey("codemode context handles")),
 		requestStateKey: c.DeriveKey("frontend requestState"),
+		approvalPageKey: c.DeriveKey("console approval page"),
 		ping:            c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {
 			sealed, dropped, err := c.SealLegacy(ctx)
