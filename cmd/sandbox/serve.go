@@ -294,7 +294,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		// tokens, OAuth grants, sandbox.store's values, big results, saved
 		// scripts and the result types learned from calls.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.rateLimiter), gateway.WithTokenStore(shared.tokens),
-			gateway.WithOAuthStore(shared.oauth), gateway.WithDeskStore(shared.desk))
+			gateway.WithOAuthStore(shared.oauth), gateway.WithDeskStore(shared.desk),
+			gateway.WithSignInStore(shared.signIns))
 		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
 		file.CodeMode.Engine.Results = shared.results(file.CodeMode.Engine.ResultLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts

@@ -31,6 +31,7 @@ type sharedState struct {
 	tokens      gateway.TokenStore
 	oauth       gateway.OAuthStore
 	desk        gateway.DeskStore                                // the approval desk
+	signIns     gateway.SignInStore                              // principals' sign-ins by URL in progress
 	store       func(codemode.StoreLimits) codemode.Store        // the values of sandbox.store
 	results     func(codemode.ResultLimits) codemode.ResultStore // the results sandbox.results reads
 	scripts     codemode.ScriptStore
@@ -113,6 +114,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		tokens:          c.TokenStore(),
 		oauth:           c.OAuthStore(),
 		desk:            c.DeskStore(nil),
+		signIns:         c.SignInStore(nil),
 		store:           func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
 		results:         func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
 		scripts:         c.ScriptStore(),

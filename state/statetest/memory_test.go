@@ -136,3 +136,7 @@ func TestMemoryRunStore(t *testing.T) {
 func TestMemoryDeskStore(t *testing.T) {
 	statetest.TestDeskStore(t, func(*testing.T) gateway.DeskStore { return gateway.NewMemoryDeskStore(nil) })
 }
+
+func TestMemorySignInStore(t *testing.T) {
+	statetest.TestSignInStore(t, func(*testing.T) gateway.SignInStore { return gateway.NewMemorySignInStore(nil) })
+}
