@@ -126,7 +126,7 @@ func (s *DeskStore) read(k, sealed string) (gateway.PendingApproval, error) {
 
 func (s *DeskStore) Pending(ctx context.Context) ([]gateway.PendingApproval, error) {
 	now := strconv.FormatInt(s.now().UnixMilli(), 10)
-	ids, err := s.c.rdb.ZRangeByScore(ctx, s.indexKey(), &redis.ZRangeBy{Min: "(" + now, Max: "+inf"}).Result()
+	ids, err := s.c.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.indexKey(), Start: "(" + now, Stop: "+inf", ByScore: true}).Result()
 	if err != nil || len(ids) == 0 {
 		return nil, unavailable(err)
 	}
