@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"net/http"
 	"strings"
@@ -35,6 +36,12 @@ type ApprovalPageOptions struct {
 	// AllowedHosts are extra Host names accepted on loopback connections
 	// (the DNS-rebinding check, as for /mcp).
 	AllowedHosts []string
+	// Secret signs the page's cookies and forms. Replicas behind one
+	// address give the same one (serve derives it from
+	// gateway.redis.encryptionKey), so a person signed in on one replica
+	// is on every one, as the pending approvals are. Nil: a key of this
+	// process's own.
+	Secret []byte
 }
 
 // ApprovalPage serves the approval page. Mount it with its prefix
@@ -55,8 +62,11 @@ const (
 
 // NewApprovalPage makes the approval page.
 func NewApprovalPage(opts ApprovalPageOptions) *ApprovalPage {
-	p := &ApprovalPage{opts: opts, secret: make([]byte, 32), allowed: map[string]bool{}}
-	_, _ = rand.Read(p.secret)
+	p := &ApprovalPage{opts: opts, secret: opts.Secret, allowed: map[string]bool{}}
+	if len(p.secret) == 0 {
+		p.secret = make([]byte, 32)
+		_, _ = rand.Read(p.secret)
+	}
 	for _, h := range opts.AllowedHosts {
 		p.allowed[strings.ToLower(h)] = true
 	}
@@ -235,7 +245,12 @@ func (p *ApprovalPage) decide(w http.ResponseWriter, r *http.Request, v viewer, 
 		return
 	}
 	if err := p.opts.Gateway.DecideApproval(a.ID, decision == "approve", v.Key); err != nil {
-		p.render(w, http.StatusOK, approvalView{Viewer: v.Key, Message: "The call is no longer waiting: it was decided, timed out, or its caller went away."})
+		msg := "The call is no longer waiting: it was decided, timed out, or its caller went away."
+		var decided *gateway.DecidedError
+		if errors.As(err, &decided) {
+			msg = "The call is no longer waiting: " + decided.Error() + "."
+		}
+		p.render(w, http.StatusOK, approvalView{Viewer: v.Key, Message: msg})
 		return
 	}
 	msg := "Approved: the call goes on. You can close this tab."

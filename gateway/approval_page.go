@@ -46,18 +46,6 @@ func (g *Gateway) approvalPageBase() string {
 	return g.approvalPage.base
 }
 
-// PendingApprovalByID is one call waiting at the desk.
-func (g *Gateway) PendingApprovalByID(id string) (PendingApproval, bool) {
-	d := &g.desk
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e, ok := d.pending[id]
-	if !ok {
-		return PendingApproval{}, false
-	}
-	return e.PendingApproval, true
-}
-
 // asksByURL reports whether a client that declares url and form modes as
 // given is asked to approve by URL.
 func (g *Gateway) asksByURL(url, form bool) bool {
@@ -123,8 +111,7 @@ func (g *Gateway) approveOnPage(ctx context.Context, c *call, rule int, timeout 
 	defer cancel()
 	raw, err := peer.Request(askCtx, "elicitation/create", g.pageParams(e))
 	if err != nil || declined(raw) {
-		if !g.withdraw(e) { // decided on the page meanwhile: that stands
-			a := <-e.answer
+		if a, decided := g.withdraw(e); decided { // decided on the page meanwhile: that stands
 			return g.pageDecision(c, rule, a, true, false, timeout)
 		}
 		if err != nil {
@@ -148,10 +135,18 @@ func (g *Gateway) approveOnPageByInput(ctx context.Context, c *call, rule int, t
 	_ = json.Unmarshal(c.asking.InputResponses, &answers)
 	if answer, ok := answers[approvalKey]; ok && c.state.Page != "" {
 		e := g.takePageAsk(c.state.Page)
+		if e == nil && g.desk.shared {
+			// Asked on another replica: its page is on every one, and
+			// the decision is found where it is stored.
+			e = g.joinDesk(ctx, c.state.Page)
+		}
 		if e == nil || e.Principal != c.req.Caller.Principal.Key() {
 			return denied("this approval was answered already, or nobody answered it within " + timeout.String() + "; call the tool again to be asked anew")
 		}
-		if declined(answer) && g.withdraw(e) {
+		if declined(answer) {
+			if a, decided := g.withdraw(e); decided {
+				return g.pageDecision(c, rule, a, true, false, timeout)
+			}
 			return denied("the person declined to open the approval page")
 		}
 		a, answered, timedOut := g.awaitDesk(ctx, e, time.Until(e.Deadline))

@@ -57,16 +57,44 @@ type deskAnswer struct {
 	by      string
 }
 
+func answerOf(d *DeskDecision) deskAnswer { return deskAnswer{approve: d.Approve, by: d.By} }
+
+// deskEntry is a call waiting at this replica's desk.
 type deskEntry struct {
 	PendingApproval
-	answer chan deskAnswer // buffered 1: DecideApproval never blocks
+	answer chan deskAnswer // buffered 1: a decision made here never blocks
 }
 
+// approvalDesk is the desk: store holds what waits and the decisions
+// (every replica's, when shared); local are the calls waiting in this
+// process, which a decision made here reaches at once and one made on
+// another replica reaches by polling (shared).
 type approvalDesk struct {
+	store  DeskStore
+	shared bool // store is shared with other replicas (WithDeskStore)
+
 	mu       sync.Mutex
-	pending  map[string]*deskEntry
+	local    map[string]*deskEntry
 	watchers map[int]func()
 	next     int
+	polling  bool // a goroutine polls store's version for the watchers
+}
+
+// deskPoll is how often a call waiting at a shared desk looks for a
+// decision made on another replica, and a watched desk for changes made
+// there (as runs/ polls for a cancel).
+const deskPoll = time.Second
+
+// WithDeskStore shares the approval desk through s (state/redisstate):
+// every replica lists every replica's pending approvals, and a decision
+// made on any replica reaches the call where it waits.
+func WithDeskStore(s DeskStore) Option {
+	return func(g *Gateway) error {
+		if s != nil {
+			g.desk.store, g.desk.shared = s, true
+		}
+		return nil
+	}
 }
 
 // watched reports whether anyone reads the desk.
@@ -91,9 +119,10 @@ func (d *approvalDesk) notify() {
 }
 
 // WatchApprovals calls changed (which must not block) whenever a call
-// starts or stops waiting at the approval desk. While anyone watches, and
-// the policy's OperatorApprovals is on, a call whose client cannot be asked
-// waits at the desk instead of being denied.
+// starts or stops waiting at the approval desk (on another replica too,
+// within about a second, with a shared desk). While anyone watches, and
+// the policy's OperatorApprovals is on, a call whose client cannot be
+// asked waits at the desk instead of being denied.
 func (g *Gateway) WatchApprovals(changed func()) (cancel func()) {
 	d := &g.desk
 	d.mu.Lock()
@@ -103,6 +132,10 @@ func (g *Gateway) WatchApprovals(changed func()) (cancel func()) {
 	id := d.next
 	d.next++
 	d.watchers[id] = changed
+	if d.shared && !d.polling {
+		d.polling = true
+		go g.pollDesk()
+	}
 	d.mu.Unlock()
 	return func() {
 		d.mu.Lock()
@@ -111,33 +144,86 @@ func (g *Gateway) WatchApprovals(changed func()) (cancel func()) {
 	}
 }
 
-// PendingApprovals lists the calls waiting at the desk, oldest first.
+// pollDesk tells the watchers of the changes other replicas make to a
+// shared desk, while anyone watches.
+func (g *Gateway) pollDesk() {
+	d := &g.desk
+	t := time.NewTicker(deskPoll)
+	defer t.Stop()
+	var last uint64
+	for {
+		select {
+		case <-g.ctx.Done():
+		case <-t.C:
+		}
+		d.mu.Lock()
+		if len(d.watchers) == 0 || g.ctx.Err() != nil {
+			d.polling = false
+			d.mu.Unlock()
+			return
+		}
+		d.mu.Unlock()
+		ctx, cancel := context.WithTimeout(g.ctx, deskPoll)
+		v, err := d.store.Version(ctx)
+		cancel()
+		if err == nil && v != last {
+			last = v
+			d.notify()
+		}
+	}
+}
+
+// PendingApprovals lists the calls waiting at the desk, oldest first
+// (every replica's, with a shared desk; only this one's while the shared
+// store does not answer).
 func (g *Gateway) PendingApprovals() []PendingApproval {
 	d := &g.desk
-	d.mu.Lock()
-	out := make([]PendingApproval, 0, len(d.pending))
-	for _, e := range d.pending {
-		out = append(out, e.PendingApproval)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := d.store.Pending(ctx)
+	if err != nil {
+		g.log.Warn("the approval desk's store does not answer; listing this replica's pending approvals only", "err", err)
+		d.mu.Lock()
+		out = out[:0]
+		for _, e := range d.local {
+			out = append(out, e.PendingApproval)
+		}
+		d.mu.Unlock()
 	}
-	d.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
 	return out
 }
 
+// PendingApprovalByID is one call waiting at the desk.
+func (g *Gateway) PendingApprovalByID(id string) (PendingApproval, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a, ok, err := g.desk.store.Get(ctx, id)
+	if err != nil {
+		g.log.Warn("the approval desk's store does not answer", "err", err)
+	}
+	return a, ok && err == nil
+}
+
 // DecideApproval approves or denies a pending approval; by names who
 // decided (a principal's key), for the audit log and the agent's error.
+// The first decision stands: a later one gets a *DecidedError saying who
+// made it (an ErrNoSuchApproval too), one for a call no longer waiting
+// ErrNoSuchApproval.
 func (g *Gateway) DecideApproval(id string, approve bool, by string) error {
 	d := &g.desk
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.store.Decide(ctx, id, DeskDecision{Approve: approve, By: by, At: time.Now()}); err != nil {
+		return err
+	}
 	d.mu.Lock()
-	e, ok := d.pending[id]
-	if ok {
-		delete(d.pending, id)
-	}
+	e := d.local[id]
+	delete(d.local, id)
 	d.mu.Unlock()
-	if !ok {
-		return ErrNoSuchApproval
+	if e != nil {
+		e.answer <- deskAnswer{approve: approve, by: by}
 	}
-	e.answer <- deskAnswer{approve: approve, by: by}
 	d.notify()
 	return nil
 }
@@ -209,58 +295,108 @@ func (g *Gateway) putOnDesk(c *call, timeout time.Duration, page bool) (*deskEnt
 		Session: string(c.req.Caller.Session), Run: c.req.Run, Question: question, Since: now, Deadline: now.Add(timeout), Page: page},
 		answer: make(chan deskAnswer, 1)}
 	d := &g.desk
-	d.mu.Lock()
-	if d.pending == nil {
-		d.pending = map[string]*deskEntry{}
-	}
-	waiting := 0
-	for _, o := range d.pending {
-		if o.Principal == e.Principal {
-			waiting++
-		}
-	}
-	if waiting >= MaxPendingApprovalsPerPrincipal {
-		d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	switch err := d.store.Put(ctx, e.PendingApproval, MaxPendingApprovalsPerPrincipal); {
+	case errors.Is(err, ErrDeskFull):
 		return nil, fmt.Sprintf("not approved: %d of your calls wait at the approval desk already (the most one principal may have); "+
-			"wait for the operator's decisions on them, then call again", waiting)
+			"wait for the decisions on them, then call again", MaxPendingApprovalsPerPrincipal)
+	case err != nil:
+		return nil, "not approved: the approval desk cannot be reached (" + err.Error() + ")"
 	}
-	d.pending[e.ID] = e
+	d.mu.Lock()
+	if d.local == nil {
+		d.local = map[string]*deskEntry{}
+	}
+	d.local[e.ID] = e
 	d.mu.Unlock()
 	d.notify()
 	return e, ""
 }
 
-// withdraw takes e off the desk; false when a decision took it first (its
-// answer is then on its way: it stands).
-func (g *Gateway) withdraw(e *deskEntry) bool {
+// joinDesk is the entry of a call asked by URL on another replica, for
+// the retry that came here (approveOnPageByInput): nil when it no longer
+// waits and holds no decision.
+func (g *Gateway) joinDesk(ctx context.Context, id string) *deskEntry {
+	if a, ok, err := g.desk.store.Get(ctx, id); err == nil && ok {
+		return &deskEntry{PendingApproval: a, answer: make(chan deskAnswer, 1)}
+	}
+	d, err := g.desk.store.Decision(ctx, id)
+	if err != nil || d == nil {
+		return nil
+	}
+	e := &deskEntry{PendingApproval: PendingApproval{ID: id, Principal: d.Of, Deadline: time.Now()}, answer: make(chan deskAnswer, 1)}
+	e.answer <- answerOf(d)
+	return e
+}
+
+// withdraw takes e off the desk; a decision that came first (here or on
+// another replica) stands and is returned instead.
+func (g *Gateway) withdraw(e *deskEntry) (deskAnswer, bool) {
 	d := &g.desk
 	d.mu.Lock()
-	_, still := d.pending[e.ID]
-	delete(d.pending, e.ID)
+	_, local := d.local[e.ID]
+	delete(d.local, e.ID)
 	d.mu.Unlock()
-	if still {
-		d.notify()
+	if !local {
+		// Decided here: the answer is on its way.
+		select {
+		case a := <-e.answer:
+			return a, true
+		default:
+		}
 	}
-	return still
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	decision, err := d.store.Withdraw(ctx, e.ID)
+	if err != nil {
+		g.log.Warn("the approval desk's store does not answer; the approval is withdrawn here", "id", e.ID, "err", err)
+	}
+	d.notify()
+	if decision != nil {
+		return answerOf(decision), true
+	}
+	return deskAnswer{}, false
 }
 
 // awaitDesk waits for the decision on e, up to timeout or ctx's end, and
-// takes e off the desk when none came.
+// takes e off the desk when none came. A decision made on another replica
+// of a shared desk is found by polling.
 func (g *Gateway) awaitDesk(ctx context.Context, e *deskEntry, timeout time.Duration) (a deskAnswer, answered, timedOut bool) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case a := <-e.answer:
-		return a, true, false
-	case <-timer.C:
-		if !g.withdraw(e) {
-			return <-e.answer, true, false
-		}
-		return deskAnswer{}, false, true
-	case <-ctx.Done():
-		if !g.withdraw(e) {
-			return <-e.answer, true, false
-		}
-		return deskAnswer{}, false, false
+	var poll <-chan time.Time
+	if g.desk.shared {
+		t := time.NewTicker(deskPoll)
+		defer t.Stop()
+		poll = t.C
 	}
+	for {
+		select {
+		case a := <-e.answer:
+			return a, true, false
+		case <-poll:
+			if d, err := g.desk.store.Decision(ctx, e.ID); err == nil && d != nil {
+				g.desk.forget(e.ID)
+				return answerOf(d), true, false
+			}
+		case <-timer.C:
+			if a, decided := g.withdraw(e); decided {
+				return a, true, false
+			}
+			return deskAnswer{}, false, true
+		case <-ctx.Done():
+			if a, decided := g.withdraw(e); decided {
+				return a, true, false
+			}
+			return deskAnswer{}, false, false
+		}
+	}
+}
+
+// forget drops a decided call from the calls waiting here.
+func (d *approvalDesk) forget(id string) {
+	d.mu.Lock()
+	delete(d.local, id)
+	d.mu.Unlock()
 }

@@ -173,6 +173,8 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		clientName:    "sandbox-gateway",
 		clientVersion: "0.1.0",
 	}
+	g.desk.store = NewMemoryDeskStore(nil)
+	g.signIns.store = NewMemorySignInStore(nil)
 	for _, o := range opts {
 		if err := o(g); err != nil {
 			return nil, err

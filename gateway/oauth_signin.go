@@ -22,6 +22,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -33,6 +34,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/sandboxrt/sandbox/auth"
 )
@@ -73,31 +76,34 @@ const signInKey = "sandbox_signin"
 // nonce the redirect must bring back.
 const signInCookie = "sandbox_signin"
 
-// signInDesk holds the sign-ins in progress, by link id and by the OAuth
-// state of their authorization request. Per process: the link is served
-// by the replica that made it (docs/operations.md).
+// signInDesk is the sign-ins in progress: in store (shared by replicas
+// with WithSignInStore, so a link's page and callback work on any of them),
+// and the calls of this process waiting for theirs to end (wake).
 type signInDesk struct {
-	mu      sync.Mutex
-	opts    *SignInOptions
-	byID    map[string]*signIn
-	byState map[string]*signIn
+	store  SignInStore
+	shared bool
+
+	mu   sync.Mutex
+	opts *SignInOptions
+	wake map[string]chan struct{} // by link id: closed when its flow ends here
 }
 
-// signIn is one link: for one principal, one server, one call.
-type signIn struct {
-	id            string // in the link
-	elicitationID string // what the client is told (the link's id stays in the URL)
-	owner, server string
-	expires       time.Time
-	done          chan struct{} // closed when the flow ended (err says how)
-
-	// set under the desk's lock:
-	opened bool          // the principal proved itself: the link is used
-	nonce  string        // the cookie of the browser that did
-	login  *pendingLogin // from then on
-	err    error
-	ended  bool
+// WithSignInStore shares the sign-ins in progress through s
+// (state/redisstate): a link made on one replica is opened, and its
+// redirect taken, on any replica, and the call waiting on the first learns
+// how it ended.
+func WithSignInStore(s SignInStore) Option {
+	return func(g *Gateway) error {
+		if s != nil {
+			g.signIns.store, g.signIns.shared = s, true
+		}
+		return nil
+	}
 }
+
+// errSignInUsed is what Update's fn returns for a link used already (or a
+// flow ended, or a redirect taken): it changes nothing.
+var errSignInUsed = errors.New("the sign-in link was used already")
 
 // SignInHandler turns on signing in by URL-mode elicitation and returns
 // the pages of it, to be served at "/oauth/" of the listener PublicURL
@@ -131,83 +137,118 @@ func (d *signInDesk) options() *SignInOptions {
 }
 
 // start makes a link for owner to sign in to server.
-func (d *signInDesk) start(owner, server string) (*signIn, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	now := time.Now()
-	n := 0
-	for id, s := range d.byID {
-		if now.After(s.expires) {
-			d.dropLocked(id)
-			continue
+func (d *signInDesk) start(ctx context.Context, owner, server string) (*SignInRecord, error) {
+	ttl := d.options().TTL
+	r := SignInRecord{ID: randomHex(32), ElicitationID: randomHex(16), Owner: owner, Server: server, Expires: time.Now().Add(ttl)}
+	switch err := d.store.Put(ctx, r, maxSignInsPerPrincipal); {
+	case errors.Is(err, ErrTooManySignIns):
+		return nil, fmt.Errorf("%d sign-in links of yours are open already (the most one principal may have); finish or let them expire (%s), then call again", maxSignInsPerPrincipal, ttl)
+	case err != nil:
+		return nil, fmt.Errorf("a sign-in link cannot be made: %w", err)
+	}
+	return &r, nil
+}
+
+// end records how the flow of link id ended (the first end stands), and
+// wakes the call of this process that waits for it.
+func (d *signInDesk) end(ctx context.Context, id string, err error) {
+	_ = d.store.Update(context.WithoutCancel(ctx), id, func(r *SignInRecord) error {
+		if r.Ended {
+			return errSignInUsed
 		}
-		if s.owner == owner && !s.ended {
-			n++
+		r.Ended = true
+		if err != nil {
+			r.Err = err.Error()
 		}
-	}
-	if n >= maxSignInsPerPrincipal {
-		return nil, fmt.Errorf("%d sign-in links of yours are open already (the most one principal may have); finish or let them expire (%s), then call again", n, d.opts.TTL)
-	}
-	if d.byID == nil {
-		d.byID, d.byState = map[string]*signIn{}, map[string]*signIn{}
-	}
-	s := &signIn{id: randomHex(32), elicitationID: randomHex(16), owner: owner, server: server,
-		expires: now.Add(d.opts.TTL), done: make(chan struct{})}
-	d.byID[s.id] = s
-	return s, nil
-}
-
-func (d *signInDesk) dropLocked(id string) {
-	s := d.byID[id]
-	if s == nil {
-		return
-	}
-	delete(d.byID, id)
-	if s.login != nil {
-		delete(d.byState, s.login.state)
-	}
-	if !s.ended {
-		s.ended, s.err = true, errors.New("the sign-in link expired before the sign-in finished")
-		close(s.done)
-	}
-}
-
-// end records how s ended. It stays, ended, until its link would have
-// expired: a 2026-07-28 retry that comes after the flow learns from it how
-// the flow ended.
-func (d *signInDesk) end(s *signIn, err error) {
+		return nil
+	})
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !s.ended {
-		s.ended, s.err = true, err
-		close(s.done)
+	if ch := d.wake[id]; ch != nil {
+		close(ch)
+		delete(d.wake, id)
 	}
-	if s.login != nil {
-		delete(d.byState, s.login.state)
-	}
+	d.mu.Unlock()
 }
 
-func (d *signInDesk) get(id string) *signIn {
+// get is the sign-in of link id, nil when there is none (or the store
+// does not answer).
+func (d *signInDesk) get(ctx context.Context, id string) *SignInRecord {
+	r, err := d.store.Get(ctx, id)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+func signInURL(base, id string) string { return base + "/oauth/signin/" + id }
+
+// wait waits for the flow of s to end (here, or on another replica: a
+// shared store is polled every second), ctx, or the link to expire.
+func (d *signInDesk) wait(ctx context.Context, s *SignInRecord) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.byID[id]
-}
-
-func (s *signIn) url(base string) string { return base + "/oauth/signin/" + s.id }
-
-// wait waits for the flow to end, ctx, or the link to expire.
-func (s *signIn) wait(ctx context.Context) error {
-	timer := time.NewTimer(time.Until(s.expires))
+	if d.wake == nil {
+		d.wake = map[string]chan struct{}{}
+	}
+	ch := d.wake[s.ID]
+	if ch == nil {
+		ch = make(chan struct{})
+		d.wake[s.ID] = ch
+	}
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		if d.wake[s.ID] == ch {
+			delete(d.wake, s.ID)
+		}
+		d.mu.Unlock()
+	}()
+	ended := func() (bool, error) {
+		r, err := d.store.Get(ctx, s.ID)
+		switch {
+		case err != nil:
+			return false, nil // the store does not answer: wait on
+		case r == nil:
+			return true, errors.New("the sign-in link expired before the sign-in finished")
+		case !r.Ended:
+			return false, nil
+		case r.Err != "":
+			return true, errors.New(r.Err)
+		}
+		return true, nil
+	}
+	if done, err := ended(); done { // it may have ended before the wait
+		return err
+	}
+	timer := time.NewTimer(time.Until(s.Expires))
 	defer timer.Stop()
-	select {
-	case <-s.done:
-		return s.err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return errors.New("nobody finished the sign-in before its link expired")
+	var poll <-chan time.Time
+	if d.shared {
+		t := time.NewTicker(signInPoll)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
+		select {
+		case <-ch:
+			ch = nil // ended here: read how
+			if done, err := ended(); done {
+				return err
+			}
+		case <-poll:
+			if done, err := ended(); done {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return errors.New("nobody finished the sign-in before its link expired")
+		}
 	}
 }
+
+// signInPoll is how often a call waiting for a sign-in looks at a shared
+// store for its end on another replica.
+const signInPoll = time.Second
 
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -247,37 +288,37 @@ func (g *Gateway) signInStep(ctx context.Context, c *call, why string) *Error {
 	if opts == nil || !askable || c.oauthOwner == auth.Operator().Key() {
 		return g.loginRequired(c.toolID, c.u, c.oauthOwner, why)
 	}
-	var s *signIn
+	var s *SignInRecord
 	if c.asking != nil {
 		var answers map[string]json.RawMessage
 		_ = json.Unmarshal(c.asking.InputResponses, &answers)
 		if answer, ok := answers[signInKey]; ok && c.state.SignIn != "" {
 			// The retry after the link was shown: wait for the sign-in
-			// the person is finishing (on this replica), then go on.
+			// the person is finishing, then go on.
 			if declined(answer) {
 				return g.loginRequired(c.toolID, c.u, c.oauthOwner, "the sign-in was declined")
 			}
-			s = g.signIns.get(c.state.SignIn)
-			if s == nil || s.owner != c.oauthOwner || s.server != c.u.name {
-				return g.loginRequired(c.toolID, c.u, c.oauthOwner, "the sign-in link of this call is gone (it expired, or another replica of the gateway made it); call again for a new one")
+			s = g.signIns.get(ctx, c.state.SignIn)
+			if s == nil || s.Owner != c.oauthOwner || s.Server != c.u.name {
+				return g.loginRequired(c.toolID, c.u, c.oauthOwner, "the sign-in link of this call is gone (it expired, or another replica of the gateway made it without shared state); call again for a new one")
 			}
 			return g.signedIn(ctx, c, s, nil)
 		}
 	}
-	s, err := g.signIns.start(c.oauthOwner, c.u.name)
+	s, err := g.signIns.start(ctx, c.oauthOwner, c.u.name)
 	if err != nil {
 		return newError(CodeAuthRequired, c.toolID, err, map[string]any{"server": c.u.name}, "server %q needs an OAuth login (%s) and %v", c.u.name, why, err)
 	}
 	params, _ := json.Marshal(map[string]any{
 		"mode":          "url",
-		"message":       fmt.Sprintf("Server %q needs you to sign in (%s). Open the link, give your sandbox credential, and sign in at the server's authorization page; the call goes on once you have. The link is yours alone and works once, for %s.", c.u.name, why, time.Until(s.expires).Round(time.Minute)),
-		"url":           s.url(opts.PublicURL),
-		"elicitationId": s.elicitationID,
+		"message":       fmt.Sprintf("Server %q needs you to sign in (%s). Open the link, give your sandbox credential, and sign in at the server's authorization page; the call goes on once you have. The link is yours alone and works once, for %s.", c.u.name, why, time.Until(s.Expires).Round(time.Minute)),
+		"url":           signInURL(opts.PublicURL, s.ID),
+		"elicitationId": s.ElicitationID,
 	})
 	if c.asking != nil {
 		requests, _ := json.Marshal(map[string]any{signInKey: map[string]any{"method": "elicitation/create", "params": json.RawMessage(params)}})
 		st := c.state
-		st.SignIn = s.id
+		st.SignIn = s.ID
 		c.ask = &InputRequired{Requests: requests, State: st.encode()}
 		return nil
 	}
@@ -286,15 +327,15 @@ func (g *Gateway) signInStep(ctx context.Context, c *call, why string) *Error {
 	if pause := c.req.PauseClock; pause != nil {
 		defer pause()()
 	}
-	askCtx, cancel := context.WithDeadline(ctx, s.expires)
+	askCtx, cancel := context.WithDeadline(ctx, s.Expires)
 	defer cancel()
 	raw, err := peer.Request(askCtx, "elicitation/create", params)
 	if err != nil {
-		g.signIns.end(s, err)
+		g.signIns.end(ctx, s.ID, err)
 		return g.loginRequired(c.toolID, c.u, c.oauthOwner, "asking to sign in failed: "+err.Error())
 	}
 	if declined(raw) {
-		g.signIns.end(s, errors.New("declined"))
+		g.signIns.end(ctx, s.ID, errors.New("declined"))
 		return g.loginRequired(c.toolID, c.u, c.oauthOwner, "the sign-in was declined")
 	}
 	return g.signedIn(askCtx, c, s, peer)
@@ -310,13 +351,13 @@ func declined(raw json.RawMessage) bool {
 
 // signedIn waits for s to finish, tells peer it did (a 2025 session's
 // notifications/elicitation/complete), and takes the new token.
-func (g *Gateway) signedIn(ctx context.Context, c *call, s *signIn, peer Peer) *Error {
-	if err := s.wait(ctx); err != nil {
-		g.signIns.end(s, err)
+func (g *Gateway) signedIn(ctx context.Context, c *call, s *SignInRecord, peer Peer) *Error {
+	if err := g.signIns.wait(ctx, s); err != nil {
+		g.signIns.end(ctx, s.ID, err)
 		return g.loginRequired(c.toolID, c.u, c.oauthOwner, "the sign-in did not finish: "+err.Error())
 	}
 	if peer != nil {
-		note, _ := json.Marshal(map[string]string{"elicitationId": s.elicitationID})
+		note, _ := json.Marshal(map[string]string{"elicitationId": s.ElicitationID})
 		peer.Notify("notifications/elicitation/complete", note)
 	}
 	tok, err := g.oauthToken(ctx, c.u, c.oauthOwner)
@@ -336,24 +377,17 @@ func (g *Gateway) signedIn(ctx context.Context, c *call, s *signIn, peer Peer) *
 // authorization server.
 func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 	opts := g.signIns.options()
-	s := g.signIns.get(r.PathValue("id"))
-	if s == nil || time.Now().After(s.expires) {
+	s := g.signIns.get(r.Context(), r.PathValue("id"))
+	if s == nil || time.Now().After(s.Expires) || s.Ended {
 		signInPage(w, http.StatusNotFound, "This sign-in link is not valid: it expired, was used already, or never existed. Call the tool again for a new link.", "")
 		return
 	}
-	g.signIns.mu.Lock()
-	opened, ended := s.opened, s.ended
-	g.signIns.mu.Unlock()
-	if ended {
-		signInPage(w, http.StatusNotFound, "This sign-in link is not valid: it expired, was used already, or never existed. Call the tool again for a new link.", "")
-		return
-	}
-	if opened {
+	if s.Opened {
 		signInPage(w, http.StatusGone, "This sign-in link was used already; it works once. Call the tool again for a new link.", "")
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		signInPage(w, http.StatusOK, fmt.Sprintf("Sign in to server %q as principal %s. Give the credential (API key or access token) this principal uses with sandbox: the link is for it alone.", s.server, s.owner), "form")
+		signInPage(w, http.StatusOK, fmt.Sprintf("Sign in to server %q as principal %s. Give the credential (API key or access token) this principal uses with sandbox: the link is for it alone.", s.Server, s.Owner), "form")
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -367,34 +401,75 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who, ok := g.credentialPrincipal(r, opts, strings.TrimSpace(r.PostForm.Get("credential")))
-	if !ok || who.Key() != s.owner {
+	if !ok || who.Key() != s.Owner {
 		// Not the principal: the link stays unused for the one it is for.
-		g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Principal: s.owner, Outcome: "UNAUTHORIZED",
-			Reason: "a sign-in link to server " + s.server + " was given a credential that is not its principal's"})
+		g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Principal: s.Owner, Outcome: "UNAUTHORIZED",
+			Reason: "a sign-in link to server " + s.Server + " was given a credential that is not its principal's"})
 		signInPage(w, http.StatusForbidden, "That credential is not the one of the principal this link is for.", "form")
 		return
 	}
-	g.signIns.mu.Lock()
-	if s.opened || s.ended {
-		g.signIns.mu.Unlock()
+	// The link is used here, once, whichever replica another browser
+	// (or the same one, twice) reaches.
+	nonce := randomHex(32)
+	err := g.signIns.store.Update(r.Context(), s.ID, func(cur *SignInRecord) error {
+		if cur.Opened || cur.Ended {
+			return errSignInUsed
+		}
+		cur.Opened, cur.BrowserHash = true, browserHash(nonce)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSignInUsed):
 		signInPage(w, http.StatusGone, "This sign-in link was used already; it works once. Call the tool again for a new link.", "")
 		return
+	case errors.Is(err, ErrNoSuchSignIn):
+		signInPage(w, http.StatusNotFound, "This sign-in link is not valid: it expired, was used already, or never existed. Call the tool again for a new link.", "")
+		return
+	case err != nil:
+		signInPage(w, http.StatusServiceUnavailable, "The sign-in cannot go on now ("+err.Error()+"); try the link again in a moment.", "")
+		return
 	}
-	s.opened, s.nonce = true, randomHex(32)
-	g.signIns.mu.Unlock()
-	p, err := g.prepareLogin(r.Context(), g.upstreams[s.server], s.owner, opts.PublicURL+"/oauth/callback", opts.PublicURL+"/oauth/callback", oauthHTTPClient())
+	p, err := g.prepareLogin(r.Context(), g.upstreams[s.Server], s.Owner, opts.PublicURL+"/oauth/callback", opts.PublicURL+"/oauth/callback", oauthHTTPClient())
 	if err != nil {
-		g.signIns.end(s, err)
+		g.signIns.end(r.Context(), s.ID, err)
 		signInPage(w, http.StatusBadGateway, "The sign-in could not start: "+err.Error(), "")
 		return
 	}
-	g.signIns.mu.Lock()
-	s.login = p
-	g.signIns.byState[p.state] = s
-	g.signIns.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: s.nonce, Path: cookiePath(opts.PublicURL), HttpOnly: true,
-		Secure: strings.HasPrefix(opts.PublicURL, "https:"), SameSite: http.SameSiteLaxMode, Expires: s.expires})
+	login := &SignInLogin{State: p.state, Verifier: p.verify, Client: *p.grant, Issuer: p.expect.issuer, IssuerRequired: p.expect.required, TokenEndpoint: p.token}
+	if err := g.signIns.store.Update(r.Context(), s.ID, func(cur *SignInRecord) error { cur.Login = login; return nil }); err != nil {
+		g.signIns.end(r.Context(), s.ID, err)
+		signInPage(w, http.StatusServiceUnavailable, "The sign-in could not start: "+err.Error(), "")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: nonce, Path: cookiePath(opts.PublicURL), HttpOnly: true,
+		Secure: strings.HasPrefix(opts.PublicURL, "https:"), SameSite: http.SameSiteLaxMode, Expires: s.Expires})
 	http.Redirect(w, r, p.authURL, http.StatusSeeOther)
+}
+
+// browserHash is what the store keeps of the browser's cookie: its hash,
+// so what Redis holds cannot finish a flow by itself.
+func browserHash(nonce string) string {
+	h := sha256.Sum256([]byte("sandbox sign-in browser\x00" + nonce))
+	return hex.EncodeToString(h[:])
+}
+
+// resumeLogin is the authorization request of s, on whichever replica the
+// redirect reached: its client, state and PKCE verifier.
+func (g *Gateway) resumeLogin(s *SignInRecord) (*pendingLogin, error) {
+	u := g.upstreams[s.Server]
+	if u == nil {
+		return nil, fmt.Errorf("server %q is no longer in the config", s.Server)
+	}
+	store, err := g.oauthStore()
+	if err != nil {
+		return nil, err
+	}
+	grant := s.Login.Client
+	tokens := transport.NewMemoryTokenStore()
+	h := newGrantHandler(u.sc, &grant, tokens, oauthHTTPClient())
+	h.SetExpectedState(s.Login.State)
+	return &pendingLogin{g: g, u: u, owner: s.Owner, store: store, grant: &grant, tokens: tokens, h: h, token: s.Login.TokenEndpoint,
+		expect: issuerCheck{issuer: s.Login.Issuer, required: s.Login.IssuerRequired}, state: s.Login.State, verify: s.Login.Verifier}, nil
 }
 
 // cookiePath is the path of the callback under the public URL's prefix.
@@ -432,25 +507,26 @@ func (discardWriter) WriteHeader(int)             {}
 // keeps the grant.
 func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	g.signIns.mu.Lock()
-	s := g.signIns.byState[q.Get("state")]
-	g.signIns.mu.Unlock()
-	if s == nil || s.login == nil {
-		signInPage(w, http.StatusBadRequest, "This is no sign-in sandbox is waiting for: it finished, expired, or never started here. Call the tool again for a new link.", "")
+	var s *SignInRecord
+	if state := q.Get("state"); state != "" {
+		s, _ = g.signIns.store.ByState(r.Context(), state)
+	}
+	if s == nil || s.Login == nil || s.Ended || s.Login.Redeemed {
+		signInPage(w, http.StatusBadRequest, "This is no sign-in sandbox is waiting for: it finished, expired, or never started. Call the tool again for a new link.", "")
 		return
 	}
 	ck, err := r.Cookie(signInCookie)
-	if err != nil || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(s.nonce)) != 1 {
+	if err != nil || subtle.ConstantTimeCompare([]byte(browserHash(ck.Value)), []byte(s.BrowserHash)) != 1 {
 		// Another browser than the one that gave the principal's
 		// credential: someone sent on to the authorization server by a
 		// link that was not theirs. Their code goes nowhere.
-		g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Principal: s.owner, Outcome: "UNAUTHORIZED",
-			Reason: "a sign-in to server " + s.server + " came back in another browser than the principal's"})
+		g.observe.audit(AuditRecord{Kind: AuditKindSignIn, Principal: s.Owner, Outcome: "UNAUTHORIZED",
+			Reason: "a sign-in to server " + s.Server + " came back in another browser than the principal's"})
 		signInPage(w, http.StatusForbidden, "This sign-in was started in another browser; it can only finish in the browser where the principal's credential was given. Nothing was stored.", "")
 		return
 	}
-	if err := s.login.expect.check(q); err != nil {
-		g.signIns.end(s, err)
+	if err := (issuerCheck{issuer: s.Login.Issuer, required: s.Login.IssuerRequired}).check(q); err != nil {
+		g.signIns.end(r.Context(), s.ID, err)
 		signInPage(w, http.StatusBadRequest, "sandbox refused this sign-in: "+err.Error(), "")
 		return
 	}
@@ -460,7 +536,7 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 			msg += ": " + d
 		}
 		err := fmt.Errorf("the authorization server refused the sign-in: %s", clip(msg, 300))
-		g.signIns.end(s, err)
+		g.signIns.end(r.Context(), s.ID, err)
 		signInPage(w, http.StatusOK, err.Error()+". Call the tool again to try anew.", "")
 		return
 	}
@@ -468,14 +544,28 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 		signInPage(w, http.StatusBadRequest, "The redirect brought no authorization code.", "")
 		return
 	}
-	_, err = s.login.exchange(r.Context(), q.Get("code"))
-	g.signIns.end(s, err)
+	// One redirect is taken, whichever replicas receive it again.
+	if err := g.signIns.store.Update(r.Context(), s.ID, func(cur *SignInRecord) error {
+		if cur.Ended || cur.Login == nil || cur.Login.Redeemed {
+			return errSignInUsed
+		}
+		cur.Login.Redeemed = true
+		return nil
+	}); err != nil {
+		signInPage(w, http.StatusBadRequest, "This is no sign-in sandbox is waiting for: it finished, expired, or never started. Call the tool again for a new link.", "")
+		return
+	}
+	p, err := g.resumeLogin(s)
+	if err == nil {
+		_, err = p.exchange(r.Context(), q.Get("code"))
+	}
+	g.signIns.end(r.Context(), s.ID, err)
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: "", Path: cookiePath(g.signIns.options().PublicURL), MaxAge: -1, HttpOnly: true})
 	if err != nil {
 		signInPage(w, http.StatusBadGateway, "The sign-in failed: "+err.Error(), "")
 		return
 	}
-	signInPage(w, http.StatusOK, fmt.Sprintf("Signed in to server %q as %s. You can close this tab: the call goes on.", s.server, s.owner), "")
+	signInPage(w, http.StatusOK, fmt.Sprintf("Signed in to server %q as %s. You can close this tab: the call goes on.", s.Server, s.Owner), "")
 }
 
 // signInPage writes a small page: the message and, with form, the

@@ -244,7 +244,7 @@ func TestSignInByURL(t *testing.T) {
 			}
 			if c.fail != "" { // the flow ended so before the retry
 				st := decodeCallState(res.InputRequired.State)
-				g.signIns.end(g.signIns.get(st.SignIn), errors.New(c.fail))
+				g.signIns.end(context.Background(), st.SignIn, errors.New(c.fail))
 			}
 			retry := WithAsking(context.Background(), Asking{Capabilities: caps, InputResponses: json.RawMessage(`{"sandbox_signin":` + c.answer + `}`), RequestState: res.InputRequired.State})
 			_, err = g.Call(retry, CallRequest{Tool: "secure:whoami", Caller: auth.Caller{Principal: eve}})
@@ -266,7 +266,7 @@ func TestSignInByURL(t *testing.T) {
 	})
 
 	t.Run("another browser", func(t *testing.T) {
-		s, err := g.signIns.start("dave/dave", "secure")
+		s, err := g.signIns.start(context.Background(), "dave/dave", "secure")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func TestSignInByURL(t *testing.T) {
 		g.signIns.opts = &opts
 		g.signIns.mu.Unlock()
 		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := noFollow.PostForm(s.url(w.public), url.Values{"credential": {"dave-key-0123456789abcdef"}})
+		resp, err := noFollow.PostForm(signInURL(w.public, s.ID), url.Values{"credential": {"dave-key-0123456789abcdef"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,14 +307,11 @@ func TestSignInByURL(t *testing.T) {
 	})
 
 	t.Run("expired and unknown links", func(t *testing.T) {
-		s, err := g.signIns.start(w.bob.Key(), "secure")
-		if err != nil {
+		expired := SignInRecord{ID: randomHex(32), Owner: w.bob.Key(), Server: "secure", Expires: time.Now().Add(-time.Second)}
+		if err := g.signIns.store.Put(context.Background(), expired, maxSignInsPerPrincipal); err != nil {
 			t.Fatal(err)
 		}
-		g.signIns.mu.Lock()
-		s.expires = time.Now().Add(-time.Second)
-		g.signIns.mu.Unlock()
-		for _, link := range []string{s.url(w.public), w.public + "/oauth/signin/nosuchlink"} {
+		for _, link := range []string{signInURL(w.public, expired.ID), w.public + "/oauth/signin/nosuchlink"} {
 			if status, page := signInBrowser(t, link, w.keys["bob"]); status != http.StatusNotFound || !strings.Contains(page, "expired, was used already, or never existed") {
 				t.Errorf("%s: %d %s", link, status, page)
 			}

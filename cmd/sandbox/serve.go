@@ -295,7 +295,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		// scripts, the result types learned from calls and the approvals
 		// answered by input_required.
 		gwOpts = append(gwOpts, gateway.WithRateLimiter(shared.rateLimiter), gateway.WithTokenStore(shared.tokens),
-			gateway.WithOAuthStore(shared.oauth), gateway.WithQuestionLedger(shared.questions))
+			gateway.WithOAuthStore(shared.oauth), gateway.WithQuestionLedger(shared.questions), gateway.WithDeskStore(shared.desk),
+			gateway.WithSignInStore(shared.signIns))
 		file.CodeMode.Engine.Store = shared.store(file.CodeMode.Engine.StoreLimits)
 		file.CodeMode.Engine.Results = shared.results(file.CodeMode.Engine.ResultLimits)
 		file.CodeMode.Engine.Scripts = shared.scripts
@@ -455,7 +456,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyHandler(g, workersWarm, shared, &readinessLog{log: log}))
-	if err := installSignIn(mux, file, protect, g, ln.Addr(), f.allowHosts, log); err != nil {
+	var pageKey []byte
+	if shared != nil {
+		pageKey = shared.approvalPageKey
+	}
+	if err := installSignIn(mux, file, protect, g, ln.Addr(), f.allowHosts, pageKey, log); err != nil {
 		return err
 	}
 	consoleAt, closeConsole, err := installConsole(mux, consoleSetup{file: file, serve: f, protect: protect, gateway: g, engine: engine, log: log, shared: shared, tasks: tasks.Registry})

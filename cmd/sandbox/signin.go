@@ -18,8 +18,9 @@ import (
 // ("gateway.auth") and an address browsers reach: "gateway.publicURL", or
 // the listener's own when it is loopback (a listener on 0.0.0.0 has no
 // address to give a browser). Without them, principals are told to ask the
-// operator, as before.
-func installSignIn(mux *http.ServeMux, file *config.File, protect func(http.Handler) http.Handler, g *gateway.Gateway, addr net.Addr, allowHosts []string, log *slog.Logger) error {
+// operator, as before. pageKey signs the approval page's cookies (nil: a
+// key of this process's own; with shared state, every replica's).
+func installSignIn(mux *http.ServeMux, file *config.File, protect func(http.Handler) http.Handler, g *gateway.Gateway, addr net.Addr, allowHosts []string, pageKey []byte, log *slog.Logger) error {
 	if !file.Auth.Enabled() {
 		return nil
 	}
@@ -36,7 +37,7 @@ func installSignIn(mux *http.ServeMux, file *config.File, protect func(http.Hand
 		return err
 	}
 	mux.Handle("/oauth/", h)
-	mux.Handle("/approve/", http.StripPrefix("/approve", console.NewApprovalPage(console.ApprovalPageOptions{Gateway: g, Authenticate: protect, AllowedHosts: allowHosts})))
+	mux.Handle("/approve/", http.StripPrefix("/approve", console.NewApprovalPage(console.ApprovalPageOptions{Gateway: g, Authenticate: protect, AllowedHosts: allowHosts, Secret: pageKey})))
 	g.SetApprovalPage(public + "/approve")
 	return nil
 }

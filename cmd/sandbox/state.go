@@ -34,6 +34,8 @@ type sharedState struct {
 	questions   gateway.QuestionLedger // approvals answered by input_required, each run once
 	tokens      gateway.TokenStore
 	oauth       gateway.OAuthStore
+	desk        gateway.DeskStore                                // the approval desk
+	signIns     gateway.SignInStore                              // principals' sign-ins by URL in progress
 	store       func(codemode.StoreLimits) codemode.Store        // the values of sandbox.store
 	results     func(codemode.ResultLimits) codemode.ResultStore // the results sandbox.results reads
 	scripts     codemode.ScriptStore
@@ -52,6 +54,9 @@ type sharedState struct {
 	// a person signed in on one is signed in (and out) on all.
 	consoleKey         []byte
 	consoleRevocations console.Revocations
+	// approvalPageKey signs the approval page's cookies and forms, the
+	// same on every replica, so the page works on any of them.
+	approvalPageKey []byte
 
 	ping func(context.Context) error // for /readyz
 	// upgrade brings up to date what an earlier version kept in the
@@ -119,6 +124,8 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		questions:          c.QuestionLedger(),
 		tokens:             c.TokenStore(),
 		oauth:              c.OAuthStore(),
+		desk:               c.DeskStore(nil),
+		signIns:            c.SignInStore(nil),
 		store:              func(limits codemode.StoreLimits) codemode.Store { return c.Store(limits, nil) },
 		results:            func(limits codemode.ResultLimits) codemode.ResultStore { return c.ResultStore(limits, nil) },
 		scripts:            c.ScriptStore(),
@@ -131,6 +138,7 @@ func openRedisState(file *config.File) (*sharedState, error) {
 		contextKey:         string(c.DeriveKey("codemode context handles")),
 		requestStateKey:    c.DeriveKey("frontend requestState"),
 		consoleKey:         c.DeriveKey("operator console"),
+		approvalPageKey:    c.DeriveKey("console approval page"),
 		consoleRevocations: c.ConsoleRevocations(),
 		ping:               c.Ping,
 		upgrade: func(ctx context.Context) (string, error) {

@@ -68,6 +68,12 @@ func TestRedisState(t *testing.T) {
 	t.Run("oauth grants", func(t *testing.T) {
 		statetest.TestOAuthStore(t, func(t *testing.T) gateway.OAuthStore { return open(t).OAuthStore() })
 	})
+	t.Run("approval desk", func(t *testing.T) {
+		statetest.TestDeskStore(t, func(t *testing.T) gateway.DeskStore { return open(t).DeskStore(nil) })
+	})
+	t.Run("sign-ins", func(t *testing.T) {
+		statetest.TestSignInStore(t, func(t *testing.T) gateway.SignInStore { return open(t).SignInStore(nil) })
+	})
 	t.Run("usage", func(t *testing.T) {
 		statetest.TestUsageStore(t, func(t *testing.T, now func() time.Time) codemode.UsageStore { return open(t).Usage(now) })
 	})
@@ -112,10 +118,26 @@ func TestSecretsAreEncrypted(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// An approval's question shows the tool's arguments.
+	desk := c.DeskStore(nil)
+	if err := desk.Put(ctx, gateway.PendingApproval{ID: "q1", Principal: "acme/alice", Question: "token: " + secret, Deadline: time.Now().Add(time.Minute)}, 4); err != nil {
+		t.Fatal(err)
+	}
+	// A sign-in holds its PKCE verifier and its client's secret.
+	signIns := c.SignInStore(nil)
+	if err := signIns.Put(ctx, gateway.SignInRecord{ID: "l1", Owner: "acme/alice", Expires: time.Now().Add(time.Minute)}, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := signIns.Update(ctx, "l1", func(r *gateway.SignInRecord) error {
+		r.Login = &gateway.SignInLogin{State: "st", Verifier: secret, Client: gateway.OAuthGrant{ClientSecret: secret}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
 	defer raw.Close()
 	keys, _ := raw.Keys(ctx, "*").Result()
-	if len(keys) < 2 {
+	if len(keys) < 4 {
 		t.Fatalf("keys: %v", keys)
 	}
 	for _, k := range keys {

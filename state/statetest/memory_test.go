@@ -152,3 +152,11 @@ func TestMemoryReleasedRuns(t *testing.T) {
 func TestMemoryConsoleRevocations(t *testing.T) {
 	statetest.TestConsoleRevocations(t, func(*testing.T) console.Revocations { return console.NewMemoryRevocations(nil) })
 }
+
+func TestMemoryDeskStore(t *testing.T) {
+	statetest.TestDeskStore(t, func(*testing.T) gateway.DeskStore { return gateway.NewMemoryDeskStore(nil) })
+}
+
+func TestMemorySignInStore(t *testing.T) {
+	statetest.TestSignInStore(t, func(*testing.T) gateway.SignInStore { return gateway.NewMemorySignInStore(nil) })
+}
