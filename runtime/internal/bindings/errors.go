@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/dop251/goja"
@@ -113,8 +114,21 @@ func (in *Installed) newError(info ErrorInfo, proto *goja.Object, stack string) 
 // before user code ran (so a snippet replacing JSON.parse changes nothing),
 // which throws the SyntaxError it always threw.
 func (in *Installed) ParseJSON(data json.RawMessage) (goja.Value, error) {
-	if v, err := in.json.Parse(data); err == nil {
+	v, err := in.json.Parse(data)
+	if err == nil {
 		return v, nil
+	}
+	if errors.Is(err, jsonvm.ErrTooDeep) {
+		if d := jsonvm.NestingDepth(data); d > MaxJSONDepth {
+			return nil, fmt.Errorf("it nests arrays and objects %d levels deep, more than the %d a snippet takes", d, MaxJSONDepth)
+		}
 	}
 	return in.parse(goja.Undefined(), in.vm.ToValue(string(data)))
 }
+
+// MaxJSONDepth bounds the nesting ParseJSON takes. goja's JSON.parse
+// recurses in Go for each level: 100,000 levels fit in 32 MB of stack, and
+// 1,000,000 overflowed a worker's 256 MB, a fatal error that ended the
+// worker (measured 2026-11-28), so deeper input is refused rather than
+// handed to it.
+const MaxJSONDepth = 100_000

@@ -64,3 +64,22 @@ func TestParseJSONPastMaxDepth(t *testing.T) {
 		t.Fatalf("got %v, %v", got, err)
 	}
 }
+
+// TestParseJSONRefusesWhatWouldOverflow: nesting past MaxJSONDepth, which
+// JSON.parse would recurse through until the stack overflowed (a fatal
+// error, not a panic), is refused with a message that says why.
+func TestParseJSONRefusesWhatWouldOverflow(t *testing.T) {
+	vm := goja.New()
+	in, err := Install(vm, nil, noInvoke)
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth := MaxJSONDepth + 1
+	_, err = in.ParseJSON([]byte(strings.Repeat(`[`, depth) + strings.Repeat(`]`, depth)))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d levels deep, more than the %d", depth, MaxJSONDepth)) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := in.ParseJSON([]byte(`{"ok":true}`)); err != nil {
+		t.Fatalf("after refusing: %v", err)
+	}
+}

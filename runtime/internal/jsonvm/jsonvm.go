@@ -17,9 +17,10 @@
 //
 // It does not explain bad input: on any error the caller is expected to hand
 // the text to the VM's JSON.parse, which gives the SyntaxError it always gave
-// (the runtime's bindings.Installed.ParseJSON does). The same goes for
-// nesting deeper than MaxDepth, where this parser stops rather than grow its
-// stack: JSON.parse then behaves exactly as before.
+// (the runtime's bindings.Installed.ParseJSON does). Nesting deeper than
+// MaxDepth stops this parser rather than grow its stack; the caller decides
+// (ParseJSON hands it to JSON.parse up to a bound that keeps goja's
+// recursion well inside a worker's stack).
 //
 // The differential tests and fuzz target (jsonvm_test.go) compare every
 // value with JSON.parse's on the same input.
@@ -37,9 +38,9 @@ import (
 )
 
 // MaxDepth is how many objects and arrays may enclose a value before Parse
-// gives up with ErrTooDeep. encoding/json refuses nesting past 10,000 levels,
-// and every result reaches a worker inside a frame encoding/json has
-// scanned, so deeper input only comes from a caller in process.
+// gives up with ErrTooDeep, bounding its recursion. encoding/json (with
+// which MCP clients decode) refuses nesting past 10,000 levels, so deeper
+// results are rare; the caller measures them (NestingDepth) and decides.
 const MaxDepth = 10000
 
 // ErrTooDeep is Parse's answer for input nested deeper than MaxDepth.
@@ -63,6 +64,13 @@ const (
 	maxInternedLen = 64
 )
 
+// maxShared and maxSharedLen bound the table of short string values kept
+// between calls, as maxInterned does for keys.
+const (
+	maxShared    = 4096
+	maxSharedLen = 32
+)
+
 // Parser builds values in one VM. It keeps scratch space between calls, so
 // it is used from the VM's goroutine only, like the VM itself.
 type Parser struct {
@@ -74,11 +82,12 @@ type Parser struct {
 	text  []byte   // a string's decoded UTF-8 (escapes resolved)
 	units []uint16 // a string value's UTF-16, as goja stores it
 	keys  map[string]string
+	strs  map[string]goja.Value // short string values, shared (strings are immutable)
 }
 
 // NewParser returns a parser building values in vm.
 func NewParser(vm *goja.Runtime) *Parser {
-	return &Parser{vm: vm, keys: make(map[string]string)}
+	return &Parser{vm: vm, keys: make(map[string]string), strs: make(map[string]goja.Value)}
 }
 
 // Parse returns the value JSON.parse gives for data, or an error
@@ -435,8 +444,27 @@ func hex4(b []byte) rune {
 }
 
 // stringValue makes p.text a goja string of the kind JSON.parse makes
-// (goja's ASCII or UTF-16 string, never a wrapped Go string).
+// (goja's ASCII or UTF-16 string, never a wrapped Go string). Short values
+// repeat across a list's elements ("open", "User", a label's colour) and are
+// built once per parser.
 func (p *Parser) stringValue(ascii bool) goja.Value {
+	short := len(p.text) <= maxSharedLen
+	if short {
+		if v, ok := p.strs[string(p.text)]; ok {
+			return v
+		}
+	}
+	v := p.buildString(ascii)
+	if short {
+		if len(p.strs) >= maxShared {
+			clear(p.strs)
+		}
+		p.strs[string(p.text)] = v
+	}
+	return v
+}
+
+func (p *Parser) buildString(ascii bool) goja.Value {
 	u := p.units[:0]
 	if ascii {
 		for _, c := range p.text {
@@ -466,4 +494,32 @@ func (p *Parser) intern(b []byte) string {
 		p.keys[s] = s
 	}
 	return s
+}
+
+// NestingDepth is how deeply data nests objects and arrays at its deepest
+// (brackets inside strings not counted), read without building anything.
+// For malformed input it is only an estimate.
+func NestingDepth(data []byte) int {
+	depth, deepest := 0, 0
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }

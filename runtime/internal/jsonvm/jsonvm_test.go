@@ -354,3 +354,14 @@ func BenchmarkParse(b *testing.B) {
 		}
 	})
 }
+
+func TestNestingDepth(t *testing.T) {
+	for in, want := range map[string]int{
+		`1`: 0, `[]`: 1, `[[],{}]`: 2, `{"a":[{"b":[]}]}`: 4, `["[[[", "\"[[["]`: 1, `"\\"`: 0, `["\\", [[]]]`: 3,
+		strings.Repeat(`[`, 50) + strings.Repeat(`]`, 50): 50,
+	} {
+		if got := NestingDepth([]byte(in)); got != want {
+			t.Errorf("%s: %d, want %d", in, got, want)
+		}
+	}
+}
