@@ -102,11 +102,23 @@ func (p *Parser) Parse(data []byte) (goja.Value, error) {
 			v, err = nil, p.syntax("unexpected text after the value")
 		}
 	}
-	clear(p.items[:cap(p.items)]) // let the values go; a failed parse leaves some behind
+	// Each array clears its elements as it ends; a failed parse leaves the
+	// unfinished ones behind. Scratch grown by one huge result is let go.
+	clear(p.items)
 	p.items = p.items[:0]
+	if cap(p.items) > maxKeptScratch/16 {
+		p.items = nil
+	}
+	if cap(p.text) > maxKeptScratch || cap(p.units) > maxKeptScratch/2 {
+		p.text, p.units = nil, nil
+	}
 	p.data = nil
 	return v, err
 }
+
+// maxKeptScratch bounds the bytes of scratch space a parser keeps between
+// calls.
+const maxKeptScratch = 1 << 20
 
 func (p *Parser) syntax(msg string) error {
 	return &SyntaxError{Offset: p.pos, Msg: msg}

@@ -365,3 +365,20 @@ func TestNestingDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedParseLetsValuesGo: the elements of arrays left unfinished by an
+// error are not kept alive by the parser's scratch space.
+func TestFailedParseLetsValuesGo(t *testing.T) {
+	p := NewParser(goja.New())
+	if _, err := p.Parse([]byte(`[1,"a",[2,{"b":[3,4,`)); err == nil {
+		t.Fatal("no error")
+	}
+	if len(p.items) != 0 {
+		t.Fatalf("%d items left", len(p.items))
+	}
+	for i, v := range p.items[:cap(p.items)] {
+		if v != nil {
+			t.Fatalf("item %d still held: %v", i, v)
+		}
+	}
+}
