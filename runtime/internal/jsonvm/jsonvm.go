@@ -6,8 +6,8 @@
 // worker it was a quarter of the CPU a tool call costs (docs/performance.md).
 // Parser reads the bytes itself and builds the objects, arrays, strings and
 // numbers JSON.parse would: plain objects with Object.prototype and arrays
-// from the VM's intrinsics, keys in the order JSON.parse leaves them (goja
-// keeps insertion order, integer-like keys included), a duplicate key's last
+// from the VM's intrinsics, keys in the order JSON.parse leaves them (integer-like
+// keys first, ascending, then the rest as they came), a duplicate key's last
 // value in its first key's place, "__proto__" as an own data property,
 // numbers as goja's floatToValue makes them (integers as integers, -0 as -0,
 // a literal out of float64's range as an error: goja rejects 1e400), strings
