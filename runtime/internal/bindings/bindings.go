@@ -23,6 +23,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/sandboxrt/sandbox/errcode"
+	"github.com/sandboxrt/sandbox/runtime/internal/jsonvm"
 )
 
 // Tool is one tool bound into the VM, callable as Namespace.Function(args):
@@ -127,8 +128,9 @@ type Installed struct {
 	errorCtor *goja.Object
 	errorFn   goja.Callable // the VM's own Error constructor, captured before any user code runs
 	errProto  *goja.Object
-	parse     goja.Callable // the VM's own JSON.parse
-	bound     []string      // "namespace.function", sorted, for NOT_BOUND messages
+	parse     goja.Callable  // the VM's own JSON.parse
+	json      *jsonvm.Parser // builds the values JSON.parse would, without it
+	bound     []string       // "namespace.function", sorted, for NOT_BOUND messages
 }
 
 // reservedGlobals are global names a namespace must never replace.
