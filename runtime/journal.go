@@ -25,6 +25,10 @@ package runtime
 // the journal's at the same position fails the run (KindReplay) before
 // anything is called: the snippet took another path.
 //
+// Answers that reached the run after it began to suspend (its calls in
+// flight) were never heard by its VM: a replay holds them until the
+// snippet has made every call of the journal (Journal.Late).
+//
 // What is not journalled: the order in which timers fire against tool
 // answers (setTimeout racing a call), and console.time's durations; a
 // snippet whose calls depend on them may take another path on resume, and
@@ -67,6 +71,12 @@ type Journal struct {
 	// from the snippet (the rest from its Host: a saved script's lines).
 	Logs   []LogEntry `json:"logs,omitempty"`
 	VMLogs int        `json:"vmLogs,omitempty"`
+	// Late is how many of the answers, the last by Order, reached the run
+	// after it began to suspend: its VM never had them, so a replay hands
+	// them over only once the snippet has made every call of the journal
+	// (else a race a timer won, Promise.race against a slow call, is won by
+	// the answer on resume, and the replay takes another path).
+	Late int `json:"late,omitempty"`
 }
 
 // resumes says whether a run of j replays one that ran before (it has
@@ -143,7 +153,10 @@ type journalState struct {
 	// hand to the VM; held are replayed answers waiting for their turn.
 	nextReplayed int
 	held         map[int]heldAnswer
-	vmLogs       int // the VM's console lines seen in this run
+	// lateFrom is the Order of the replay's first late answer (Journal.Late;
+	// 0: none), made is how many calls the snippet has made.
+	lateFrom, made int
+	vmLogs         int // the VM's console lines seen in this run
 
 	suspending bool
 	paused     map[int]bool // the calls that suspended the run, by index
@@ -163,8 +176,15 @@ func newJournalState(replay *Journal) *journalState {
 		js.replay = replay
 		js.rec = Journal{Seed: replay.Seed, Calls: append([]JournalCall(nil), replay.Calls...),
 			Clock: append([]int64(nil), replay.Clock...), Logs: append([]LogEntry(nil), replay.Logs...), VMLogs: replay.VMLogs}
+		answered := 0
 		for _, c := range replay.Calls {
 			js.bytes += len(c.Result)
+			if c.Answered {
+				answered++
+			}
+		}
+		if replay.Late > 0 && replay.Late <= answered {
+			js.lateFrom = answered - replay.Late + 1
 		}
 		return js
 	}
@@ -306,6 +326,7 @@ func (h *hostSide) journalCall(index int, id uint64, target bindings.Target, arg
 		h.mu.Unlock()
 		return true
 	}
+	js.made = index + 1
 	digest := argsDigest(args)
 	if js.replay == nil || index >= len(js.replay.Calls) {
 		js.rec.Calls = append(js.rec.Calls, JournalCall{Target: target.String(), Args: digest})
@@ -318,7 +339,8 @@ func (h *hostSide) journalCall(index int, id uint64, target bindings.Target, arg
 		return true
 	}
 	if !want.Answered {
-		return false // the call that paused the run: live now
+		h.deliverHeld() // the late answers, when this was the journal's last call
+		return false    // the call that paused the run: live now
 	}
 	// Answered from the journal, in the order the answers first came.
 	h.callIndex[id] = index
@@ -327,10 +349,20 @@ func (h *hostSide) journalCall(index int, id uint64, target bindings.Target, arg
 		h.calls[len(h.calls)-1].Code = want.Err.Code
 	}
 	js.held[want.Order] = heldAnswer{index: index, deliver: func() { reply(want.Result, want.Err) }}
+	h.deliverHeld()
+	h.mu.Unlock()
+	return true
+}
+
+// deliverHeld hands the VM the replayed answers whose turn it is (h.mu
+// held): in the order they first arrived, a late one (Journal.Late) only
+// once the snippet has made every call of the journal.
+func (h *hostSide) deliverHeld() {
+	js := h.jr
 	for {
 		a, ok := js.held[js.nextReplayed]
-		if !ok {
-			break
+		if !ok || js.lateFrom > 0 && js.nextReplayed >= js.lateFrom && js.made < len(js.replay.Calls) {
+			return
 		}
 		delete(js.held, js.nextReplayed)
 		js.nextReplayed++
@@ -338,8 +370,6 @@ func (h *hostSide) journalCall(index int, id uint64, target bindings.Target, arg
 		js.rec.Calls[a.index].Order = js.delivered
 		a.deliver()
 	}
-	h.mu.Unlock()
-	return true
 }
 
 // journalAnswer records a live call's answer and hands it to the VM, in
@@ -388,6 +418,7 @@ func (h *hostSide) finishJournal(out *execOutcome) func() {
 			js.delivered++
 			js.rec.Calls[i].Order = js.delivered
 		}
+		js.rec.Late = len(js.late)
 		// The paused call's entry stays, unanswered: the replay makes it live.
 		js.rec.Logs = append([]LogEntry(nil), h.logs...)
 		j, thens := js.rec, js.then
@@ -408,11 +439,20 @@ func (h *hostSide) finishJournal(out *execOutcome) func() {
 	if len(js.held) > 0 && h.abortErr == nil {
 		// Answers held for their turn behind one whose call was never made:
 		// the run waited for them until it ended (its time limit, say).
+		// Or a late answer (Journal.Late) held until the snippet made the
+		// journal's calls, which it did not.
+		var never *Error
 		for i, c := range js.replay.Calls {
-			if c.Answered && c.Order == js.nextReplayed {
-				out.Error = neverMade(i, c)
+			if c.Answered && c.Order == js.nextReplayed && i >= js.made {
+				never = neverMade(i, c)
 				break
 			}
+		}
+		if never == nil && js.made < len(js.replay.Calls) {
+			never = neverMade(js.made, js.replay.Calls[js.made])
+		}
+		if never != nil {
+			out.Error = never
 		}
 	}
 	return nil
