@@ -9,6 +9,8 @@ package console
 // POST bound to the principal and the approval (CSRF).
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -53,8 +55,11 @@ type ApprovalPage struct {
 	allowed map[string]bool
 }
 
-// approvalCookie holds who signed in on the approval page, signed with
-// the process's secret, for approvalCookieLife.
+// approvalCookie holds the credential given on the approval page, sealed
+// with the process's secret, for approvalCookieLife. Each request runs it
+// through serve's authentication again (as the console's cookie does): a
+// key removed or a token expired or revoked stops working on the page at
+// once, not when the cookie ends.
 const (
 	approvalCookie     = "sandbox_approve"
 	approvalCookieLife = 30 * time.Minute
@@ -76,9 +81,14 @@ func NewApprovalPage(opts ApprovalPageOptions) *ApprovalPage {
 // viewer is who reads the page: the principal's key, and whether it may
 // operate (then it sees every pending approval).
 type viewer struct {
-	Key     string `json:"k"`
-	Operate bool   `json:"o"`
-	Expires int64  `json:"e"`
+	Key     string
+	Operate bool
+}
+
+// approvalSession is what the cookie seals.
+type approvalSession struct {
+	Credential string `json:"c"`
+	Expires    int64  `json:"e"` // unix seconds
 }
 
 func (p *ApprovalPage) sign(b []byte) []byte {
@@ -88,30 +98,47 @@ func (p *ApprovalPage) sign(b []byte) []byte {
 	return m.Sum(nil)
 }
 
-func (p *ApprovalPage) cookieValue(v viewer) string {
-	b, _ := json.Marshal(v)
-	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(p.sign(b))
+// cookieAEAD seals the cookie under a key of its own, derived from the
+// page's secret (the CSRF tokens' key).
+func (p *ApprovalPage) cookieAEAD() cipher.AEAD {
+	block, _ := aes.NewCipher(p.sign([]byte("cookie v2")))
+	aead, _ := cipher.NewGCM(block)
+	return aead
 }
 
+func (p *ApprovalPage) cookieValue(credential string, expires time.Time) string {
+	plain, _ := json.Marshal(approvalSession{Credential: credential, Expires: expires.Unix()})
+	aead := p.cookieAEAD()
+	nonce := make([]byte, aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(approvalCookie)))
+}
+
+// viewerOf is who the request's cookie signs in, as serve's
+// authentication says now.
 func (p *ApprovalPage) viewerOf(r *http.Request) (viewer, bool) {
 	ck, err := r.Cookie(approvalCookie)
 	if err != nil {
 		return viewer{}, false
 	}
-	body, mac, ok := strings.Cut(ck.Value, ".")
+	sealed, err := base64.RawURLEncoding.DecodeString(ck.Value)
+	aead := p.cookieAEAD()
+	if err != nil || len(sealed) < aead.NonceSize() {
+		return viewer{}, false
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(approvalCookie))
+	if err != nil {
+		return viewer{}, false
+	}
+	var s approvalSession
+	if json.Unmarshal(plain, &s) != nil || s.Credential == "" || time.Now().Unix() > s.Expires {
+		return viewer{}, false
+	}
+	who, ok := p.authenticate(r, s.Credential)
 	if !ok {
 		return viewer{}, false
 	}
-	b, err1 := base64.RawURLEncoding.DecodeString(body)
-	m, err2 := base64.RawURLEncoding.DecodeString(mac)
-	if err1 != nil || err2 != nil || !hmac.Equal(m, p.sign(b)) {
-		return viewer{}, false
-	}
-	var v viewer
-	if json.Unmarshal(b, &v) != nil || v.Key == "" || time.Now().Unix() > v.Expires {
-		return viewer{}, false
-	}
-	return v, true
+	return viewer{Key: who.Key(), Operate: who.MayOperate()}, true
 }
 
 // csrf is the token of a decision form: bound to the viewer and the
@@ -198,17 +225,17 @@ func (p *ApprovalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.render(w, http.StatusOK, approvalView{Viewer: v.Key, Pending: []pendingView{{a, p.csrf(v, a.ID), "./" + a.ID}}, One: true})
 }
 
-// signIn takes the credential given on the page and remembers who it is.
+// signIn takes the credential given on the page and keeps it, sealed, in
+// the cookie (viewerOf checks it again at each request).
 func (p *ApprovalPage) signIn(w http.ResponseWriter, r *http.Request, id string) {
-	who, ok := p.authenticate(r, strings.TrimSpace(r.PostForm.Get("credential")))
-	if !ok {
+	credential := strings.TrimSpace(r.PostForm.Get("credential"))
+	if _, ok := p.authenticate(r, credential); !ok {
 		p.render(w, http.StatusUnauthorized, approvalView{SignIn: true, Message: "That credential is not accepted."})
 		return
 	}
-	v := viewer{Key: who.Key(), Operate: who.MayOperate(), Expires: time.Now().Add(approvalCookieLife).Unix()}
 	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 	// No Path: the page's folder, whatever prefix a proxy serves it under.
-	http.SetCookie(w, &http.Cookie{Name: approvalCookie, Value: p.cookieValue(v), HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	http.SetCookie(w, &http.Cookie{Name: approvalCookie, Value: p.cookieValue(credential, time.Now().Add(approvalCookieLife)), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: secure, MaxAge: int(approvalCookieLife / time.Second)})
 	target := "./"
 	if id != "" {
