@@ -85,7 +85,6 @@ type backScan struct {
 // start, or limit bytes read (then the position to resume before).
 func (l *auditLog) scanBack(from, limit int64, fn func(line []byte, at int64) (stop bool)) (backScan, error) {
 	var s backScan
-	buf := make([]byte, auditBlock)
 	for i := len(l.files) - 1; i >= 0; i-- {
 		f := l.files[i]
 		if f.start >= from {
@@ -93,31 +92,38 @@ func (l *auditLog) scanBack(from, limit int64, fn func(line []byte, at int64) (s
 		}
 		end := min(from-f.start, f.size) // offset in the file, exclusive
 		// carry is the bytes from offset end on of a line whose start is
-		// not read yet (older); a line goes to fn once its start is read.
-		var carry []byte
+		// not read yet (older), as the blocks they were read in, oldest
+		// first: joined once, when the line's start is read, so that a
+		// long line costs its length, not its length squared.
+		var carry [][]byte
+		carryLen := 0
 		for end > 0 {
 			// Every line starting after carry's went to fn: a search
 			// that gave none yet goes on, so the next one starts older
 			// (a line longer than the bound is read whole, or dropped
 			// past maxAuditLine).
-			if resume := f.start + end + int64(len(carry)); s.read >= limit && resume < from {
+			if resume := f.start + end + int64(carryLen); s.read >= limit && resume < from {
 				s.resume = resume
 				return s, nil
 			}
 			off := max(end-auditBlock, 0)
-			n := int(end - off)
-			if _, err := f.f.ReadAt(buf[:n], off); err != nil && !errors.Is(err, io.EOF) {
+			data := make([]byte, end-off) // fn's lines are its own
+			if _, err := f.f.ReadAt(data, off); err != nil && !errors.Is(err, io.EOF) {
 				return s, err
 			}
-			s.read += int64(n)
-			data := append(append(make([]byte, 0, n+len(carry)), buf[:n]...), carry...)
+			s.read += int64(len(data))
 			// Lines whose start is in data: after each '\n', newest first.
 			last := len(data)
 			for j := len(data) - 1; j >= 0; j-- {
 				if data[j] != '\n' {
 					continue
 				}
-				if line := data[j+1 : last]; len(bytes.TrimSpace(line)) > 0 {
+				line := data[j+1 : last]
+				if last == len(data) && carryLen > 0 { // the newest goes on in carry
+					line = joinCarry(line, carry, carryLen)
+					carry, carryLen = nil, 0
+				}
+				if len(bytes.TrimSpace(line)) > 0 {
 					if fn(line, f.start+off+int64(j+1)) {
 						s.stopped = true
 						return s, nil
@@ -125,20 +131,39 @@ func (l *auditLog) scanBack(from, limit int64, fn func(line []byte, at int64) (s
 				}
 				last = j
 			}
-			carry = data[:last]
-			if len(carry) > maxAuditLine {
-				carry = nil // a line too long to be a record: skipped
+			if last == len(data) { // no line starts here: all of it goes on in carry
+				carry = append([][]byte{data}, carry...)
+			} else {
+				carry = [][]byte{data[:last]}
+				carryLen = 0
+			}
+			carryLen += last
+			if carryLen > maxAuditLine {
+				carry, carryLen = nil, 0 // a line too long to be a record: skipped
 			}
 			end = off
 		}
 		// The file's first line starts at its start.
-		if len(bytes.TrimSpace(carry)) > 0 && fn(carry, f.start) {
+		if line := joinCarry(nil, carry, carryLen); len(bytes.TrimSpace(line)) > 0 && fn(line, f.start) {
 			s.stopped = true
 			return s, nil
 		}
 	}
 	s.atStart = true
 	return s, nil
+}
+
+// joinCarry is head followed by carry's pieces (n bytes in all).
+func joinCarry(head []byte, carry [][]byte, n int) []byte {
+	if len(carry) == 0 {
+		return head
+	}
+	out := make([]byte, 0, len(head)+n)
+	out = append(out, head...)
+	for _, c := range carry {
+		out = append(out, c...)
+	}
+	return out
 }
 
 // firstAtOrAfter is a position at or after which every line is dated t or
