@@ -28,7 +28,9 @@ import (
 type ReleasedRunStore interface {
 	// Put keeps run under id, for principal, until ttl passes. It fails
 	// with ErrTooManyReleased when principal has MaxPausedRuns kept
-	// already, or the store is full.
+	// already or would hold over its share of the store's bytes (a quarter:
+	// one principal cannot fill it for the others), and with
+	// ErrReleasedStoreFull when the store would hold over its bytes.
 	Put(ctx context.Context, id, principal string, run []byte, ttl time.Duration) error
 	// Take returns the run principal kept under id and forgets it,
 	// atomically: of two takers one gets it, the other nil. nil, nil when
@@ -36,8 +38,18 @@ type ReleasedRunStore interface {
 	Take(ctx context.Context, id, principal string) ([]byte, error)
 }
 
-// ErrTooManyReleased is a ReleasedRunStore's refusal of one more run.
+// ErrTooManyReleased is a ReleasedRunStore's refusal of one more run of a
+// principal that has its share kept already.
 var ErrTooManyReleased = errors.New("too many runs are waiting for their answers")
+
+// ErrReleasedStoreFull is a ReleasedRunStore's refusal of a run when every
+// principal's together fill it.
+var ErrReleasedStoreFull = errors.New("the store of runs waiting for their answers is full")
+
+// ReleasedShare is the part of a ReleasedRunStore's bytes one principal
+// may hold: a quarter, so that one principal's big journals (a snippet
+// that read the clock a million times) cannot leave others no room.
+func ReleasedShare(maxBytes int64) int64 { return maxBytes / 4 }
 
 // WithReleasedRunStore sets where released runs are kept (default: in
 // this process, NewMemoryReleasedRuns). Replicas that share clients must
@@ -86,7 +98,7 @@ func (m *MemoryReleasedRuns) Put(_ context.Context, id, principal string, run []
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	n := 0
+	n, own := 0, int64(0)
 	for k, r := range m.runs {
 		if !now.Before(r.expires) {
 			m.bytes -= int64(len(r.run))
@@ -95,14 +107,18 @@ func (m *MemoryReleasedRuns) Put(_ context.Context, id, principal string, run []
 		}
 		if r.principal == principal && k != id {
 			n++
+			own += int64(len(r.run))
 		}
 	}
 	held := m.bytes
 	if old, ok := m.runs[id]; ok {
 		held -= int64(len(old.run))
 	}
-	if n >= MaxPausedRuns || held+int64(len(run)) > m.maxBytes {
+	switch {
+	case n >= MaxPausedRuns || own+int64(len(run)) > ReleasedShare(m.maxBytes):
 		return ErrTooManyReleased
+	case held+int64(len(run)) > m.maxBytes:
+		return ErrReleasedStoreFull
 	}
 	m.runs[id] = memoryReleased{principal: principal, run: append([]byte(nil), run...), expires: now.Add(ttl)}
 	m.bytes = held + int64(len(run))
@@ -149,8 +165,11 @@ type releasedQuestion struct {
 func keepReleased[T any](s *Server, ctx context.Context, id, binding string, rel releasedRun, a answers[T]) (T, error) {
 	raw, _ := json.Marshal(rel)
 	if err := s.released.Put(ctx, id, rel.Principal, raw, RequestStateTTL); err != nil {
-		if errors.Is(err, ErrTooManyReleased) {
-			return a.refuse(fmt.Errorf("%d of your calls are paused already, waiting for your answers (the most one principal may have); answer them, or wait until they time out, and call again", MaxPausedRuns))
+		switch {
+		case errors.Is(err, ErrTooManyReleased):
+			return a.refuse(fmt.Errorf("your calls paused already, waiting for your answers, are as many (at most %d) or as large as one principal may have kept; answer them, or wait until they time out, and call again", MaxPausedRuns))
+		case errors.Is(err, ErrReleasedStoreFull):
+			return a.refuse(errors.New("the gateway keeps as many paused runs as it can hold (every principal's together); the run could not be kept while it waits for your answer: call again in a few minutes, and tell the operator if it persists"))
 		}
 		return a.refuse(fmt.Errorf("the run paused for your answer but could not be kept (%v); call again", err))
 	}

@@ -43,8 +43,8 @@ func (r *ReleasedRuns) keys(id, principal string) []string {
 }
 
 // releasedPutScript forgets the expired runs, then keeps the run unless
-// its principal has ARGV[6] others or the store would hold over ARGV[7]
-// bytes.
+// its principal has ARGV[6] others or would hold over ARGV[9] bytes (0),
+// or the store would hold over ARGV[7] bytes (-1).
 var releasedPutScript = redis.NewScript(`
 local now = tonumber(ARGV[5])
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -54,13 +54,20 @@ for _, x in ipairs(expired) do
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-local n = redis.call('ZCARD', KEYS[5])
-if redis.call('ZSCORE', KEYS[5], ARGV[1]) then n = n - 1 end
+local n = 0
+local own = 0
+for _, x in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+  if x ~= ARGV[1] then
+    n = n + 1
+    own = own + tonumber(redis.call('HGET', KEYS[3], x) or '0')
+  end
+end
+if n >= tonumber(ARGV[6]) or own + tonumber(ARGV[8]) > tonumber(ARGV[9]) then return 0 end
 local total = 0
 for _, v in ipairs(redis.call('HVALS', KEYS[3])) do total = total + tonumber(v) end
 local prev = redis.call('HGET', KEYS[3], ARGV[1])
 if prev then total = total - tonumber(prev) end
-if n >= tonumber(ARGV[6]) or total + tonumber(ARGV[8]) > tonumber(ARGV[7]) then return 0 end
+if total + tonumber(ARGV[8]) > tonumber(ARGV[7]) then return -1 end
 local ttl = tonumber(ARGV[4])
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl + 60000)
 redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
@@ -89,12 +96,15 @@ func (r *ReleasedRuns) Put(ctx context.Context, id, principal string, run []byte
 	k := r.keys(id, principal)
 	sealed := r.c.sealData(where(k[0], principal), run)
 	kept, err := releasedPutScript.Run(ctx, r.c.rdb, k, id, principal, sealed, ttl.Milliseconds(), r.now().UnixMilli(),
-		frontend.MaxPausedRuns, r.maxBytes, len(run)).Int()
+		frontend.MaxPausedRuns, r.maxBytes, len(run), frontend.ReleasedShare(r.maxBytes)).Int()
 	if err != nil {
 		return unavailable(err)
 	}
-	if kept == 0 {
+	switch kept {
+	case 0:
 		return frontend.ErrTooManyReleased
+	case -1:
+		return frontend.ErrReleasedStoreFull
 	}
 	return nil
 }

@@ -102,13 +102,20 @@ func TestReleasedRunStore(t *testing.T, newStore func(t *testing.T, maxBytes int
 		put(t, s, "a-later", "alice", "run") // the expired ones count no more
 	})
 
-	t.Run("it holds at most maxBytes", func(t *testing.T) {
+	t.Run("it holds at most maxBytes, a quarter of them a principal's", func(t *testing.T) {
 		_, s := rig(t, 100)
-		put(t, s, "r1", "alice", string(make([]byte, 60)))
-		if err := s.Put(ctx, "r2", "bob", make([]byte, 60), time.Minute); !errors.Is(err, frontend.ErrTooManyReleased) {
-			t.Fatalf("a run over the store's bytes: %v", err)
+		put(t, s, "a1", "alice", string(make([]byte, 20)))
+		if err := s.Put(ctx, "a2", "alice", make([]byte, 10), time.Minute); !errors.Is(err, frontend.ErrTooManyReleased) {
+			t.Fatalf("a run over the principal's share: %v, want ErrTooManyReleased", err)
 		}
-		take(t, s, "r1", "alice")
-		put(t, s, "r2", "bob", string(make([]byte, 60)))
+		put(t, s, "a1", "alice", string(make([]byte, 25))) // kept again: its old bytes count no more
+		put(t, s, "b1", "bob", string(make([]byte, 25)))
+		put(t, s, "c1", "carol", string(make([]byte, 25)))
+		put(t, s, "d1", "dave", string(make([]byte, 20)))
+		if err := s.Put(ctx, "e1", "erin", make([]byte, 10), time.Minute); !errors.Is(err, frontend.ErrReleasedStoreFull) {
+			t.Fatalf("a run over the store's bytes: %v, want ErrReleasedStoreFull", err)
+		}
+		take(t, s, "a1", "alice")
+		put(t, s, "e1", "erin", string(make([]byte, 10)))
 	})
 }
