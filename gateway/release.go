@@ -27,9 +27,17 @@ type ReleaseFunc func(then func(journal []byte)) bool
 
 type (
 	releaseKey     struct{}
+	noReleaseKey   struct{}
 	resumeKey      struct{}
 	approvalAskKey struct{}
 )
+
+// WithoutRelease returns the context of a run that is never released
+// (ReleaseFor is nil for every question it asks): one the front end put
+// back in a worker because it could not keep it released.
+func WithoutRelease(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noReleaseKey{}, true)
+}
 
 // WithRelease returns the context of a call made by a run that f can
 // release (code mode sets it on each call of a run that keeps a journal);
@@ -62,7 +70,7 @@ func ResumeFrom(ctx context.Context) (journal []byte, ok bool) {
 // other question: an upstream's elicitation or sampling comes from a call
 // that is live upstream, and its run must keep waiting.
 func ReleaseFor(ctx context.Context) ReleaseFunc {
-	if ctx.Value(approvalAskKey{}) == nil {
+	if ctx.Value(approvalAskKey{}) == nil || ctx.Value(noReleaseKey{}) != nil {
 		return nil
 	}
 	f, _ := ctx.Value(releaseKey{}).(ReleaseFunc)

@@ -195,7 +195,7 @@ func TestReleasedRunsAreCappedPerPrincipal(t *testing.T) {
 	}
 	over := pause(agentKey, 99)
 	content, _ := over.Result["content"].([]any)
-	if over.Result["isError"] != true || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), "16 of your calls are paused already") {
+	if over.Result["isError"] != true || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), "paused already, waiting for your answers, are as many (16)") {
 		t.Errorf("the 17th paused run: %+v", over)
 	}
 	if r := pause(otherAgentKey, 0); r.Result["resultType"] != "input_required" {

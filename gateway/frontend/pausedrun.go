@@ -111,6 +111,11 @@ type pausedRun struct {
 	journal  []byte
 	// preanswers are a resumed run's questions with the retry's answers.
 	preanswers []releasedQuestion
+	// replay runs the run's handler again against a journal, in a worker
+	// it keeps while it waits (gateway.WithoutRelease): where a released
+	// run goes when the store cannot keep it (releasedruns.go). nil for a
+	// run that is never released.
+	replay func(ctx context.Context, journal []byte) (any, error)
 }
 
 // Lacks records that an upstream asked for a capability the request did
@@ -292,9 +297,9 @@ var toolAnswers = answers[*mcp.CallToolResult]{
 func (s *Server) runAsking(ctx context.Context, r mcp.CallToolRequest, binding string, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	if r.Params.RequestState == "" {
 		// The run keeps a journal, to be released if it waits for a person.
-		return startRun(s, ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return startRunWith(s, ctx, binding, func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return run(gateway.WithResume(ctx, nil))
-		}, toolAnswers)
+		}, toolAnswers, replayableBy(run))
 	}
 	id, ok := s.pausedRunOf(ctx, binding, r.Params.RequestState)
 	if !ok {
@@ -398,7 +403,7 @@ func waitRun[T any](s *Server, ctx context.Context, p *pausedRun, binding string
 		case <-p.done:
 			s.paused.remove(p.id)
 			if rel := p.releasedRun(); rel != nil {
-				return keepReleased(s, ctx, p.id, binding, *rel, a)
+				return keepReleased(s, ctx, p.id, binding, *rel, a, p.replay)
 			}
 			res, _ := p.res.(T)
 			return res, p.err

@@ -161,13 +161,26 @@ type releasedQuestion struct {
 }
 
 // keepReleased keeps a released run and answers its client with its
-// questions, under a state that names it.
-func keepReleased[T any](s *Server, ctx context.Context, id, binding string, rel releasedRun, a answers[T]) (T, error) {
+// questions, under a state that names it. When the store is full of every
+// principal's runs and replay is set, the run goes back to a worker
+// instead, by replay of its journal (nothing is called again), and waits
+// there for its answer as a run held in its worker does: it was released
+// already, and a refusal now would leave its client only the snippet's
+// start, whose calls before the pause would then be made twice.
+func keepReleased[T any](s *Server, ctx context.Context, id, binding string, rel releasedRun, a answers[T], replay func(context.Context, []byte) (any, error)) (T, error) {
 	raw, _ := json.Marshal(rel)
 	if err := s.released.Put(ctx, id, rel.Principal, raw, RequestStateTTL); err != nil {
+		if errors.Is(err, ErrReleasedStoreFull) && replay != nil {
+			s.log.Warn("the store of released runs is full: a run goes back to a worker to wait there", "principal", rel.Principal)
+			return startRunWith(s, ctx, binding, func(ctx context.Context) (T, error) {
+				res, err := replay(gateway.WithoutRelease(ctx), rel.Journal)
+				out, _ := res.(T)
+				return out, err
+			}, a, nil)
+		}
 		switch {
 		case errors.Is(err, ErrTooManyReleased):
-			return a.refuse(fmt.Errorf("your calls paused already, waiting for your answers, are as many (at most %d) or as large as one principal may have kept; answer them, or wait until they time out, and call again", MaxPausedRuns))
+			return a.refuse(fmt.Errorf("your calls paused already, waiting for your answers, are as many (%d) or as large as one principal may have kept; answer them, or wait until they time out, and call again", MaxPausedRuns))
 		case errors.Is(err, ErrReleasedStoreFull):
 			return a.refuse(errors.New("the gateway keeps as many paused runs as it can hold (every principal's together); the run could not be kept while it waits for your answer: call again in a few minutes, and tell the operator if it persists"))
 		}
@@ -221,12 +234,25 @@ func resumeReleased[T any](s *Server, ctx context.Context, mrt mcp.MultiRoundTri
 	for i, q := range rel.Questions {
 		rel.Questions[i].Answer = answers[q.Key]
 		if answers[q.Key] == nil {
-			return keepReleased(s, ctx, id, binding, releasedRun{Principal: rel.Principal, Journal: rel.Journal, Questions: rel.Questions}, a)
+			return keepReleased(s, ctx, id, binding, releasedRun{Principal: rel.Principal, Journal: rel.Journal, Questions: rel.Questions}, a, nil)
 		}
 	}
 	return startRunWith(s, ctx, binding, func(ctx context.Context) (T, error) {
 		return run(gateway.WithResume(ctx, rel.Journal))
-	}, a, func(p *pausedRun) { p.preanswers = rel.Questions })
+	}, a, func(p *pausedRun) {
+		p.preanswers = rel.Questions
+		replayableBy(run)(p)
+	})
+}
+
+// replayableBy lets a run of handler be replayed into a worker it keeps
+// (pausedRun.replay).
+func replayableBy[T any](handler func(context.Context) (T, error)) func(*pausedRun) {
+	return func(p *pausedRun) {
+		p.replay = func(ctx context.Context, journal []byte) (any, error) {
+			return handler(gateway.WithResume(ctx, journal))
+		}
+	}
 }
 
 // preanswered answers a question a resumed run asks again from the retry
