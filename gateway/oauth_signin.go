@@ -73,9 +73,14 @@ const maxSignInsPerPrincipal = 8
 // to open a sign-in link; its answer never goes upstream.
 const signInKey = "sandbox_signin"
 
-// signInCookie holds, in the browser that proved to be the principal, the
-// nonce the redirect must bring back.
+// signInCookie + "_" + a piece of the link's id holds, in the browser that
+// proved to be the principal, the nonce the redirect must bring back: a
+// cookie per link, so that two links finished in one browser (two calls
+// that both need a sign-in) do not take each other's place.
 const signInCookie = "sandbox_signin"
+
+// signInCookieName is the cookie of link id.
+func signInCookieName(id string) string { return signInCookie + "_" + id[:min(16, len(id))] }
 
 // signInDesk is the sign-ins in progress: in store (shared by replicas
 // with WithSignInStore, so a link's page and callback work on any of them),
@@ -450,7 +455,7 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 		signInPage(w, http.StatusServiceUnavailable, "The sign-in could not start: "+err.Error(), "")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: nonce, Path: cookiePath(opts.PublicURL), HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: signInCookieName(s.ID), Value: nonce, Path: cookiePath(opts.PublicURL), HttpOnly: true,
 		Secure: strings.HasPrefix(opts.PublicURL, "https:"), SameSite: http.SameSiteLaxMode, Expires: s.Expires})
 	http.Redirect(w, r, p.authURL, http.StatusSeeOther)
 }
@@ -562,7 +567,7 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 		signInPage(w, http.StatusBadRequest, "This is no sign-in sandbox is waiting for: it finished, expired, or never started. Call the tool again for a new link.", "")
 		return
 	}
-	ck, err := r.Cookie(signInCookie)
+	ck, err := r.Cookie(signInCookieName(s.ID))
 	if err != nil || subtle.ConstantTimeCompare([]byte(browserHash(ck.Value)), []byte(s.BrowserHash)) != 1 {
 		// Another browser than the one that gave the principal's
 		// credential: someone sent on to the authorization server by a
@@ -607,7 +612,7 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 		_, err = p.exchange(r.Context(), q.Get("code"))
 	}
 	g.signIns.end(r.Context(), s.ID, err)
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: "", Path: cookiePath(g.signIns.options().PublicURL), MaxAge: -1, HttpOnly: true})
+	http.SetCookie(w, &http.Cookie{Name: signInCookieName(s.ID), Value: "", Path: cookiePath(g.signIns.options().PublicURL), MaxAge: -1, HttpOnly: true})
 	if err != nil {
 		signInPage(w, http.StatusBadGateway, "The sign-in failed: "+err.Error(), "")
 		return
