@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -72,9 +73,14 @@ const maxSignInsPerPrincipal = 8
 // to open a sign-in link; its answer never goes upstream.
 const signInKey = "sandbox_signin"
 
-// signInCookie holds, in the browser that proved to be the principal, the
-// nonce the redirect must bring back.
+// signInCookie + "_" + a piece of the link's id holds, in the browser that
+// proved to be the principal, the nonce the redirect must bring back: a
+// cookie per link, so that two links finished in one browser (two calls
+// that both need a sign-in) do not take each other's place.
 const signInCookie = "sandbox_signin"
+
+// signInCookieName is the cookie of link id.
+func signInCookieName(id string) string { return signInCookie + "_" + id[:min(16, len(id))] }
 
 // signInDesk is the sign-ins in progress: in store (shared by replicas
 // with WithSignInStore, so a link's page and callback work on any of them),
@@ -395,6 +401,14 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "use GET or POST", http.StatusMethodNotAllowed)
 		return
 	}
+	if why := crossSite(r, opts.PublicURL); why != "" {
+		// Another site's form, posted by the person's browser: with the
+		// poster's own credential it would send this browser on to sign
+		// in, and store the person's upstream account as the poster's
+		// login. The link stays unused.
+		signInPage(w, http.StatusForbidden, "This form was posted from another site ("+why+"); open the link itself and give the credential there.", "")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
 		signInPage(w, http.StatusBadRequest, "The form could not be read.", "form")
@@ -441,9 +455,47 @@ func (g *Gateway) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 		signInPage(w, http.StatusServiceUnavailable, "The sign-in could not start: "+err.Error(), "")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: nonce, Path: cookiePath(opts.PublicURL), HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: signInCookieName(s.ID), Value: nonce, Path: cookiePath(opts.PublicURL), HttpOnly: true,
 		Secure: strings.HasPrefix(opts.PublicURL, "https:"), SameSite: http.SameSiteLaxMode, Expires: s.Expires})
 	http.Redirect(w, r, p.authURL, http.StatusSeeOther)
+}
+
+// crossSite says why a POST to a link came from another site than the
+// link's page ("" when it did not): a browser's Sec-Fetch-Site, or an
+// Origin that is not the public URL's (the link's page is there; a name
+// the request's Host gives, a DNS rebinding's, is not). A client that
+// sends neither (no browser) is let through: the credential it posts is
+// its own.
+func crossSite(r *http.Request, public string) string {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return "Sec-Fetch-Site: " + site
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	o, err := url.Parse(origin) // "null" (a sandboxed frame's, a redirect's) has no host: refused
+	p, _ := url.Parse(public)
+	if err != nil || o.Host == "" || webOrigin(o) != webOrigin(p) {
+		return "Origin: " + clip(origin, 100)
+	}
+	return ""
+}
+
+// webOrigin is u's scheme, host and port as a browser's Origin header
+// spells them: lower case, without the scheme's default port (a public
+// URL may name ":443").
+func webOrigin(u *url.URL) string {
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if scheme == "https" && port == "443" || scheme == "http" && port == "80" {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]" // an IPv6 literal
+	}
+	return scheme + "://" + host
 }
 
 // browserHash is what the store keeps of the browser's cookie: its hash,
@@ -515,7 +567,7 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 		signInPage(w, http.StatusBadRequest, "This is no sign-in sandbox is waiting for: it finished, expired, or never started. Call the tool again for a new link.", "")
 		return
 	}
-	ck, err := r.Cookie(signInCookie)
+	ck, err := r.Cookie(signInCookieName(s.ID))
 	if err != nil || subtle.ConstantTimeCompare([]byte(browserHash(ck.Value)), []byte(s.BrowserHash)) != 1 {
 		// Another browser than the one that gave the principal's
 		// credential: someone sent on to the authorization server by a
@@ -560,7 +612,7 @@ func (g *Gateway) serveSignInCallback(w http.ResponseWriter, r *http.Request) {
 		_, err = p.exchange(r.Context(), q.Get("code"))
 	}
 	g.signIns.end(r.Context(), s.ID, err)
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: "", Path: cookiePath(g.signIns.options().PublicURL), MaxAge: -1, HttpOnly: true})
+	http.SetCookie(w, &http.Cookie{Name: signInCookieName(s.ID), Value: "", Path: cookiePath(g.signIns.options().PublicURL), MaxAge: -1, HttpOnly: true})
 	if err != nil {
 		signInPage(w, http.StatusBadGateway, "The sign-in failed: "+err.Error(), "")
 		return
@@ -575,7 +627,10 @@ func signInPage(w http.ResponseWriter, status int, message, form string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the page's own form, which crossSite must refuse;
+	// the link still goes to no other site (the authorization server).
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self' https: http:; frame-ancestors 'none'")
 	w.WriteHeader(status)

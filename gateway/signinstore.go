@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,6 +19,10 @@ import (
 type SignInStore interface {
 	// Put keeps s until s.Expires, unless s.Owner has max sign-ins open
 	// (not ended, not expired): then ErrTooManySignIns, and nothing kept.
+	// Ended sign-ins are not counted but kept only until they would have
+	// expired, for a late retry to learn how they ended: Put drops
+	// s.Owner's oldest ended ones past max-1 (whether or not it keeps s),
+	// so a client that ends every link at once does not pile them up.
 	Put(ctx context.Context, s SignInRecord, max int) error
 	// Get is the sign-in of link id; nil once it expired or never was.
 	Get(ctx context.Context, id string) (*SignInRecord, error)
@@ -116,9 +121,20 @@ func (s *MemorySignInStore) Put(_ context.Context, r SignInRecord, max int) erro
 	defer s.mu.Unlock()
 	s.pruneLocked()
 	n := 0
+	var ended []*SignInRecord
 	for _, o := range s.by {
-		if o.Owner == r.Owner && !o.Ended {
+		switch {
+		case o.Owner != r.Owner:
+		case o.Ended:
+			ended = append(ended, o)
+		default:
 			n++
+		}
+	}
+	if over := len(ended) - (max - 1); over > 0 {
+		slices.SortFunc(ended, func(a, b *SignInRecord) int { return a.Expires.Compare(b.Expires) })
+		for _, o := range ended[:over] {
+			delete(s.by, o.ID)
 		}
 	}
 	if n >= max {

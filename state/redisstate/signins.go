@@ -19,7 +19,9 @@ import (
 // verifier and the registered client's secret are in it), expiring with
 // its link; its authorization request's state names it through a second
 // key (the state's hash, so the key does not hold it); each owner's open
-// sign-ins are a sorted set by expiry, for the cap. Update is an
+// sign-ins are a sorted set by expiry, for the cap, and its ended ones
+// (kept for a late retry) another, so Put drops the oldest past the
+// bound. Update is an
 // optimistic transaction (WATCH), so a link is used once and a flow ends
 // once, whichever replicas race.
 type SignInStore struct {
@@ -38,16 +40,27 @@ func (c *Client) SignInStore(now func() time.Time) *SignInStore {
 
 func (s *SignInStore) key(id string) string         { return s.c.key("signin", "id", id) }
 func (s *SignInStore) ownerKey(owner string) string { return s.c.key("signin", "owner", owner) }
+func (s *SignInStore) endedKey(owner string) string { return s.c.key("signin", "ended", owner) }
 func (s *SignInStore) stateKey(state string) string {
 	h := sha256.Sum256([]byte(state))
 	return s.c.key("signin", "state", hex.EncodeToString(h[:]))
 }
 
 var signInPutScript = redis.NewScript(`
--- KEYS: record, owner's index
--- ARGV: sealed record, expiry ms, now ms, max, id
+-- KEYS: record, owner's index, owner's ended index
+-- ARGV: sealed record, expiry ms, now ms, max, id, records' key prefix
 local now = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+-- The owner's ended sign-ins past max-1 go, the oldest first: kept only
+-- for a retry to learn how they ended, they are not counted below.
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local over = redis.call('ZCARD', KEYS[3]) - (tonumber(ARGV[4]) - 1)
+if over > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, over - 1)) do
+    redis.call('DEL', ARGV[6] .. id)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, over - 1)
+end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 local ttl = tonumber(ARGV[2]) - now
@@ -55,6 +68,13 @@ if ttl < 1 then ttl = 1 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
 if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1`)
+
+var signInEndedScript = redis.NewScript(`
+-- KEYS: owner's ended index
+-- ARGV: expiry ms, id, ttl ms
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return 1`)
 
 func (s *SignInStore) Put(ctx context.Context, r gateway.SignInRecord, max int) error {
@@ -66,8 +86,8 @@ func (s *SignInStore) Put(ctx context.Context, r gateway.SignInRecord, max int) 
 		return err
 	}
 	k := s.key(r.ID)
-	n, err := signInPutScript.Run(ctx, s.c.rdb, []string{k, s.ownerKey(r.Owner)},
-		s.c.seal(k, string(data)), r.Expires.UnixMilli(), s.now().UnixMilli(), max, r.ID).Int()
+	n, err := signInPutScript.Run(ctx, s.c.rdb, []string{k, s.ownerKey(r.Owner), s.endedKey(r.Owner)},
+		s.c.seal(k, string(data)), r.Expires.UnixMilli(), s.now().UnixMilli(), max, r.ID, s.key("")).Int()
 	switch {
 	case err != nil:
 		return unavailable(err)
@@ -164,6 +184,9 @@ func (s *SignInStore) Update(ctx context.Context, id string, fn func(*gateway.Si
 				}
 				if next.Ended {
 					p.ZRem(ctx, s.ownerKey(cur.Owner), id)
+				}
+				if next.Ended && !cur.Ended {
+					signInEndedScript.Eval(ctx, p, []string{s.endedKey(cur.Owner)}, cur.Expires.UnixMilli(), id, ttl.Milliseconds())
 				}
 				return nil
 			})

@@ -134,4 +134,45 @@ func TestSignInStore(t *testing.T, newStore func(t *testing.T) gateway.SignInSto
 			t.Fatalf("an ended sign-in is kept until its link expires, for a late retry: %+v", got)
 		}
 	})
+	t.Run("an owner's ended sign-ins are bounded too", func(t *testing.T) {
+		// A client that declines every link at once ends each: kept for
+		// a late retry, they must not pile up. Past max-1 the oldest go.
+		s := newStore(t)
+		alices := record("acme/alice", time.Hour)
+		put(t, s, alices)
+		var ended []gateway.SignInRecord
+		for i := range 5 {
+			r := record("acme/bob", time.Minute+time.Duration(i)*time.Second) // the later, the newer
+			put(t, s, r)
+			if err := s.Update(ctx, r.ID, func(cur *gateway.SignInRecord) error { cur.Ended, cur.Err = true, "declined"; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			ended = append(ended, r)
+		}
+		if err := s.Update(ctx, alices.ID, func(cur *gateway.SignInRecord) error { cur.Ended = true; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		put(t, s, record("acme/bob", time.Minute))
+		for i, r := range ended {
+			got, err := s.Get(ctx, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := i >= len(ended)-2; kept != (got != nil) {
+				t.Errorf("bob's ended sign-in %d of 5: kept %v, want %v (the newest max-1 = 2 stay)", i+1, got != nil, kept)
+			}
+			if got != nil && (!got.Ended || got.Err != "declined") {
+				t.Errorf("a kept ended sign-in lost how it ended: %+v", got)
+			}
+		}
+		if got, _ := s.Get(ctx, alices.ID); got == nil || !got.Ended {
+			t.Fatalf("another owner's ended sign-in went: %+v", got)
+		}
+		// The two left are still not counted: bob opens max.
+		put(t, s, record("acme/bob", time.Minute))
+		put(t, s, record("acme/bob", time.Minute))
+		if err := s.Put(ctx, record("acme/bob", time.Minute), 3); !errors.Is(err, gateway.ErrTooManySignIns) {
+			t.Fatalf("a fourth open of bob's: %v", err)
+		}
+	})
 }
