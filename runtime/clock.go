@@ -21,9 +21,16 @@ type runClock struct {
 	notify func(stopped bool)
 }
 
+// setNotify sets who hears the clock's changes, telling f at once when the
+// clock stands already: a run's first call can reach its Host, and be
+// asked about, before the run's awaiter sets f (the worker's reader relays
+// calls from the moment the run is sent), and that pause must not be lost.
 func (c *runClock) setNotify(f func(stopped bool)) {
 	c.mu.Lock()
 	c.notify = f
+	if f != nil && c.paused > 0 {
+		f(true)
+	}
 	c.mu.Unlock()
 }
 

@@ -494,7 +494,8 @@ for (const m of ["accept", "decline", "never", "slow"]) {
   // slow: the person answers after 1.2 s, past the snippet's 0.5 s limit.
   const limits = m === "slow" ? { timeoutMs: 500 } : undefined;
   const r = await client.callTool({ name: "execute_code", arguments: { code, limits } });
-  out[m] = JSON.parse(r.content[0].text).value;
+  const env = JSON.parse(r.content[0].text);
+  out[m] = env.ok ? env.value : "failed: " + JSON.stringify(env.error);
 }
 out.asked = asked;
 process.stdout.write(JSON.stringify(out));
