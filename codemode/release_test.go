@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +78,8 @@ func TestApprovalReleasesTheWorker(t *testing.T) {
 	var list, remove atomic.Int32
 	settings := gateway.DefaultSettings()
 	settings.Policy = &gateway.Policy{Rules: []gateway.PolicyRule{{Tools: "files:remove", Action: gateway.PolicyApprove}}}
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	settings.Audit = &gateway.AuditConfig{Path: auditPath}
 	e := newEngineFull(t, map[string]*server.MCPServer{"files": countingServer(&list, &remove)}, settings,
 		runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1}, Options{Limits: runtime.Limits{Timeout: 20 * time.Second}})
 	code := `
@@ -95,6 +99,17 @@ return {removed, again: again.length, before}`
 	}
 	if list.Load() != 2 || remove.Load() != 0 {
 		t.Fatalf("before the answer: list %d, remove %d calls; want 2 and 0", list.Load(), remove.Load())
+	}
+	// The released call's audit line (written as its call returns, once the
+	// run has ended) says it was released, not decided.
+	var audit []byte
+	for wait := time.Now().Add(5 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+		if audit, _ = os.ReadFile(auditPath); strings.Contains(string(audit), `"tool":"files:remove"`) {
+			break
+		}
+	}
+	if !strings.Contains(string(audit), `"tool":"files:remove"`) || !strings.Contains(string(audit), `"decision":"released: `) {
+		t.Errorf("the released call's audit line: %s", audit)
 	}
 	// The one worker is free while the person reads.
 	other := execute(t, e, ExecuteRequest{Code: `return 6*7`})

@@ -284,6 +284,8 @@ func (g *Gateway) approve(ctx context.Context, c *call, rule int) *Error {
 	raw, err := peer.Request(asApprovalAsk(askCtx), "elicitation/create", params)
 	if errors.Is(err, ErrReleased) {
 		// Not a decision: the question is asked again when the run resumes.
+		// The call's audit line (outcome CANCELLED) says so.
+		c.decision = "released: the run gave its worker back and asks again when it resumes"
 		return newError(CodeCancelled, c.toolID, nil, nil, "%s waits for a person's approval; its run was released and asks again when it resumes", c.toolID)
 	}
 	if err != nil {
