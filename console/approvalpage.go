@@ -154,15 +154,7 @@ func (v viewer) may(a gateway.PendingApproval) bool {
 
 // authenticate runs credential through serve's authentication.
 func (p *ApprovalPage) authenticate(r *http.Request, credential string) (auth.Principal, bool) {
-	check := r.Clone(r.Context())
-	check.Method = http.MethodGet
-	check.Header = http.Header{"Authorization": {"Bearer " + credential}}
-	check.Body = http.NoBody
-	var who auth.Principal
-	ok := false
-	p.opts.Authenticate(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		who, ok = auth.PrincipalFrom(r.Context()), true
-	})).ServeHTTP(&loginCheck{header: http.Header{}}, check)
+	who, ok := auth.Check(p.opts.Authenticate, r, credential)
 	return who, ok && !who.IsAnonymous()
 }
 

@@ -429,20 +429,14 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, "login", page{Title: "Sign in", Message: "Paste an API key or an access token."}, nil)
 		return
 	}
-	check := r.Clone(r.Context())
-	check.Method = http.MethodGet
-	check.Header.Set("Authorization", "Bearer "+credential)
-	rec := &loginCheck{header: http.Header{}}
-	c.opts.Authenticate(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		rec.principal, rec.ok = auth.PrincipalFrom(r.Context()), true
-	})).ServeHTTP(rec, check)
+	who, ok := auth.Check(c.opts.Authenticate, r, credential)
 	switch {
-	case !rec.ok:
+	case !ok:
 		w.WriteHeader(http.StatusUnauthorized)
 		c.render(w, r, "login", page{Title: "Sign in", Message: "That credential is not accepted."}, nil)
 		return
-	case !rec.principal.MayOperate():
-		c.forbidden(w, r, rec.principal)
+	case !who.MayOperate():
+		c.forbidden(w, r, who)
 		return
 	}
 	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
@@ -450,7 +444,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// console's own, whatever prefix a proxy serves it under.
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: c.sealCredential(credential, time.Now()), HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: secure, MaxAge: int(cookieLife / time.Second)})
-	c.opts.Logger.Info("console: signed in", "principal", rec.principal.Key())
+	c.opts.Logger.Info("console: signed in", "principal", who.Key())
 	w.Header().Set("Location", "./")
 	w.WriteHeader(http.StatusSeeOther)
 }
@@ -477,15 +471,3 @@ func (c *Console) serveLogout(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "login")
 	w.WriteHeader(http.StatusSeeOther)
 }
-
-// loginCheck is the ResponseWriter the sign-in runs the authentication
-// against: it only records whether the credential got through.
-type loginCheck struct {
-	header    http.Header
-	principal auth.Principal
-	ok        bool
-}
-
-func (l *loginCheck) Header() http.Header         { return l.header }
-func (l *loginCheck) Write(b []byte) (int, error) { return len(b), nil }
-func (l *loginCheck) WriteHeader(int)             {}

@@ -535,24 +535,9 @@ func (g *Gateway) credentialPrincipal(r *http.Request, opts *SignInOptions, cred
 	if credential == "" {
 		return auth.Principal{}, false
 	}
-	check := r.Clone(r.Context())
-	check.Header = http.Header{"Authorization": {"Bearer " + credential}}
-	check.Body, check.Form, check.PostForm = http.NoBody, nil, nil
-	var who auth.Principal
-	ok := false
-	opts.Authenticate(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		who, ok = auth.PrincipalFrom(r.Context()), true
-	})).ServeHTTP(discardWriter{}, check)
+	who, ok := auth.Check(opts.Authenticate, r, credential)
 	return who, ok && !who.IsAnonymous()
 }
-
-// discardWriter takes the authentication's refusal, which the page words
-// itself.
-type discardWriter struct{}
-
-func (discardWriter) Header() http.Header         { return http.Header{} }
-func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (discardWriter) WriteHeader(int)             {}
 
 // serveSignInCallback is the authorization server's redirect: from the
 // browser that proved to be the principal, it exchanges the code and
