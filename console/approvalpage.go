@@ -15,9 +15,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"html/template"
 	"net/http"
@@ -107,11 +105,7 @@ func (p *ApprovalPage) cookieAEAD() cipher.AEAD {
 }
 
 func (p *ApprovalPage) cookieValue(credential string, expires time.Time) string {
-	plain, _ := json.Marshal(approvalSession{Credential: credential, Expires: expires.Unix()})
-	aead := p.cookieAEAD()
-	nonce := make([]byte, aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(approvalCookie)))
+	return sealCookie(p.cookieAEAD(), approvalCookie, approvalSession{Credential: credential, Expires: expires.Unix()})
 }
 
 // viewerOf is who the request's cookie signs in, as serve's
@@ -121,17 +115,8 @@ func (p *ApprovalPage) viewerOf(r *http.Request) (viewer, bool) {
 	if err != nil {
 		return viewer{}, false
 	}
-	sealed, err := base64.RawURLEncoding.DecodeString(ck.Value)
-	aead := p.cookieAEAD()
-	if err != nil || len(sealed) < aead.NonceSize() {
-		return viewer{}, false
-	}
-	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(approvalCookie))
-	if err != nil {
-		return viewer{}, false
-	}
 	var s approvalSession
-	if json.Unmarshal(plain, &s) != nil || s.Credential == "" || time.Now().Unix() > s.Expires {
+	if !openCookie(p.cookieAEAD(), approvalCookie, ck.Value, &s) || s.Credential == "" || time.Now().Unix() > s.Expires {
 		return viewer{}, false
 	}
 	who, ok := p.authenticate(r, s.Credential)

@@ -121,28 +121,36 @@ const cookieLife = 12 * time.Hour
 
 // sealCredential is the cookie's value for credential: a new session.
 func (c *Console) sealCredential(credential string, now time.Time) string {
-	plain, _ := json.Marshal(session{Credential: credential, ID: newSessionID(), Issued: now.Unix(), Expires: now.Add(cookieLife).Unix()})
-	aead := c.cookieAEAD()
+	return sealCookie(c.cookieAEAD(), cookieName, session{Credential: credential, ID: newSessionID(), Issued: now.Unix(), Expires: now.Add(cookieLife).Unix()})
+}
+
+// sealCookie is the value of cookie name holding v as JSON, sealed by aead
+// (a fresh nonce before it; the name as additional data, so that one
+// cookie's value does not open as another's).
+func sealCookie(aead cipher.AEAD, name string, v any) string {
+	plain, _ := json.Marshal(v)
 	nonce := make([]byte, aead.NonceSize())
 	_, _ = rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(cookieName)))
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, []byte(name)))
+}
+
+// openCookie reads into v what sealCookie sealed as cookie name's value;
+// false when value is not one (another key, another cookie, tampered).
+func openCookie(aead cipher.AEAD, name, value string, v any) bool {
+	sealed, err := base64.RawURLEncoding.DecodeString(value)
+	if err != nil || len(sealed) < aead.NonceSize() {
+		return false
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(name))
+	return err == nil && json.Unmarshal(plain, v) == nil
 }
 
 // unseal is the session a cookie's value seals, unless it is not one
 // sealed under the console's key or it has expired. Whether it was signed
 // out is openSession's question.
 func (c *Console) unseal(v string, now time.Time) (session, bool) {
-	sealed, err := base64.RawURLEncoding.DecodeString(v)
-	aead := c.cookieAEAD()
-	if err != nil || len(sealed) < aead.NonceSize() {
-		return session{}, false
-	}
-	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(cookieName))
-	if err != nil {
-		return session{}, false
-	}
 	var s session
-	if json.Unmarshal(plain, &s) != nil || s.Credential == "" || s.ID == "" || now.Unix() > s.Expires {
+	if !openCookie(c.cookieAEAD(), cookieName, v, &s) || s.Credential == "" || s.ID == "" || now.Unix() > s.Expires {
 		return session{}, false
 	}
 	return s, true
