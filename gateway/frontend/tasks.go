@@ -780,27 +780,26 @@ type rpcErr struct {
 // writeRPCRaw writes one JSON-RPC response of a result or error as raw
 // JSON.
 func writeRPCRaw(w http.ResponseWriter, id json.RawMessage, result, rpcError json.RawMessage) {
-	msg := map[string]any{"jsonrpc": "2.0", "id": id}
 	if rpcError != nil {
-		msg["error"] = rpcError
-	} else {
-		msg["result"] = result
+		writeRPCMember(w, http.StatusOK, id, "error", rpcError)
+		return
 	}
-	b, _ := json.Marshal(msg)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	writeRPCMember(w, http.StatusOK, id, "result", result)
 }
 
 // writeRPC writes one JSON-RPC response.
 func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, result any, e *rpcErr) {
-	msg := map[string]any{"jsonrpc": "2.0", "id": id}
 	if e != nil {
-		msg["error"] = e
-	} else {
-		msg["result"] = result
+		writeRPCMember(w, status, id, "error", e)
+		return
 	}
-	b, _ := json.Marshal(msg)
+	writeRPCMember(w, status, id, "result", result)
+}
+
+// writeRPCMember writes the JSON-RPC response whose member ("result" or
+// "error") is v.
+func writeRPCMember(w http.ResponseWriter, status int, id json.RawMessage, member string, v any) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, member: v})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
