@@ -121,27 +121,42 @@ process.exit(0);
 		// targetCPU is the CPU of target 0 (this process, its workers and
 		// its upstream: every child but the driver and the reference, and
 		// the children reaped so far, such as a worker that retired within
-		// a span) or target 1 (the reference server and its upstream).
-		targetCPU := func(t string) float64 {
+		// a span) or target 1 (the reference server and its upstream),
+		// split as [the server, its sandboxes, its upstream]; the
+		// reference's sandboxes run inside its server.
+		targetCPU := func(t string) [3]float64 {
 			if t == "1" {
-				return treeCPUOf(ref.Process.Pid)
+				var out [3]float64
+				if st, ok := benchutil.ReadStat(ref.Process.Pid); ok {
+					out[0] = st.CPUMillis
+				}
+				for _, c := range benchutil.Children(ref.Process.Pid) {
+					if st, ok := benchutil.ReadStat(c); ok {
+						out[2] += st.CPUMillis
+					}
+				}
+				return out
 			}
 			var ru syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
-			total := selfCPUMillis() + float64(ru.Utime.Nano()+ru.Stime.Nano())/1e6
+			out := [3]float64{selfCPUMillis(), float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6, 0}
 			for _, pid := range benchutil.Children(os.Getpid()) {
 				if pid != driver.Process.Pid && pid != ref.Process.Pid {
 					if st, ok := benchutil.ReadStat(pid); ok {
-						total += st.CPUMillis
+						if isUpstream(pid) {
+							out[2] += st.CPUMillis
+						} else {
+							out[1] += st.CPUMillis
+						}
 					}
 				}
 			}
-			return total
+			return out
 		}
-		var cpu [2][]float64 // per span, in the driver's order
+		var cpu [2][][3]float64 // per span, in the driver's order
 		var errText []string
 		sc := bufio.NewScanner(stderr)
-		var cpu0 float64
+		var cpu0 [3]float64
 		for sc.Scan() {
 			what, t, _ := strings.Cut(sc.Text(), " ")
 			switch what {
@@ -152,7 +167,11 @@ process.exit(0);
 				if t == "1" {
 					i = 1
 				}
-				cpu[i] = append(cpu[i], targetCPU(t)-cpu0)
+				c1 := targetCPU(t)
+				for k := range c1 {
+					c1[k] -= cpu0[k]
+				}
+				cpu[i] = append(cpu[i], c1)
 			default:
 				errText = append(errText, sc.Text())
 				continue
@@ -168,19 +187,28 @@ process.exit(0);
 		if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil || len(got) != 2 {
 			b.Fatalf("%v: %s", err, stdout.String())
 		}
-		type figures struct{ trivialRate, fiveRate, singleP50, trivialCPU, fiveCPU float64 }
+		type figures struct {
+			trivialRate, fiveRate, singleP50, trivialCPU, fiveCPU float64
+			fiveParts                                             [3]float64
+		}
+		sum := func(c [3]float64) float64 { return c[0] + c[1] + c[2] }
 		var f [2]figures
 		for t := range 2 {
 			var tr, fr, sp, tc, fc []float64
+			var parts [3][]float64
 			for r := range 3 {
 				tr = append(tr, got[t].Trivial[r].Rate)
 				fr = append(fr, got[t].Five[r].Rate)
 				sp = append(sp, got[t].Single[r].P50)
 				// Spans of a round: trivial, five, single.
-				tc = append(tc, cpu[t][3*r]/got[t].Trivial[r].Calls)
-				fc = append(fc, cpu[t][3*r+1]/got[t].Five[r].Calls)
+				tc = append(tc, sum(cpu[t][3*r])/got[t].Trivial[r].Calls)
+				fc = append(fc, sum(cpu[t][3*r+1])/got[t].Five[r].Calls)
+				for k := range parts {
+					parts[k] = append(parts[k], cpu[t][3*r+1][k]/got[t].Five[r].Calls)
+				}
 			}
-			f[t] = figures{median(tr), median(fr), median(sp), median(tc), median(fc)}
+			f[t] = figures{median(tr), median(fr), median(sp), median(tc), median(fc),
+				[3]float64{median(parts[0]), median(parts[1]), median(parts[2])}}
 		}
 		for t, name := range []string{"sandbox", "quickjs"} {
 			b.ReportMetric(f[t].trivialRate, name+"-trivial-runs/s")
@@ -188,6 +216,13 @@ process.exit(0);
 			b.ReportMetric(f[t].singleP50*1000, name+"-trivial-p50-µs")
 			b.ReportMetric(f[t].trivialCPU*1000, name+"-trivial-cpu-µs/run")
 			b.ReportMetric(f[t].fiveCPU*1000, name+"-five-cpu-µs/run")
+			// Where a five-call run's CPU goes (medians of each part, so
+			// they need not add up to the whole's median).
+			b.ReportMetric(f[t].fiveParts[0]*1000, name+"-five-server-cpu-µs/run")
+			if t == 0 {
+				b.ReportMetric(f[t].fiveParts[1]*1000, name+"-five-workers-cpu-µs/run")
+			}
+			b.ReportMetric(f[t].fiveParts[2]*1000, name+"-five-upstream-cpu-µs/run")
 		}
 		b.ReportMetric(f[0].trivialRate/f[1].trivialRate, "trivial-runs-ratio")
 		b.ReportMetric(f[0].fiveRate/f[1].fiveRate, "five-runs-ratio")
@@ -225,18 +260,11 @@ func startLine(b *testing.B, cmd *exec.Cmd, re *regexp.Regexp) string {
 	return ""
 }
 
-// treeCPUOf is the CPU milliseconds of pid and its children.
-func treeCPUOf(pid int) float64 {
-	total := 0.0
-	if st, ok := benchutil.ReadStat(pid); ok {
-		total += st.CPUMillis
-	}
-	for _, c := range benchutil.Children(pid) {
-		if st, ok := benchutil.ReadStat(c); ok {
-			total += st.CPUMillis
-		}
-	}
-	return total
+// isUpstream reports whether pid is this test binary serving as the
+// example tracker (its environment names upstreamEnv).
+func isUpstream(pid int) bool {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	return err == nil && slices.Contains(strings.Split(string(env), "\x00"), upstreamEnv+"=stdio")
 }
 
 func median(xs []float64) float64 {
