@@ -90,12 +90,16 @@ func BenchmarkExecuteCodeOverHTTP(b *testing.B) {
 		r.call(c, trivialRun)
 	}
 	var plain, code []time.Duration
+	cpu0 := treeCPU()
 	for b.Loop() {
 		d, _ := r.call(c, plainCall)
 		plain = append(plain, d)
 		d, _ = r.call(c, trivialRun)
 		code = append(code, d)
 	}
+	// The CPU of a plain call and a run together, client included (this
+	// process, its workers, its upstream).
+	b.ReportMetric((treeCPU()-cpu0)*1e3/float64(b.N), "cpu-µs/pair")
 	pp, cp := percentile(plain, 0.5), percentile(code, 0.5)
 	b.ReportMetric(pp, "plain-p50-µs")
 	b.ReportMetric(cp, "execute-p50-µs")

@@ -217,3 +217,110 @@ func TestResponseWriterStreamsWhenItCanFlush(t *testing.T) {
 		t.Error("a writer without Flush can stream")
 	}
 }
+
+// flushCounter records what was flushed: the body as it stood at each
+// flush.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	mu      chan struct{}
+	flushes []string
+}
+
+func newFlushCounter() *flushCounter {
+	f := &flushCounter{ResponseRecorder: httptest.NewRecorder(), mu: make(chan struct{}, 1)}
+	f.mu <- struct{}{}
+	return f
+}
+
+func (f *flushCounter) Flush() {
+	<-f.mu
+	f.flushes = append(f.flushes, f.Body.String())
+	f.mu <- struct{}{}
+}
+
+func (f *flushCounter) flushed() []string {
+	<-f.mu
+	defer func() { f.mu <- struct{}{} }()
+	return append([]string(nil), f.flushes...)
+}
+
+// TestQuickCallIsOneFlush: the priming event of a call that answers within
+// FlushDelay goes out with its answer in one flush; a 2026-07-28 stream's
+// answer is left to the end of the response (no flush of its own).
+func TestQuickCallIsOneFlush(t *testing.T) {
+	w := newFlushCounter()
+	cs := NewCallStream(w, "cs_q", true)
+	cs.Prime()
+	cs.Header().Set("Content-Type", "application/json")
+	cs.WriteHeader(http.StatusOK)
+	_, _ = cs.Write([]byte(answer))
+	cs.Finish()
+	want := "id: cs_q.0\nretry: 500\ndata: \n\nid: cs_q.1\nevent: message\ndata: " + answer + "\n\n"
+	if got := w.flushed(); len(got) != 1 || got[0] != want {
+		t.Fatalf("flushes %q, want one of %q", got, want)
+	}
+
+	w = newFlushCounter()
+	cs = NewCallStream(w, "cs_m", false)
+	_, _ = cs.Write([]byte(answer))
+	cs.Finish()
+	if got := w.flushed(); len(got) != 0 {
+		t.Errorf("a stream that cannot resume flushed %q", got)
+	}
+	time.Sleep(2 * FlushDelay)
+	if got := w.flushed(); len(got) != 0 {
+		t.Errorf("a finished stream was flushed later: %q", got)
+	}
+}
+
+// TestSlowCallIsPrimedWithinTheDelay: a call still running after
+// FlushDelay has its priming event on the wire by then, so its client can
+// resume; a notification is flushed at once.
+func TestSlowCallIsPrimedWithinTheDelay(t *testing.T) {
+	w := newFlushCounter()
+	cs := NewCallStream(w, "cs_s", true)
+	cs.Prime()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(w.flushed()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got, want := w.flushed(), []string{"id: cs_s.0\nretry: 500\ndata: \n\n"}; len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("flushes %q, want %q", got, want)
+	}
+	if err := cs.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.flushed(); len(got) != 2 || !strings.HasSuffix(got[1], "notifications/progress\"}\n\n") {
+		t.Fatalf("the notification was not flushed at once: %q", got)
+	}
+	cs.Finish()
+}
+
+// TestDetachedStreamIsNotFlushedLater: the timer never writes to a
+// response the stream no longer owns.
+func TestDetachedStreamIsNotFlushedLater(t *testing.T) {
+	w := newFlushCounter()
+	cs := NewCallStream(w, "cs_d", true)
+	cs.Prime()
+	cs.Detach()
+	time.Sleep(2 * FlushDelay)
+	if got := w.flushed(); len(got) != 0 {
+		t.Errorf("a detached stream was flushed: %q", got)
+	}
+}
+
+type flushFails struct{ *httptest.ResponseRecorder }
+
+func (flushFails) FlushError() error { return errors.New("connection reset") }
+
+// TestLostAnswerFoundByTheLastFlush: on a resumable stream whose events
+// wait in the buffer, the answer's flush still finds a broken connection.
+func TestLostAnswerFoundByTheLastFlush(t *testing.T) {
+	cs := NewCallStream(flushFails{httptest.NewRecorder()}, "cs_7", true)
+	cs.Prime()
+	_, _ = cs.Write([]byte(answer))
+	cs.Finish()
+	if !cs.LostAnswer() {
+		t.Fatal("a failed flush was not noticed")
+	}
+}
