@@ -152,12 +152,13 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 		// grow the stack once now rather than twice on the way (16 µs a call).
 		growstack.To16K()
 		t0 := time.Now()
-		res, err := safeCall(callCtx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
+		var checked checkedResult
+		res, err := safeCall(callCtx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause, checked: &checked})
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)
 			res = nil
-		} else if !json.Valid(res) {
+		} else if !checked.holds(res) && !json.Valid(res) {
 			terr = &ToolError{Code: CodeInvalidResult, Message: "the host answered with invalid JSON"}
 			res = nil
 		}
