@@ -287,9 +287,12 @@ func readFrame(r *bufio.Reader) (*message, error) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, err
 	}
-	m := new(message)
-	if err := json.Unmarshal(buf, m); err != nil {
-		return nil, fmt.Errorf("runtime: malformed frame: %w", err)
+	m, ok := decodeCallFrame(buf)
+	if !ok {
+		m = new(message)
+		if err := json.Unmarshal(buf, m); err != nil {
+			return nil, fmt.Errorf("runtime: malformed frame: %w", err)
+		}
 	}
 	if m.Tail == 0 {
 		return m, nil
