@@ -25,7 +25,12 @@ func decodeCallFrame(b []byte) (m *message, ok bool) {
 	if !d.take('{') {
 		return nil, false
 	}
-	m = new(message)
+	// The message and its target in one allocation.
+	f := new(struct {
+		m message
+		t bindings.Target
+	})
+	m = &f.m
 	var seen uint8
 	for {
 		key, ok := d.simpleString()
@@ -53,7 +58,7 @@ func decodeCallFrame(b []byte) (m *message, ok bool) {
 			m.Tail = int(n)
 		case "to":
 			bit = 1 << 4
-			m.Target, ok = d.target()
+			m.Target, ok = &f.t, d.target(&f.t)
 		case "args":
 			bit = 1 << 5
 			m.Args, ok = d.rawValue()
@@ -122,18 +127,17 @@ func (d *frameScanner) uint() (uint64, bool) {
 	return n, digits == 1 || digits > 1 && d.b[start] != '0'
 }
 
-// target reads a call's target: an object of k and the strings id, ns
-// and fn, each at most once.
-func (d *frameScanner) target() (*bindings.Target, bool) {
+// target reads a call's target into t: an object of k and the strings
+// id, ns and fn, each at most once.
+func (d *frameScanner) target(t *bindings.Target) bool {
 	if !d.take('{') {
-		return nil, false
+		return false
 	}
-	t := new(bindings.Target)
 	var seen uint8
 	for {
 		key, ok := d.simpleString()
 		if !ok || !d.take(':') {
-			return nil, false
+			return false
 		}
 		var bit uint8
 		var s []byte
@@ -157,17 +161,17 @@ func (d *frameScanner) target() (*bindings.Target, bool) {
 			s, ok = d.simpleString()
 			t.Function = string(s)
 		default:
-			return nil, false
+			return false
 		}
 		if !ok || seen&bit != 0 {
-			return nil, false
+			return false
 		}
 		seen |= bit
 		if d.take('}') {
-			return t, true
+			return true
 		}
 		if !d.take(',') {
-			return nil, false
+			return false
 		}
 	}
 }

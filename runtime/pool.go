@@ -500,6 +500,9 @@ func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
 	}
 	hs.call(id, target, m.Args, func(res json.RawMessage, terr *ToolError) {
 		err := w.fw.sendReply(runID, id, terr, res)
+		if err == nil {
+			return
+		}
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
 			// The answer does not fit in a frame: say so rather

@@ -121,6 +121,8 @@ type frameWriter struct {
 	// the first of them, however many follow.
 	lazyFlush *time.Timer
 	lazyArmed bool
+	// header is where sendReply spells a reply's frame (fw.mu).
+	header []byte
 }
 
 // lazyDelay bounds how long a frame of sendLazy waits in the buffer.
@@ -198,11 +200,10 @@ func (fw *frameWriter) sendReply(runID, id uint64, terr *ToolError, result []byt
 	if len(result) > maxFrameBytes {
 		return &frameTooLargeError{msg: msgReply, size: len(result)}
 	}
-	var buf [80]byte
-	data := appendReplyHeader(buf[:0], runID, id, len(result))
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	if err := fw.writeLocked(data, ""); err != nil {
+	fw.header = appendReplyHeader(fw.header[:0], runID, id, len(result))
+	if err := fw.writeLocked(fw.header, ""); err != nil {
 		return err
 	}
 	if _, err := fw.w.Write(result); err != nil {
