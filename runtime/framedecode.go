@@ -211,10 +211,11 @@ func (d *frameScanner) rawValue() (json.RawMessage, bool) {
 	return nil, false
 }
 
-// frameType is t as a string, without allocating one for the types a
-// worker sends.
+// frameType is t as a string, without allocating one for the types the
+// quick path sees (the worker reads the parent's replies and cancels with
+// it too).
 func frameType(t []byte) string {
-	for _, known := range [...]string{msgCall, msgLog, msgStarted, msgCompiled, msgDone, msgReady, msgReply} {
+	for _, known := range [...]string{msgCall, msgLog, msgStarted, msgCompiled, msgDone, msgReady, msgReply, msgCancel} {
 		if string(t) == known {
 			return known
 		}
