@@ -212,7 +212,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		if res.Spilled != nil {
 			return e.takeSpilled(ctx, owner, id, res.Spilled, budget)
 		}
-		value, derr := runtime.DecodeResult(res.Content, res.StructuredContent)
+		value, derr := call.DecodeResult(res.Content, res.StructuredContent)
 		if derr != nil {
 			return nil, &runtime.ToolError{Code: string(gateway.CodeProtocolError), Message: fmt.Sprintf("%s answered with a result that cannot be read: %v", call.Target, derr)}
 		}

@@ -519,3 +519,66 @@ func TestServiceCallsAreServiceMethods(t *testing.T) {
 		}
 	})
 }
+
+// TestDecodedResultIsCheckedOnce: an answer that is the very value
+// ToolCall.DecodeResult made is not checked for JSON again; anything else a
+// Host answers with (another value, a copy it changed, a part of it) is,
+// and a bad one fails the call as it always did, word for word.
+func TestDecodedResultIsCheckedOnce(t *testing.T) {
+	t.Parallel()
+	structured := json.RawMessage(`{"items":[1,2,3]}`)
+	hosts := map[string]HostFunc{
+		"the value itself": func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			return c.DecodeResult(nil, structured)
+		},
+		"another value after it": func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			_, _ = c.DecodeResult(nil, structured)
+			return json.RawMessage(`{not json`), nil
+		},
+		"a part of it": func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			v, _ := c.DecodeResult(nil, structured)
+			return v[:len(v)-1], nil
+		},
+		"a changed copy": func(_ context.Context, c ToolCall) (json.RawMessage, error) {
+			v, _ := c.DecodeResult(nil, structured)
+			cp := append(json.RawMessage(nil), v...)
+			cp[0] = '<'
+			return cp, nil
+		},
+	}
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		for name, host := range hosts {
+			res := run(t, rt, Request{Code: "try { return await demo.echo({}) } catch (e) { return [e.code, e.message] }", Tools: demoTools, Host: host})
+			mustOK(t, res)
+			if name == "the value itself" {
+				jsonEqual(t, res.Value, string(structured))
+				if c := res.Calls[0]; !c.OK || c.ResultBytes != len(structured) {
+					t.Errorf("%s: trace %+v", name, c)
+				}
+				continue
+			}
+			jsonEqual(t, res.Value, `["`+CodeInvalidResult+`","the host answered with invalid JSON"]`)
+			if c := res.Calls[0]; c.OK || c.Code != CodeInvalidResult || c.ResultBytes != 0 {
+				t.Errorf("%s: trace %+v", name, c)
+			}
+		}
+	})
+}
+
+func TestCheckedResultHoldsOnlyItsOwnBytes(t *testing.T) {
+	t.Parallel()
+	v := json.RawMessage(`[1,2]`)
+	var c checkedResult
+	if c.holds(v) {
+		t.Error("nothing kept yet, but holds")
+	}
+	c.keep(v)
+	for name, res := range map[string]json.RawMessage{"an equal copy": append(json.RawMessage(nil), v...), "a prefix": v[:4], "empty": v[:0], "nil": nil} {
+		if c.holds(res) {
+			t.Errorf("holds %s", name)
+		}
+	}
+	if !c.holds(v) {
+		t.Error("does not hold the value kept")
+	}
+}

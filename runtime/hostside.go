@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/internal/bytesize"
 	"github.com/sandboxrt/sandbox/internal/growstack"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
@@ -24,7 +23,6 @@ type hostSide struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	host    Host
-	caller  auth.Caller
 	onEvent func(Event)
 	bound   map[string]bool
 	open    map[string]bool // namespaces whose unbound members go to the Host
@@ -33,6 +31,10 @@ type hostSide struct {
 	limits   Limits
 	start    time.Time
 	clock    runClock // stands while a person is asked (ToolCall.PauseClock)
+	// toolCall is what every ToolCall of the run shares (its caller, and
+	// the method values Log, Charge and PauseClock, made once rather than
+	// allocated again for every call).
+	toolCall ToolCall
 
 	mu         sync.Mutex
 	finished   bool
@@ -55,9 +57,10 @@ type hostSide struct {
 func newHostSide(ctx context.Context, req *Request, limits Limits) *hostSide {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &hostSide{
-		ctx: ctx, cancel: cancel, host: req.Host, caller: req.Caller, onEvent: req.OnEvent, limits: limits, start: time.Now(),
+		ctx: ctx, cancel: cancel, host: req.Host, onEvent: req.OnEvent, limits: limits, start: time.Now(),
 		bound: make(map[string]bool, len(req.Tools)), callIndex: map[uint64]int{}, inFlight: map[uint64]bool{},
 	}
+	h.toolCall = ToolCall{Caller: req.Caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause}
 	if req.Journal != nil {
 		h.jr, h.stop = newJournalState(req.Journal), make(chan struct{})
 		h.logs = append(h.logs, h.jr.rec.Logs...)
@@ -141,10 +144,14 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 	h.callIndex[id] = started
 	h.inFlight[id] = true
 	h.calls = append(h.calls, CallTrace{Tool: target.String(), Start: time.Since(h.start), ArgBytes: len(args)})
-	begun := h.calls[started]
-	h.mu.Unlock()
+	var begun *CallTrace // a copy, made under h.mu, only for OnEvent
 	if h.onEvent != nil {
-		h.onEvent(Event{Call: &begun})
+		tr := h.calls[started]
+		begun = &tr
+	}
+	h.mu.Unlock()
+	if begun != nil {
+		h.onEvent(Event{Call: begun})
 	}
 
 	go func() {
@@ -152,12 +159,15 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 		// grow the stack once now rather than twice on the way (16 µs a call).
 		growstack.To16K()
 		t0 := time.Now()
-		res, err := safeCall(callCtx, h.host, ToolCall{Target: targetOf(target), Arguments: args, Caller: h.caller, Log: h.log, Charge: h.charge, PauseClock: h.clock.pause})
+		var checked checkedResult
+		call := h.toolCall
+		call.Target, call.Arguments, call.checked = targetOf(target), args, &checked
+		res, err := safeCall(callCtx, h.host, call)
 		var terr *ToolError
 		if err != nil {
 			terr = toToolError(err)
 			res = nil
-		} else if !json.Valid(res) {
+		} else if !checked.holds(res) && !json.Valid(res) {
 			terr = &ToolError{Code: CodeInvalidResult, Message: "the host answered with invalid JSON"}
 			res = nil
 		}
@@ -177,8 +187,10 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 			}
 			tr.ResultBytes = len(res)
 			delete(h.inFlight, id)
-			copied := *tr
-			ended = &copied
+			if h.onEvent != nil {
+				copied := *tr
+				ended = &copied
+			}
 		}
 		if h.jr != nil && !finished {
 			h.journalAnswer(h.callIndex[id], res, terr, reply)

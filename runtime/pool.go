@@ -499,7 +499,10 @@ func (w *worker) relayCall(hs *hostSide, runID uint64, m *message) {
 		target = *m.Target
 	}
 	hs.call(id, target, m.Args, func(res json.RawMessage, terr *ToolError) {
-		err := w.fw.sendReply(&message{T: msgReply, RunID: runID, ID: id, Err: terr}, res)
+		err := w.fw.sendReply(runID, id, terr, res)
+		if err == nil {
+			return
+		}
 		var big *frameTooLargeError
 		if errors.As(err, &big) {
 			// The answer does not fit in a frame: say so rather

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,7 +209,7 @@ func TestTailsFollowTheirFrames(t *testing.T) {
 	// A reply's result follows its frame as it is, bytes and all.
 	var rb bytes.Buffer
 	result := `{"a": "<b> & \u00e9", "n": [1, 2]}`
-	if err := newFrameWriter(&rb).sendReply(&message{T: msgReply, RunID: 3, ID: 9}, []byte(result)); err != nil {
+	if err := newFrameWriter(&rb).sendReply(3, 9, nil, []byte(result)); err != nil {
 		t.Fatal(err)
 	}
 	if m, err := readFrame(bufio.NewReader(&rb)); err != nil || m.T != msgReply || m.ID != 9 || string(m.Result) != result || m.Tail != 0 {
@@ -242,6 +243,37 @@ func TestTailsFollowTheirFrames(t *testing.T) {
 // compile-only run runs nothing; a nested run gets a worker while its
 // caller holds the only one, and past the extras fails at once with
 // ErrBusy instead of waiting.
+// TestReplyHeaderIsMarshal: the reply frame sendReply spells by hand is
+// json.Marshal's, byte for byte, with every field present or left out.
+func TestReplyHeaderIsMarshal(t *testing.T) {
+	t.Parallel()
+	for _, runID := range []uint64{0, 1, 42, math.MaxUint64} {
+		for _, id := range []uint64{0, 7, 1 << 53, math.MaxUint64} {
+			for _, tail := range []int{0, 1, 12_345, maxFrameBytes} {
+				want, err := json.Marshal(&message{T: msgReply, RunID: runID, ID: id, Tail: tail})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := appendReplyHeader(nil, runID, id, tail); string(got) != string(want) {
+					t.Errorf("run %d id %d tail %d: %s, json.Marshal %s", runID, id, tail, got, want)
+				}
+			}
+		}
+	}
+	// What crosses the pipe: the header, then the result.
+	var got, want bytes.Buffer
+	result := []byte(`[{"id":1}]`)
+	if err := newFrameWriter(&got).sendReply(5, 6, nil, result); err != nil {
+		t.Fatal(err)
+	}
+	if err := newFrameWriter(&want).sendTail(&message{T: msgReply, RunID: 5, ID: 6}, "", result); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("sendReply wrote %q, sendTail %q", got.String(), want.String())
+	}
+}
+
 func TestNestedRunsInputAndCompileOnly(t *testing.T) {
 	t.Parallel()
 	rt := workerRuntime(t, 1)

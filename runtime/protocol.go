@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -120,6 +121,8 @@ type frameWriter struct {
 	// the first of them, however many follow.
 	lazyFlush *time.Timer
 	lazyArmed bool
+	// header is where sendReply spells a reply's frame (fw.mu).
+	header []byte
 }
 
 // lazyDelay bounds how long a frame of sendLazy waits in the buffer.
@@ -186,10 +189,44 @@ func (fw *frameWriter) sendText(m *message, text string) error {
 	return fw.sendTail(m, text, nil)
 }
 
-// sendReply sends a reply whose result follows the frame raw.
-func (fw *frameWriter) sendReply(m *message, result []byte) error {
-	m.Result = nil
-	return fw.sendTail(m, "", result)
+// sendReply sends the answer to call id of run runID: terr, or the result,
+// which follows the frame raw. A result's frame is spelt here rather than
+// by json.Marshal (reflection, and an allocation of the message and of its
+// JSON on every tool call); it is the same bytes (TestReplyHeaderIsMarshal).
+func (fw *frameWriter) sendReply(runID, id uint64, terr *ToolError, result []byte) error {
+	if terr != nil {
+		return fw.sendTail(&message{T: msgReply, RunID: runID, ID: id, Err: terr}, "", result)
+	}
+	if len(result) > maxFrameBytes {
+		return &frameTooLargeError{msg: msgReply, size: len(result)}
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	fw.header = appendReplyHeader(fw.header[:0], runID, id, len(result))
+	if err := fw.writeLocked(fw.header, ""); err != nil {
+		return err
+	}
+	if _, err := fw.w.Write(result); err != nil {
+		return err
+	}
+	return fw.w.Flush()
+}
+
+// appendReplyHeader appends json.Marshal's encoding of
+// message{T: msgReply, RunID: runID, ID: id, Tail: tail}: its fields in
+// order, each omitted when zero (omitempty).
+func appendReplyHeader(b []byte, runID, id uint64, tail int) []byte {
+	b = append(b, `{"t":"`+msgReply+`"`...)
+	if runID != 0 {
+		b = strconv.AppendUint(append(b, `,"run":`...), runID, 10)
+	}
+	if id != 0 {
+		b = strconv.AppendUint(append(b, `,"id":`...), id, 10)
+	}
+	if tail != 0 {
+		b = strconv.AppendInt(append(b, `,"tail":`...), int64(tail), 10)
+	}
+	return append(b, '}')
 }
 
 // sendTail sends m followed by text or raw (one of them is empty).
@@ -251,9 +288,12 @@ func readFrame(r *bufio.Reader) (*message, error) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, err
 	}
-	m := new(message)
-	if err := json.Unmarshal(buf, m); err != nil {
-		return nil, fmt.Errorf("runtime: malformed frame: %w", err)
+	m, ok := decodeCallFrame(buf)
+	if !ok {
+		m = new(message)
+		if err := json.Unmarshal(buf, m); err != nil {
+			return nil, fmt.Errorf("runtime: malformed frame: %w", err)
+		}
 	}
 	if m.Tail == 0 {
 		return m, nil

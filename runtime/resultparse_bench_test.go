@@ -46,7 +46,7 @@ func benchmarkListResults(b *testing.B, iso Isolation) {
 	defer rt.Close()
 	warm(b, rt)
 	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) {
-		return listResult, nil
+		return c.DecodeResult(nil, listResult) // as an MCP server's structuredContent
 	})
 	code := "let n = 0;\nfor (let i = 0; i < 20; i++) { const r = await demo.echo({ i }); n += (r as any).length }\nreturn n"
 	var l benchutil.Latencies
