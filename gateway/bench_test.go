@@ -59,7 +59,7 @@ func newDirect(b *testing.B, tr transport.Interface) *directConn {
 	d := &directConn{tr: tr, cl: cl}
 	if v := cl.ProtocolVersion(); mcp.IsModernProtocol(v) {
 		caps, _ := json.Marshal(upstream.ClientCapabilities())
-		d.meta = map[string]any{mcp.MetaKeyProtocolVersion: v, mcp.MetaKeyClientCapabilities: json.RawMessage(caps), mcp.MetaKeyClientInfo: mcp.Implementation{Name: "sandbox-gateway", Version: "0.1.0"}}
+		d.meta = map[string]any{mcp.MetaKeyProtocolVersion: v, mcp.MetaKeyClientCapabilities: json.RawMessage(caps)} // as the gateway: no clientInfo per request
 	}
 	_ = res
 	b.Cleanup(func() { cl.Close() })
