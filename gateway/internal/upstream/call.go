@@ -61,12 +61,14 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 			}
 		}
 	}
-	if !c.modern && runsOnlyAsTask(def) && c.takesToolTasks() {
+	// (What the server declared is asked first: the tool's definition is
+	// decoded only for a server that takes tasks, not on every call.)
+	if !c.modern && c.takesToolTasks() && runsOnlyAsTask(def) {
 		return c.callAsTask(ctx, p, header, stage) // uptask.go
 	}
 	// A 2026-07-28 server's tool that runs only as a task is asked for one
 	// (the tasks extension declared), and its task awaited (uptask.go).
-	extTask := runsOnlyAsTask(def) && c.servesTasksExtension()
+	extTask := c.servesTasksExtension() && runsOnlyAsTask(def)
 	if extTask {
 		p.Meta = declaringTasks(p.Meta)
 	}
@@ -81,9 +83,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		if err != nil || staged != nil {
 			return nil, staged, err
 		}
-		if id, poll := extensionTask(raw); extTask && id != "" {
-			raw, err := c.awaitExtensionTask(ctx, id, poll, p.Meta)
-			return raw, nil, err
+		if extTask {
+			if id, poll := extensionTask(raw); id != "" {
+				raw, err := c.awaitExtensionTask(ctx, id, poll, p.Meta)
+				return raw, nil, err
+			}
 		}
 		if !bytes.Contains(raw, []byte(`"input_required"`)) {
 			return raw, nil, nil
