@@ -1,0 +1,184 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestEncodeRequestIsJSONMarshal: a request framed around its encoded
+// params is byte for byte what json.Marshal writes, whatever its id,
+// method and params.
+func TestEncodeRequestIsJSONMarshal(t *testing.T) {
+	t.Parallel()
+	for _, req := range []transport.JSONRPCRequest{
+		{JSONRPC: "2.0", ID: mcp.NewRequestId("sbx-1"), Method: "tools/call", Params: json.RawMessage(`{"name":"a","arguments":{"x":"\u003cb\u003e"}}`)},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(7)), Method: "tools/list", Params: json.RawMessage(`{}`)},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId("a\"<é>\x01"), Method: "x/<y>&\"z\"\xff", Params: json.RawMessage(`[1,2]`)},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId("sbx-2"), Method: "ping"},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId("sbx-3"), Method: "m", Params: json.RawMessage(`{"a": 1,` + "\n" + `"b":"<"}`)},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId("sbx-4"), Method: "m", Params: map[string]any{"b": 1, "a": "<&>"}},
+	} {
+		got, err := encodeRequest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want)+"\n" {
+			t.Errorf("encodeRequest:\n %s\nwant\n %s", got, want)
+		}
+	}
+}
+
+// pipeServer is the server's side of a stdioTransport: what the transport
+// writes is read from requests, and lines written to answer reach it.
+type pipeServer struct {
+	t        *testing.T
+	tr       *stdioTransport
+	requests *bufio.Scanner
+	answer   *io.PipeWriter
+}
+
+func newPipeServer(t *testing.T) *pipeServer {
+	t.Helper()
+	fromServer, answer := io.Pipe()
+	fromGateway, toServer := io.Pipe()
+	tr := newStdioTransport(newLineReader(fromServer, 1<<20, nil), toServer, slog.New(slog.DiscardHandler))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close(); _ = answer.Close(); _ = fromGateway.Close() })
+	return &pipeServer{t: t, tr: tr, requests: bufio.NewScanner(fromGateway), answer: answer}
+}
+
+func (p *pipeServer) write(lines ...string) {
+	p.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(p.answer, l+"\n"); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+// send sends a request on a goroutine of its own and returns where its
+// outcome arrives, once the server has read it.
+func (p *pipeServer) send(id string) <-chan any {
+	p.t.Helper()
+	out := make(chan any, 1)
+	go func() {
+		resp, err := p.tr.SendRequest(context.Background(), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(id), Method: "tools/call", Params: json.RawMessage(`{}`)})
+		if err != nil {
+			out <- err
+			return
+		}
+		out <- resp
+	}()
+	if !p.requests.Scan() {
+		p.t.Fatal("the request never reached the server")
+	}
+	return out
+}
+
+func outcome(t *testing.T, ch <-chan any) any {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+		return nil
+	}
+}
+
+// TestStdioTransportHandsOnWhatMcpGoWould: answers reach the requests of
+// their ids whatever comes between (lines that are not JSON-RPC, answers
+// for nobody); notifications are handled in order, before an answer that
+// follows them, even one whose other members are malformed; an answer
+// with a malformed member is skipped, as mcp-go skips it.
+func TestStdioTransportHandsOnWhatMcpGoWould(t *testing.T) {
+	t.Parallel()
+	p := newPipeServer(t)
+	var notes []string
+	p.tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		notes = append(notes, n.Method+":"+progressTokenString(n.Params.AdditionalFields["progress"]))
+	})
+	first := p.send("sbx-1")
+	second := p.send("sbx-2")
+	p.write(
+		`not json`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`,
+		`{"jsonrpc":"2.0","id":"sbx-9","result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2},"error":7}`,
+		`{"jsonrpc":"2.0","id":"sbx-2","error":7}`,
+		`{"jsonrpc":"2.0","id":"sbx-2","error":{"code":-32000,"message":"no","data":{"k":[1]}}}`,
+		`{"jsonrpc":"2.0","id":"\u0073bx-1","result":{"content":[{"type":"text","text":"hi"}]}}`,
+	)
+	r1, ok := outcome(t, first).(*transport.JSONRPCResponse)
+	if !ok || string(r1.Result) != `{"content":[{"type":"text","text":"hi"}]}` || r1.Error != nil || r1.ID.String() != "string:sbx-1" {
+		t.Fatalf("first answer: %#v", r1)
+	}
+	if strings.Join(notes, ",") != "notifications/progress:1,notifications/progress:2" {
+		t.Fatalf("notifications handled: %q", notes)
+	}
+	r2, ok := outcome(t, second).(*transport.JSONRPCResponse)
+	if !ok || r2.Error == nil || r2.Error.Code != -32000 || r2.Error.Message != "no" || r2.Result != nil {
+		t.Fatalf("second answer: %#v", r2)
+	}
+	if d, _ := json.Marshal(r2.Error.Data); string(d) != `{"k":[1]}` {
+		t.Fatalf("error data: %s", d)
+	}
+}
+
+// TestStdioTransportAnswersTheServersRequests: a request from the server
+// is answered by the request handler, under Start's context; without a
+// handler it is refused.
+func TestStdioTransportAnswersTheServersRequests(t *testing.T) {
+	t.Parallel()
+	p := newPipeServer(t)
+	p.write(`{"jsonrpc":"2.0","id":5,"method":"roots/list","params":{"b":1,"a":2}}`)
+	if !p.requests.Scan() || !strings.Contains(p.requests.Text(), `"code":-32601`) || !strings.Contains(p.requests.Text(), `"id":5`) {
+		t.Fatalf("without a handler: %s", p.requests.Text())
+	}
+	p.tr.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		params, _ := json.Marshal(req.Params)
+		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{"method":"`+req.Method+`","params":`+string(params)+`}`)), nil
+	})
+	p.write(`{"jsonrpc":"2.0","id":"q","method":"roots/list","params":{"b":1,"a":2}}`)
+	if !p.requests.Scan() {
+		t.Fatal("no answer to the server's request")
+	}
+	if got := p.requests.Text(); got != `{"jsonrpc":"2.0","id":"q","result":{"method":"roots/list","params":{"a":2,"b":1}}}` {
+		t.Fatalf("answer: %s", got)
+	}
+}
+
+// TestStdioTransportEndsWaitingRequests: when the server's stdout ends,
+// a request waiting for its answer ends with ErrTransportClosed, and so
+// does a new one; a line the end cut short is not read.
+func TestStdioTransportEndsWaitingRequests(t *testing.T) {
+	t.Parallel()
+	p := newPipeServer(t)
+	waiting := p.send("sbx-1")
+	if _, err := io.WriteString(p.answer, `{"jsonrpc":"2.0","id":"sbx-1","result":{}}`); err != nil { // no newline
+		t.Fatal(err)
+	}
+	_ = p.answer.Close()
+	if err, _ := outcome(t, waiting).(error); !errors.Is(err, transport.ErrTransportClosed) {
+		t.Fatalf("waiting request: %v", err)
+	}
+	if _, err := p.tr.SendRequest(context.Background(), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId("sbx-2"), Method: "x"}); !errors.Is(err, transport.ErrTransportClosed) {
+		t.Fatalf("new request: %v", err)
+	}
+}
