@@ -14,11 +14,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// callParams is the tools/call params the gateway sends.
+// callParams is the tools/call params the gateway sends. Meta is the
+// request's _meta: a map[string]any, the same encoded once per connection
+// (Conn.plainMeta), or nil for none.
 type callParams struct {
 	Name           string          `json:"name"`
 	Arguments      json.RawMessage `json:"arguments"`
-	Meta           map[string]any  `json:"_meta,omitempty"`
+	Meta           any             `json:"_meta,omitempty"`
 	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 	RequestState   string          `json:"requestState,omitempty"`
 }
@@ -46,7 +48,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		defer c.watchProgress(token, progress)()
 	}
 	asking := AskingFrom(ctx)
-	p := callParams{Name: name, Arguments: args, Meta: c.askingMeta(c.requestMeta(token, logLevel), asking)}
+	meta := c.askingMeta(c.requestMeta(token, logLevel), asking)
+	p := callParams{Name: name, Arguments: args}
+	if meta != nil {
+		p.Meta = meta
+	}
 	if asking != nil {
 		p.InputResponses, p.RequestState = asking.InputResponses, asking.RequestState
 	}
@@ -70,7 +76,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 	// (the tasks extension declared), and its task awaited (uptask.go).
 	extTask := c.servesTasksExtension() && runsOnlyAsTask(def)
 	if extTask {
-		p.Meta = declaringTasks(p.Meta)
+		meta = declaringTasks(meta)
+		p.Meta = meta
+	} else if token == "" && asking == nil && meta != nil {
+		p.Meta = c.plainMeta(logLevel) // the same bytes, encoded once
 	}
 	for round := 0; ; round++ {
 		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header, stage)
@@ -85,7 +94,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		}
 		if extTask {
 			if id, poll := extensionTask(raw); id != "" {
-				raw, err := c.awaitExtensionTask(ctx, id, poll, p.Meta)
+				raw, err := c.awaitExtensionTask(ctx, id, poll, meta)
 				return raw, nil, err
 			}
 		}

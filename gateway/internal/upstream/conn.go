@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ type Conn struct {
 	// redacts it and cuts it shorter.
 	instructions string
 	capsJSON     json.RawMessage // our capabilities, pre-encoded for modern _meta
+	metaJSON     sync.Map        // log level -> plainMeta's encoding
 
 	nextID   atomic.Uint64
 	lastOK   atomic.Int64 // unix nanos of the last successful request
@@ -203,6 +205,32 @@ func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any
 	}
 	return m
 }
+
+// plainMeta is requestMeta("", logLevel) encoded: what most calls carry,
+// the same for every call at a log level, so encoded once per connection
+// and level rather than map and all on every call. Levels that are not
+// MCP's are encoded every time (a cache per string a client can choose
+// would grow without bound).
+func (c *Conn) plainMeta(logLevel string) any {
+	if cached, ok := c.metaJSON.Load(logLevel); ok {
+		return cached
+	}
+	meta := c.requestMeta("", logLevel)
+	if meta == nil {
+		return nil
+	}
+	enc, err := json.Marshal(meta)
+	if err != nil {
+		return meta
+	}
+	if logLevel == "" || slices.Contains(mcpLogLevels, mcp.LoggingLevel(logLevel)) {
+		c.metaJSON.Store(logLevel, json.RawMessage(enc))
+	}
+	return json.RawMessage(enc)
+}
+
+var mcpLogLevels = []mcp.LoggingLevel{mcp.LoggingLevelDebug, mcp.LoggingLevelInfo, mcp.LoggingLevelNotice, mcp.LoggingLevelWarning,
+	mcp.LoggingLevelError, mcp.LoggingLevelCritical, mcp.LoggingLevelAlert, mcp.LoggingLevelEmergency}
 
 // request sends one JSON-RPC request and returns the raw result. params is
 // encoded as given (it carries its own _meta). An answer too long for

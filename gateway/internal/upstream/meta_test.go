@@ -146,3 +146,38 @@ func (quietHost) LogLevel() string                                  { return "" 
 func (quietHost) ClientRequest(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, &RPCError{Code: -32601, Message: "no client here"}
 }
+
+// TestPlainMetaIsTheMapsEncoding: the _meta encoded once per connection
+// and log level puts the same bytes on the wire as the map it stands for,
+// on either protocol, at any level; a level that is not MCP's is not kept.
+func TestPlainMetaIsTheMapsEncoding(t *testing.T) {
+	t.Parallel()
+	caps, _ := json.Marshal(ClientCapabilities())
+	for _, modern := range []bool{true, false} {
+		c := &Conn{modern: modern, version: "2026-07-28", capsJSON: caps}
+		for _, level := range []string{"", "debug", "emergency", "odd<&>level", "debug"} {
+			var want, got []byte
+			var err error
+			if m := c.requestMeta("", level); m != nil {
+				want, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`), Meta: m})
+			} else {
+				want, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`)})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`), Meta: c.plainMeta(level)}); err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("modern %v, level %q:\n %s\nwant\n %s", modern, level, got, want)
+			}
+		}
+		if _, kept := c.metaJSON.Load("odd<&>level"); kept {
+			t.Error("a level that is not MCP's was kept")
+		}
+		if _, kept := c.metaJSON.Load("debug"); kept != modern {
+			t.Errorf("modern %v: debug's encoding kept: %v", modern, kept)
+		}
+	}
+}

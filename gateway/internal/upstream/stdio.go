@@ -143,12 +143,33 @@ func (t *stdioTransport) dispatch(line []byte) {
 	case !hasID:
 		// A response to no request: nobody waits for it.
 	default:
-		var id mcp.RequestId
-		if id.UnmarshalJSON(m.ID) != nil {
+		id, err := responseID(m.ID)
+		if err != nil {
 			return // not an id JSON-RPC allows: the line is not JSON-RPC
 		}
 		t.answer(&transport.JSONRPCResponse{JSONRPC: m.JSONRPC, ID: id, Result: m.Result, Error: m.Error})
 	}
+}
+
+// responseID reads an id as mcp.RequestId.UnmarshalJSON does, without
+// its decoding for the ids the gateway writes ("sbx-1": plain ASCII).
+func responseID(raw []byte) (mcp.RequestId, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		inner := raw[1 : n-1]
+		plain := true
+		for _, b := range inner {
+			if b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return mcp.NewRequestId(string(inner)), nil
+		}
+	}
+	var id mcp.RequestId
+	err := id.UnmarshalJSON(raw)
+	return id, err
 }
 
 // dispatchSlowly reads a line that did not decode as a whole as mcp-go's

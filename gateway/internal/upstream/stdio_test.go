@@ -182,3 +182,17 @@ func TestStdioTransportEndsWaitingRequests(t *testing.T) {
 		t.Fatalf("new request: %v", err)
 	}
 }
+
+// TestResponseIDIsRequestIDs: an id read without decoding is the id
+// mcp-go's RequestId reads, and so matches the same request.
+func TestResponseIDIsRequestIDs(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{`"sbx-12"`, `""`, `"a\"b"`, `"\u0073bx"`, `"é"`, `"a` + "\x7f" + `"`, `7`, `-3.5`, `1e2`, `null`, `{}`, `"x`, `true`} {
+		got, gotErr := responseID([]byte(raw))
+		var want mcp.RequestId
+		wantErr := want.UnmarshalJSON([]byte(raw))
+		if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && got.String() != want.String()) {
+			t.Errorf("%s: %v (%v), want %v (%v)", raw, got, gotErr, want, wantErr)
+		}
+	}
+}
