@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -127,13 +128,16 @@ type incoming struct {
 // dispatch handles one line: a response goes to its request, a
 // notification to the handler, a request from the server is answered.
 func (t *stdioTransport) dispatch(line []byte) {
-	var m incoming
-	if err := json.Unmarshal(line, &m); err != nil {
-		// Not JSON, or a member of a type JSON-RPC does not allow ("error"
-		// that is not an object, say): mcp-go would still take a
-		// notification or a request whose other members are right.
-		t.dispatchSlowly(line)
-		return
+	m, ok := splitMessage(line)
+	if !ok {
+		if err := json.Unmarshal(line, &m); err != nil {
+			// Not JSON, or a member of a type JSON-RPC does not allow
+			// ("error" that is not an object, say): mcp-go would still
+			// take a notification or a request whose other members are
+			// right.
+			t.dispatchSlowly(line)
+			return
+		}
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
@@ -376,4 +380,160 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// splitMessage reads a line as json.Unmarshal into incoming does, in one
+// pass that checks it is JSON and one that finds its top-level members,
+// with the result left in place (a slice of line) rather than scanned
+// again and copied. ok is false for anything but the plain case (not
+// JSON; a key with escapes, in another case or twice; a string member
+// with escapes or not ASCII; a member of another type), which
+// json.Unmarshal then reads.
+func splitMessage(line []byte) (m incoming, ok bool) {
+	if !json.Valid(line) {
+		return m, false
+	}
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return m, false
+	}
+	var seen [5]bool
+	for i = skipSpace(line, i+1); i < len(line) && line[i] != '}'; i = skipSpace(line, i) {
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+		}
+		end := stringEnd(line, i)
+		key := line[i+1 : end-1]
+		i = skipSpace(line, end)
+		i = skipSpace(line, i+1) // past ':'
+		end = valueEnd(line, i)
+		value := line[i:end]
+		i = end
+		field := -1
+		switch string(key) {
+		case "jsonrpc":
+			field = 0
+		case "id":
+			field = 1
+		case "method":
+			field = 2
+		case "result":
+			field = 3
+		case "error":
+			field = 4
+		default:
+			if !plainKey(key) {
+				return m, false // might match a member as encoding/json matches keys
+			}
+			continue
+		}
+		if seen[field] {
+			return m, false
+		}
+		seen[field] = true
+		switch field {
+		case 0, 2:
+			s, plain := plainString(value)
+			if !plain {
+				return m, false
+			}
+			if field == 0 {
+				m.JSONRPC = s
+			} else {
+				m.Method = s
+			}
+		case 1:
+			m.ID = value
+		case 3:
+			m.Result = value
+		case 4:
+			if string(value) == "null" {
+				continue
+			}
+			m.Error = new(mcp.JSONRPCErrorDetails)
+			if json.Unmarshal(value, m.Error) != nil {
+				return m, false
+			}
+		}
+	}
+	return m, true
+}
+
+// plainKey reports whether key (as written) is ASCII without escapes and
+// matches none of incoming's members in any case.
+func plainKey(key []byte) bool {
+	for _, b := range key {
+		if b == '\\' || b >= 0x80 {
+			return false
+		}
+	}
+	for _, k := range [...]string{"jsonrpc", "id", "method", "result", "error"} {
+		if strings.EqualFold(string(key), k) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString is a JSON string value of printable ASCII without escapes.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	for _, b := range v[1 : len(v)-1] {
+		if b < 0x20 || b >= 0x7f || b == '\\' {
+			return "", false
+		}
+	}
+	return string(v[1 : len(v)-1]), true
+}
+
+// The scanning below reads JSON that json.Valid passed.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index past the string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for i++; ; i++ {
+		j := bytes.IndexAny(b[i:], `"\`)
+		i += j
+		if b[i] == '"' {
+			return i + 1
+		}
+		i++ // past the escaped character
+	}
+}
+
+// valueEnd is the index past the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
 }

@@ -196,3 +196,91 @@ func TestResponseIDIsRequestIDs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitMessage: whatever a line holds, splitMessage reads it as
+// json.Unmarshal into incoming does, or leaves it to json.Unmarshal.
+func FuzzSplitMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"sbx-1","result":{"content":[{"type":"text","text":"a\"}]"}]}}`,
+		`{"result":[1,{"a":"}"}],"id":7,"jsonrpc":"2.0"}` + "\n",
+		`{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"m","data":null}}`,
+		`{"jsonrpc":"2.0","id":"x","error":"plain"}`,
+		`{"jsonrpc":"2.0","id":"x","error":7}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"roots/list"}`,
+		`{"ID":"x","Result":{}}`,
+		`{"\u0069d":"x","result":{}}`,
+		`{"id":"x","id":"y","result":null}`,
+		`{"id":null,"result":true,"error":null}`,
+		` { "id" : "a" , "result" : "r" , "x" : [ ] } `,
+		`{"jsonrpc":"2.\u0030","method":"é","id":"\u00e9"}`,
+		`{"ſesult":1}`,
+		`[]`, `null`, `{"a":1`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, ok := splitMessage(line)
+		var want incoming
+		err := json.Unmarshal(line, &want)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("split what json.Unmarshal refuses (%v): %q", err, line)
+		}
+		if got.JSONRPC != want.JSONRPC || got.Method != want.Method || string(got.ID) != string(want.ID) ||
+			string(got.Result) != string(want.Result) || (got.Error == nil) != (want.Error == nil) ||
+			(got.Error != nil && (got.Error.Code != want.Error.Code || got.Error.Message != want.Error.Message || !sameJSON(got.Error.Data, want.Error.Data))) {
+			t.Fatalf("%q:\nsplit     %+v %+v\nUnmarshal %+v %+v", line, got, got.Error, want, want.Error)
+		}
+	})
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// TestSplitMessageTakesPlainAnswers: the answers servers write are split
+// without json.Unmarshal, their result a slice of the line.
+func TestSplitMessageTakesPlainAnswers(t *testing.T) {
+	t.Parallel()
+	line := []byte(`{"result":{"content":[{"type":"text","text":"a\"}"}]},"jsonrpc":"2.0","id":"sbx-3"}` + "\n")
+	m, ok := splitMessage(line)
+	if !ok || m.JSONRPC != "2.0" || string(m.ID) != `"sbx-3"` || string(m.Result) != `{"content":[{"type":"text","text":"a\"}"}]}` || m.Error != nil {
+		t.Fatalf("split: %v %+v", ok, m)
+	}
+	if &m.Result[0] != &line[len(`{"result":`)] {
+		t.Error("the result was copied")
+	}
+	if m, ok := splitMessage([]byte(`{"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"no"}}`)); !ok || m.Error == nil || m.Error.Code != -32000 || string(m.ID) != "4" {
+		t.Fatalf("split error: %v %+v", ok, m)
+	}
+}
+
+// BenchmarkDecodeAnswer: reading an answer the size of the example
+// tracker's list_projects, split (as the transport does) and whole with
+// json.Unmarshal (as it did before).
+func BenchmarkDecodeAnswer(b *testing.B) {
+	text, _ := json.Marshal(strings.Repeat(`{"id":"PRJ-1","name":"Website relaunch","status":"active","open_tasks":5},`, 8))
+	line := []byte(`{"jsonrpc":"2.0","id":"sbx-41","result":{"content":[{"type":"text","text":` + string(text) + `}]}}` + "\n")
+	b.Run("split", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := splitMessage(line); !ok {
+				b.Fatal("not split")
+			}
+		}
+	})
+	b.Run("unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m incoming
+			if err := json.Unmarshal(line, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
