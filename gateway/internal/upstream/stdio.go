@@ -9,11 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 )
 
 // stdioTransport is mcp-go's transport.BidirectionalInterface over a stdio
@@ -393,147 +394,39 @@ func splitMessage(line []byte) (m incoming, ok bool) {
 	if !json.Valid(line) {
 		return m, false
 	}
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
-		return m, false
-	}
 	var seen [5]bool
-	for i = skipSpace(line, i+1); i < len(line) && line[i] != '}'; i = skipSpace(line, i) {
-		if line[i] == ',' {
-			i = skipSpace(line, i+1)
-		}
-		end := stringEnd(line, i)
-		key := line[i+1 : end-1]
-		i = skipSpace(line, end)
-		i = skipSpace(line, i+1) // past ':'
-		end = valueEnd(line, i)
-		value := line[i:end]
-		i = end
-		field := -1
-		switch string(key) {
-		case "jsonrpc":
-			field = 0
-		case "id":
-			field = 1
-		case "method":
-			field = 2
-		case "result":
-			field = 3
-		case "error":
-			field = 4
-		default:
-			if !plainKey(key) {
-				return m, false // might match a member as encoding/json matches keys
-			}
-			continue
-		}
+	once := func(field int) bool {
 		if seen[field] {
-			return m, false
+			return false
 		}
 		seen[field] = true
-		switch field {
-		case 0, 2:
-			s, plain := plainString(value)
-			if !plain {
-				return m, false
-			}
-			if field == 0 {
-				m.JSONRPC = s
-			} else {
-				m.Method = s
-			}
-		case 1:
+		return true
+	}
+	ok = jsonscan.Members(line, func(key, value []byte) bool {
+		var plain bool
+		switch string(key) {
+		case "jsonrpc":
+			m.JSONRPC, plain = jsonscan.PlainString(value)
+			return plain && once(0)
+		case "id":
 			m.ID = value
-		case 3:
+			return once(1)
+		case "method":
+			m.Method, plain = jsonscan.PlainString(value)
+			return plain && once(2)
+		case "result":
 			m.Result = value
-		case 4:
-			if string(value) == "null" {
-				continue
-			}
-			m.Error = new(mcp.JSONRPCErrorDetails)
-			if json.Unmarshal(value, m.Error) != nil {
-				return m, false
-			}
-		}
-	}
-	return m, true
-}
-
-// plainKey reports whether key (as written) is ASCII without escapes and
-// matches none of incoming's members in any case.
-func plainKey(key []byte) bool {
-	for _, b := range key {
-		if b == '\\' || b >= 0x80 {
-			return false
-		}
-	}
-	for _, k := range [...]string{"jsonrpc", "id", "method", "result", "error"} {
-		if strings.EqualFold(string(key), k) {
-			return false
-		}
-	}
-	return true
-}
-
-// plainString is a JSON string value of printable ASCII without escapes.
-func plainString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
-		return "", false
-	}
-	for _, b := range v[1 : len(v)-1] {
-		if b < 0x20 || b >= 0x7f || b == '\\' {
-			return "", false
-		}
-	}
-	return string(v[1 : len(v)-1]), true
-}
-
-// The scanning below reads JSON that json.Valid passed.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd is the index past the string that starts at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; ; i++ {
-		j := bytes.IndexAny(b[i:], `"\`)
-		i += j
-		if b[i] == '"' {
-			return i + 1
-		}
-		i++ // past the escaped character
-	}
-}
-
-// valueEnd is the index past the value that starts at b[i].
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for ; ; i++ {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
+			return once(3)
+		case "error":
+			if string(value) != "null" {
+				m.Error = new(mcp.JSONRPCErrorDetails)
+				if json.Unmarshal(value, m.Error) != nil {
+					return false
 				}
 			}
+			return once(4)
 		}
-	}
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return i
-		}
-	}
-	return i
+		return jsonscan.OtherKey(key, "jsonrpc", "id", "method", "result", "error")
+	})
+	return m, ok
 }
