@@ -48,9 +48,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		defer c.watchProgress(token, progress)()
 	}
 	asking := AskingFrom(ctx)
-	meta := c.askingMeta(c.requestMeta(token, logLevel), asking)
+	var meta map[string]any // built only for a call that needs more than plainMeta
 	p := callParams{Name: name, Arguments: args}
-	if meta != nil {
+	if token == "" && asking == nil {
+		p.Meta = c.plainMeta(logLevel) // requestMeta's map, encoded once
+	} else if meta = c.askingMeta(c.requestMeta(token, logLevel), asking); meta != nil {
 		p.Meta = meta
 	}
 	if asking != nil {
@@ -76,10 +78,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 	// (the tasks extension declared), and its task awaited (uptask.go).
 	extTask := c.servesTasksExtension() && runsOnlyAsTask(def)
 	if extTask {
+		if meta == nil {
+			meta = c.requestMeta(token, logLevel)
+		}
 		meta = declaringTasks(meta)
 		p.Meta = meta
-	} else if token == "" && asking == nil && meta != nil {
-		p.Meta = c.plainMeta(logLevel) // the same bytes, encoded once
 	}
 	for round := 0; ; round++ {
 		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header, stage)
