@@ -99,12 +99,13 @@ func skipSpace(b []byte, i int) int {
 
 // stringEnd is the index past the string that starts at b[i].
 func stringEnd(b []byte, i int) int {
-	for i++; ; i++ {
-		i += bytes.IndexAny(b[i:], `"\`)
-		if b[i] == '"' {
-			return i + 1
+	for i++; ; {
+		quote := i + bytes.IndexByte(b[i:], '"')
+		escape := bytes.IndexByte(b[i:quote], '\\')
+		if escape < 0 {
+			return quote + 1
 		}
-		i++ // past the escaped character
+		i += escape + 2 // past the backslash and what it escapes (a quote, maybe)
 	}
 }
 
