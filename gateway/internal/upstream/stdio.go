@@ -36,8 +36,11 @@ type stdioTransport struct {
 
 	outMu sync.Mutex // one line on the pipe at a time
 
-	mu      sync.Mutex
-	waiting map[string]chan *transport.JSONRPCResponse // by RequestId.String()
+	mu sync.Mutex
+	// The requests waiting for their answers: by their id when it is a
+	// string (what the gateway sends), else by RequestId.String (which
+	// tells 5 from "5").
+	waitingByString, waitingByOther map[string]chan *transport.JSONRPCResponse
 
 	done      chan struct{} // closed when the server's stdout ends or Close
 	closeOnce sync.Once
@@ -53,7 +56,8 @@ type stdioTransport struct {
 var _ transport.BidirectionalInterface = (*stdioTransport)(nil)
 
 func newStdioTransport(in *lineReader, out io.WriteCloser, log *slog.Logger) *stdioTransport {
-	return &stdioTransport{in: in, out: out, log: log, waiting: map[string]chan *transport.JSONRPCResponse{},
+	return &stdioTransport{in: in, out: out, log: log,
+		waitingByString: map[string]chan *transport.JSONRPCResponse{}, waitingByOther: map[string]chan *transport.JSONRPCResponse{},
 		done: make(chan struct{}), ctx: context.Background()}
 }
 
@@ -148,33 +152,61 @@ func (t *stdioTransport) dispatch(line []byte) {
 	case !hasID:
 		// A response to no request: nobody waits for it.
 	default:
-		id, err := responseID(m.ID)
-		if err != nil {
-			return // not an id JSON-RPC allows: the line is not JSON-RPC
+		// (The id goes in as the request's own: SendRequest.)
+		if ch, ok := t.takeRaw(m.ID); ok {
+			ch <- &transport.JSONRPCResponse{JSONRPC: m.JSONRPC, Result: m.Result, Error: m.Error} // buffered: never blocks
 		}
-		t.answer(&transport.JSONRPCResponse{JSONRPC: m.JSONRPC, ID: id, Result: m.Result, Error: m.Error})
 	}
 }
 
-// responseID reads an id as mcp.RequestId.UnmarshalJSON does, without
-// its decoding for the ids the gateway writes ("sbx-1": plain ASCII).
-func responseID(raw []byte) (mcp.RequestId, error) {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
-		inner := raw[1 : n-1]
-		plain := true
-		for _, b := range inner {
-			if b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
-				plain = false
-				break
-			}
+// takeRaw finds and forgets the request waiting for the id raw (as the
+// server wrote it), as mcp-go matches ids (RequestId's reading); a plain
+// string id, as the gateway's are, is looked up without decoding or
+// allocating.
+func (t *stdioTransport) takeRaw(raw []byte) (chan *transport.JSONRPCResponse, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plainASCII(raw[1:n-1]) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		ch, ok := t.waitingByString[string(raw[1:n-1])]
+		if ok {
+			delete(t.waitingByString, string(raw[1:n-1]))
 		}
-		if plain {
-			return mcp.NewRequestId(string(inner)), nil
-		}
+		return ch, ok
 	}
 	var id mcp.RequestId
-	err := id.UnmarshalJSON(raw)
-	return id, err
+	if id.UnmarshalJSON(raw) != nil {
+		return nil, false // not an id JSON-RPC allows: the line is not JSON-RPC
+	}
+	return t.take(id)
+}
+
+// take finds and forgets the request waiting for id.
+func (t *stdioTransport) take(id mcp.RequestId) (chan *transport.JSONRPCResponse, bool) {
+	waiting, key := t.waitingFor(id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch, ok := waiting[key]
+	delete(waiting, key)
+	return ch, ok
+}
+
+// waitingFor is the map and key a request of id waits under.
+func (t *stdioTransport) waitingFor(id mcp.RequestId) (map[string]chan *transport.JSONRPCResponse, string) {
+	if s, ok := id.Value().(string); ok {
+		return t.waitingByString, s
+	}
+	return t.waitingByOther, id.String()
+}
+
+// plainASCII reports whether a string's bytes, between its quotes, are
+// printable ASCII without escapes: what they say is what they are.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // dispatchSlowly reads a line that did not decode as a whole as mcp-go's
@@ -195,20 +227,10 @@ func (t *stdioTransport) dispatchSlowly(line []byte) {
 	default:
 		var resp transport.JSONRPCResponse
 		if json.Unmarshal(line, &resp) == nil {
-			t.answer(&resp)
+			if ch, ok := t.take(resp.ID); ok {
+				ch <- &resp
+			}
 		}
-	}
-}
-
-// answer hands a response to the request waiting for its id, if any.
-func (t *stdioTransport) answer(resp *transport.JSONRPCResponse) {
-	key := resp.ID.String()
-	t.mu.Lock()
-	ch, ok := t.waiting[key]
-	delete(t.waiting, key)
-	t.mu.Unlock()
-	if ok {
-		ch <- resp // buffered: never blocks
 	}
 }
 
@@ -290,14 +312,14 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	if err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
-	key := req.ID.String()
+	waiting, key := t.waitingFor(req.ID)
 	ch := make(chan *transport.JSONRPCResponse, 1)
 	t.mu.Lock()
-	t.waiting[key] = ch
+	waiting[key] = ch
 	t.mu.Unlock()
 	forget := func() {
 		t.mu.Lock()
-		delete(t.waiting, key)
+		delete(waiting, key)
 		t.mu.Unlock()
 	}
 	if err := t.write(line); err != nil {
@@ -306,10 +328,12 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	}
 	select {
 	case resp := <-ch:
+		resp.ID = req.ID
 		return resp, nil
 	case <-t.done:
 		select { // an answer read just before the server's stdout ended
 		case resp := <-ch:
+			resp.ID = req.ID
 			return resp, nil
 		default:
 		}

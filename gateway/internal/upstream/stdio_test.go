@@ -183,16 +183,31 @@ func TestStdioTransportEndsWaitingRequests(t *testing.T) {
 	}
 }
 
-// TestResponseIDIsRequestIDs: an id read without decoding is the id
-// mcp-go's RequestId reads, and so matches the same request.
-func TestResponseIDIsRequestIDs(t *testing.T) {
+// TestAnswersFindTheirRequestsAsMcpGos: an answer reaches the request
+// whose id mcp-go's RequestId reads from the answer's, and no other: a
+// string id is not a number's.
+func TestAnswersFindTheirRequestsAsMcpGos(t *testing.T) {
 	t.Parallel()
-	for _, raw := range []string{`"sbx-12"`, `""`, `"a\"b"`, `"\u0073bx"`, `"é"`, `"a` + "\x7f" + `"`, `7`, `-3.5`, `1e2`, `null`, `{}`, `"x`, `true`} {
-		got, gotErr := responseID([]byte(raw))
-		var want mcp.RequestId
-		wantErr := want.UnmarshalJSON([]byte(raw))
-		if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && got.String() != want.String()) {
-			t.Errorf("%s: %v (%v), want %v (%v)", raw, got, gotErr, want, wantErr)
+	tr := newStdioTransport(nil, nil, slog.New(slog.DiscardHandler))
+	for _, raw := range []string{`"sbx-12"`, `""`, `"a\"b"`, `"\u0073bx"`, `"é"`, `"a` + "\x7f" + `"`, `7`, `7.0`, `-3.5`, `1e2`, `"7"`} {
+		var id mcp.RequestId
+		if err := id.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		waiting, key := tr.waitingFor(id)
+		waiting[key] = make(chan *transport.JSONRPCResponse, 1)
+		if _, ok := tr.takeRaw([]byte(raw)); !ok {
+			t.Errorf("%s: no request found for it", raw)
+		}
+		if _, ok := tr.takeRaw([]byte(raw)); ok {
+			t.Errorf("%s: found twice", raw)
+		}
+	}
+	waiting, key := tr.waitingFor(mcp.NewRequestId("5"))
+	waiting[key] = make(chan *transport.JSONRPCResponse, 1)
+	for _, raw := range []string{`5`, `null`, `{}`, `"x`, `true`} {
+		if _, ok := tr.takeRaw([]byte(raw)); ok {
+			t.Errorf("%s found the request of id \"5\"", raw)
 		}
 	}
 }
