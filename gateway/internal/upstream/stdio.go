@@ -24,9 +24,10 @@ import (
 // reading goroutine in the order they came (so a call's progress comes
 // before its answer), requests from the server are each answered on a
 // goroutine of their own under Start's context, and an answer goes to the
-// request waiting for its id. What differs is the cost of an answer: it is
-// decoded once, from the line reader's own copy of the line, where mcp-go
-// copies the line three times and decodes it twice (and its id four
+// request waiting for its id. What differs is the cost of an answer: the
+// line reader's own copy of it is checked once and split (splitMessage),
+// its result left in place and its id matched from its bytes, where
+// mcp-go copies the line three times and decodes it twice (and its id four
 // times); and a request whose params are already encoded (Conn.newRequest)
 // is framed around them rather than re-encoded.
 type stdioTransport struct {
