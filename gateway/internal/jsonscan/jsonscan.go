@@ -97,15 +97,21 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// stringEnd is the index past the string that starts at b[i].
+// stringEnd is the index past the string that starts at b[i]. Each byte is
+// looked at a bounded number of times however many escapes the string
+// holds: a quote is looked for again only when an escape took the last one.
 func stringEnd(b []byte, i int) int {
-	for i++; ; {
-		quote := i + bytes.IndexByte(b[i:], '"')
+	i++
+	quote := i + bytes.IndexByte(b[i:], '"')
+	for {
 		escape := bytes.IndexByte(b[i:quote], '\\')
 		if escape < 0 {
 			return quote + 1
 		}
-		i += escape + 2 // past the backslash and what it escapes (a quote, maybe)
+		i += escape + 2 // past the backslash and what it escapes
+		if i > quote {  // it escaped the quote: the string goes on
+			quote = i + bytes.IndexByte(b[i:], '"')
+		}
 	}
 }
 

@@ -32,3 +32,19 @@ func TestMembersAndElements(t *testing.T) {
 		t.Fatal("OtherKey")
 	}
 }
+
+// TestLongEscapedString: a long string escaped every few bytes (a text
+// file's lines) is found whole, each byte looked at a bounded number of
+// times (looking for its closing quote from every escape took minutes).
+func TestLongEscapedString(t *testing.T) {
+	t.Parallel()
+	text := strings.Repeat(`0123456789abcdef\n\t\\`, 300_000) + `\"` // 6.6 MB, 900,000 escapes, no quote but the last
+	doc := []byte(`{"text":"` + text + `","after":1}`)
+	var got []string
+	if !Members(doc, func(k, v []byte) bool { got = append(got, string(k)+"="+string(v)); return true }) {
+		t.Fatal("not read")
+	}
+	if len(got) != 2 || got[0] != `text="`+text+`"` || got[1] != "after=1" {
+		t.Fatalf("members: %d, %.80q", len(got), got)
+	}
+}
