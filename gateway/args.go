@@ -81,7 +81,10 @@ func tokenArgs(raw []byte) (canonical []byte, decoded any, err *argsError) {
 // nesting past maxArgsDepth, not JSON) and for a key written with escapes:
 // canonicalArgs then decodes them as before, and says what is wrong.
 func splitArgs(raw []byte) (canonical []byte, decoded any, ok bool) {
-	if !json.Valid(raw) {
+	// Each level of nesting skips over what it holds before walking into
+	// it, so a byte is looked at once per level around it: bounded for
+	// arguments this size (the token reader, linear, takes larger ones).
+	if len(raw) > maxSplitArgsBytes || !json.Valid(raw) {
 		return nil, nil, false
 	}
 	var out bytes.Buffer
@@ -92,6 +95,10 @@ func splitArgs(raw []byte) (canonical []byte, decoded any, ok bool) {
 	}
 	return out.Bytes(), v, true
 }
+
+// maxSplitArgsBytes is the largest arguments splitArgs takes: tool
+// arguments are mostly a few hundred bytes.
+const maxSplitArgsBytes = 64 << 10
 
 func splitArgsValue(out *bytes.Buffer, v []byte, depth int) (any, bool) {
 	if depth > maxArgsDepth {

@@ -219,3 +219,18 @@ func TestSplitArgsTakesPlainArguments(t *testing.T) {
 		t.Fatalf("%v %s", ok, canon)
 	}
 }
+
+// TestLargeArgumentsGoToTheTokenReader: arguments past maxSplitArgsBytes
+// are read by the token reader, whose time is linear however deep they
+// nest, with the same outcome.
+func TestLargeArgumentsGoToTheTokenReader(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", maxArgsDepth) + strings.Repeat("1,", maxSplitArgsBytes/2) + "1" + strings.Repeat("]", maxArgsDepth)
+	if _, _, ok := splitArgs([]byte(deep)); ok {
+		t.Fatal("split arguments past the size it takes")
+	}
+	canon, _, err := canonicalArgs([]byte(deep))
+	if err != nil || string(canon) != deep {
+		t.Fatalf("%v, canonical form changed", err)
+	}
+}
