@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 )
 
 // Call arguments are decoded once, strictly, and what goes upstream is the
@@ -49,6 +51,15 @@ func canonicalArgs(raw []byte) (canonical []byte, decoded any, err *argsError) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return []byte(`{}`), map[string]any{}, nil
 	}
+	if canonical, decoded, ok := splitArgs(raw); ok {
+		return canonical, decoded, nil
+	}
+	return tokenArgs(raw)
+}
+
+// tokenArgs is canonicalArgs by encoding/json's token reader, which says
+// what is wrong with arguments that splitArgs does not take.
+func tokenArgs(raw []byte) (canonical []byte, decoded any, err *argsError) {
 	d := &argsDecoder{dec: json.NewDecoder(bytes.NewReader(raw)), raw: raw}
 	d.dec.UseNumber()
 	d.out.Grow(len(raw))
@@ -60,6 +71,99 @@ func canonicalArgs(raw []byte) (canonical []byte, decoded any, err *argsError) {
 		return nil, nil, &argsError{Message: "arguments are not valid JSON: unexpected data after the top-level value"}
 	}
 	return d.out.Bytes(), v, nil
+}
+
+// splitArgs is canonicalArgs for arguments it finds nothing wrong with, in
+// one pass that checks the JSON (json.Valid) and one that walks it
+// (jsonscan), rather than encoding/json's token reader, which costs an
+// allocation or more a token. ok is false for anything it would refuse (a
+// key twice, a string that is not UTF-8 or holds half a surrogate pair,
+// nesting past maxArgsDepth, not JSON) and for a key written with escapes:
+// canonicalArgs then decodes them as before, and says what is wrong.
+func splitArgs(raw []byte) (canonical []byte, decoded any, ok bool) {
+	// Each level of nesting skips over what it holds before walking into
+	// it, so a byte is looked at once per level around it: bounded for
+	// arguments this size (the token reader, linear, takes larger ones).
+	if len(raw) > maxSplitArgsBytes || !json.Valid(raw) {
+		return nil, nil, false
+	}
+	var out bytes.Buffer
+	out.Grow(len(raw))
+	v, ok := splitArgsValue(&out, bytes.TrimSpace(raw), 0)
+	if !ok {
+		return nil, nil, false
+	}
+	return out.Bytes(), v, true
+}
+
+// maxSplitArgsBytes is the largest arguments splitArgs takes: tool
+// arguments are mostly a few hundred bytes.
+const maxSplitArgsBytes = 64 << 10
+
+func splitArgsValue(out *bytes.Buffer, v []byte, depth int) (any, bool) {
+	if depth > maxArgsDepth {
+		return nil, false
+	}
+	switch v[0] {
+	case '{':
+		obj := map[string]any{}
+		out.WriteByte('{')
+		ok := jsonscan.Members(v, func(key, value []byte) bool {
+			if bytes.IndexByte(key, '\\') >= 0 {
+				return false // its decoded form is canonicalArgs' to find
+			}
+			if !utf8.Valid(key) {
+				return false
+			}
+			k := string(key)
+			if _, dup := obj[k]; dup {
+				return false
+			}
+			if len(obj) > 0 {
+				out.WriteByte(',')
+			}
+			writeJSONString(out, k)
+			out.WriteByte(':')
+			x, ok := splitArgsValue(out, value, depth+1)
+			obj[k] = x
+			return ok
+		})
+		out.WriteByte('}')
+		return obj, ok
+	case '[':
+		arr := []any{}
+		out.WriteByte('[')
+		ok := jsonscan.Elements(v, func(elem []byte) bool {
+			if len(arr) > 0 {
+				out.WriteByte(',')
+			}
+			x, ok := splitArgsValue(out, elem, depth+1)
+			arr = append(arr, x)
+			return ok
+		})
+		out.WriteByte(']')
+		return arr, ok
+	case '"':
+		if checkStringLiteral(v) != "" {
+			return nil, false
+		}
+		var str string
+		if bytes.IndexByte(v, '\\') < 0 {
+			str = string(v[1 : len(v)-1])
+		} else if json.Unmarshal(v, &str) != nil {
+			return nil, false
+		}
+		writeJSONString(out, str)
+		return str, true
+	case 't', 'f':
+		out.Write(v)
+		return v[0] == 't', true
+	case 'n':
+		out.WriteString("null")
+		return nil, true
+	}
+	out.Write(v) // a number, as written
+	return json.Number(v), true
 }
 
 // decodeArgs parses call arguments for the checks; see canonicalArgs.

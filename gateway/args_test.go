@@ -186,3 +186,51 @@ func TestForwardsCanonicalArguments(t *testing.T) {
 		t.Fatalf("the upstream received %q, want %q", received, want)
 	}
 }
+
+// FuzzSplitArgs: what splitArgs takes, the token reader takes too, with
+// the same canonical bytes and the same decoded value; what the token
+// reader refuses, splitArgs never takes.
+func FuzzSplitArgs(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":"b","a":"c"}`, "{\"p\":\"\xc0\xae\"}", `{"s":"\ud800"}`, `{"n":1e400,"x":[0.10,-0,{"k":null}]}`,
+		`{"s":"\u2028<>&\u0000"}`, "{\"s\":\"\u2028é\"}", `{"p\u0061th":1}`, ` [ true , false , "x" ] `, `"s"`, `{"a":{"b":[]},"c":{}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		canon, v, ok := splitArgs(raw)
+		want, wantV, err := tokenArgs(raw)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: split, but the token reader refuses it: %v", raw, err)
+		}
+		if !bytes.Equal(canon, want) || !reflect.DeepEqual(v, wantV) {
+			t.Fatalf("%q:\nsplit %q %#v\ntoken %q %#v", raw, canon, v, want, wantV)
+		}
+	})
+}
+
+// TestSplitArgsTakesPlainArguments: arguments as agents send them, escapes
+// and all, are read without the token reader.
+func TestSplitArgsTakesPlainArguments(t *testing.T) {
+	t.Parallel()
+	canon, _, ok := splitArgs([]byte(` {"text": "hello \"you\"\n", "path": "/srv/é", "opts": {"n": [1, 2.5, true, null]}} `))
+	if !ok || string(canon) != `{"text":"hello \"you\"\n","path":"/srv/é","opts":{"n":[1,2.5,true,null]}}` {
+		t.Fatalf("%v %s", ok, canon)
+	}
+}
+
+// TestLargeArgumentsGoToTheTokenReader: arguments past maxSplitArgsBytes
+// are read by the token reader, whose time is linear however deep they
+// nest, with the same outcome.
+func TestLargeArgumentsGoToTheTokenReader(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", maxArgsDepth) + strings.Repeat("1,", maxSplitArgsBytes/2) + "1" + strings.Repeat("]", maxArgsDepth)
+	if _, _, ok := splitArgs([]byte(deep)); ok {
+		t.Fatal("split arguments past the size it takes")
+	}
+	canon, _, err := canonicalArgs([]byte(deep))
+	if err != nil || string(canon) != deep {
+		t.Fatalf("%v, canonical form changed", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
+	"github.com/sandboxrt/sandbox/internal/benchutil"
 )
 
 // The gateway's added latency per call: every iteration makes one call to
@@ -59,7 +61,7 @@ func newDirect(b *testing.B, tr transport.Interface) *directConn {
 	d := &directConn{tr: tr, cl: cl}
 	if v := cl.ProtocolVersion(); mcp.IsModernProtocol(v) {
 		caps, _ := json.Marshal(upstream.ClientCapabilities())
-		d.meta = map[string]any{mcp.MetaKeyProtocolVersion: v, mcp.MetaKeyClientCapabilities: json.RawMessage(caps), mcp.MetaKeyClientInfo: mcp.Implementation{Name: "sandbox-gateway", Version: "0.1.0"}}
+		d.meta = map[string]any{mcp.MetaKeyProtocolVersion: v, mcp.MetaKeyClientCapabilities: json.RawMessage(caps)} // as the gateway: no clientInfo per request
 	}
 	_ = res
 	b.Cleanup(func() { cl.Close() })
@@ -286,4 +288,48 @@ func policyAuditGateway(b *testing.B) *Gateway {
 		settings.Secrets = append(settings.Secrets, fmt.Sprintf("secret-value-%02d-abcdefgh", i))
 	}
 	return benchGatewayWith(b, &Config{Servers: map[string]*ServerConfig{}, Settings: settings}, WithInProcessServer("mem", testserver.New(), nil))
+}
+
+// BenchmarkStdioCall is one Gateway.Call after another to a stdio upstream
+// (this test binary as the test server, on the protocol the gateway
+// negotiates): the pipeline, the request's encoding, the pipe both ways
+// and the answer's decoding, without a worker or a front end. Reported per
+// call: this process's CPU (the gateway's side) and the upstream
+// process's, beside this process's allocations.
+//
+//	go test -run '^$' -bench StdioCall -benchtime 3000x ./gateway/
+func BenchmarkStdioCall(b *testing.B) {
+	g := stdioGateway(b)
+	ctx := context.Background()
+	req := CallRequest{Tool: "s:echo", Arguments: json.RawMessage(`{"text":"hello"}`)}
+	call := func() {
+		if res, err := g.Call(ctx, req); err != nil || res.IsError {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+	for range 50 { // warm: the schema compiled, pools filled
+		call()
+	}
+	upstreamCPU := func() (ms float64) {
+		for _, pid := range benchutil.Children(os.Getpid()) {
+			if st, ok := benchutil.ReadStat(pid); ok {
+				ms += st.CPUMillis
+			}
+		}
+		return ms
+	}
+	self0, up0 := selfCPU(), upstreamCPU()
+	b.ReportAllocs()
+	for b.Loop() {
+		call()
+	}
+	b.ReportMetric((selfCPU()-self0)*1e3/float64(b.N), "gateway-cpu-µs/call")
+	b.ReportMetric((upstreamCPU()-up0)*1e3/float64(b.N), "upstream-cpu-µs/call")
+}
+
+// selfCPU is the CPU milliseconds this process has used so far.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }

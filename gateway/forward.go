@@ -10,25 +10,30 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 )
 
-// parseCallResult decodes a tools/call result, keeping blocks raw.
+// parseCallResult decodes a tools/call result, keeping blocks raw (slices
+// of raw, which the result owns from here on).
 func parseCallResult(raw json.RawMessage) (*CallResult, error) {
-	var r struct {
-		Content           *[]json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage    `json:"structuredContent"`
-		IsError           bool               `json:"isError"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("result is not a JSON object: %w", err)
-	}
-	res := &CallResult{IsError: r.IsError, Content: []json.RawMessage{}}
-	if r.Content != nil {
-		res.Content = *r.Content
-	}
-	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
-		res.StructuredContent = r.StructuredContent
+	res, ok := splitCallResult(raw)
+	if !ok {
+		var r struct {
+			Content           *[]json.RawMessage `json:"content"`
+			StructuredContent json.RawMessage    `json:"structuredContent"`
+			IsError           bool               `json:"isError"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("result is not a JSON object: %w", err)
+		}
+		res = &CallResult{IsError: r.IsError, Content: []json.RawMessage{}}
+		if r.Content != nil {
+			res.Content = *r.Content
+		}
+		if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+			res.StructuredContent = r.StructuredContent
+		}
 	}
 	for i, b := range res.Content {
 		if len(b) == 0 || b[0] != '{' {
@@ -37,6 +42,55 @@ func parseCallResult(raw json.RawMessage) (*CallResult, error) {
 		res.Content[i] = stripMeta(b)
 	}
 	return res, nil
+}
+
+// splitCallResult reads a result as parseCallResult's json.Unmarshal does,
+// in one pass that checks it and one that finds its members and blocks
+// (jsonscan), rather than a scan to check, one to decode and a copy of
+// every block. ok is false for anything but the plain case (a key with
+// escapes, in another case or twice; a member of another type), which
+// json.Unmarshal then reads, errors and all.
+func splitCallResult(raw []byte) (_ *CallResult, ok bool) {
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	res := &CallResult{Content: []json.RawMessage{}}
+	var seen [3]bool
+	once := func(field int) bool {
+		if seen[field] {
+			return false
+		}
+		seen[field] = true
+		return true
+	}
+	ok = jsonscan.Members(raw, func(key, value []byte) bool {
+		switch string(key) {
+		case "content":
+			if string(value) == "null" {
+				return once(0)
+			}
+			return once(0) && jsonscan.Elements(value, func(block []byte) bool {
+				res.Content = append(res.Content, block)
+				return true
+			})
+		case "structuredContent":
+			if string(value) != "null" {
+				res.StructuredContent = value
+			}
+			return once(1)
+		case "isError":
+			switch string(value) {
+			case "true":
+				res.IsError = true
+			case "false", "null":
+			default:
+				return false
+			}
+			return once(2)
+		}
+		return jsonscan.OtherKey(key, "content", "structuredContent", "isError")
+	})
+	return res, ok
 }
 
 // toolRefusal turns an isError result into TOOL_ERROR: the tool's own

@@ -48,7 +48,7 @@ type share struct {
 	calls   int
 	bytes   int64
 	waiters int
-	freed   chan struct{} // closed (and replaced) when a call of the caller ends
+	freed   chan struct{} // made by the first waiter; closed (and dropped) when a call of the caller ends
 }
 
 func newCallerShares(maxCalls int, maxBytes int64) *callerShares {
@@ -76,7 +76,7 @@ func (c *callerShares) acquire(ctx context.Context, caller auth.Caller, n int64,
 		c.mu.Lock()
 		s := c.by[key]
 		if s == nil {
-			s = &share{freed: make(chan struct{})}
+			s = &share{}
 			c.by[key] = s
 		}
 		kind := limitKind("")
@@ -102,6 +102,9 @@ func (c *callerShares) acquire(ctx context.Context, caller auth.Caller, n int64,
 			timer = time.NewTimer(maxWait)
 		}
 		s.waiters++
+		if s.freed == nil {
+			s.freed = make(chan struct{})
+		}
 		freed := s.freed
 		c.mu.Unlock()
 		var err error
@@ -131,8 +134,10 @@ func (c *callerShares) release(key shareKey, n int64) {
 	}
 	s.calls--
 	s.bytes -= n
-	close(s.freed) // wake the caller's waiters: one of them may go now
-	s.freed = make(chan struct{})
+	if s.freed != nil {
+		close(s.freed) // wake the caller's waiters: one of them may go now
+		s.freed = nil  // (a call that finds no waiters needs no channel)
+	}
 	c.forget(key, s)
 }
 

@@ -14,11 +14,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// callParams is the tools/call params the gateway sends.
+// callParams is the tools/call params the gateway sends. Meta is the
+// request's _meta: a map[string]any, the same encoded once per connection
+// (Conn.plainMeta), or nil for none.
 type callParams struct {
 	Name           string          `json:"name"`
 	Arguments      json.RawMessage `json:"arguments"`
-	Meta           map[string]any  `json:"_meta,omitempty"`
+	Meta           any             `json:"_meta,omitempty"`
 	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 	RequestState   string          `json:"requestState,omitempty"`
 }
@@ -46,7 +48,13 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		defer c.watchProgress(token, progress)()
 	}
 	asking := AskingFrom(ctx)
-	p := callParams{Name: name, Arguments: args, Meta: c.askingMeta(c.requestMeta(token, logLevel), asking)}
+	var meta map[string]any // built only for a call that needs more than plainMeta
+	p := callParams{Name: name, Arguments: args}
+	if token == "" && asking == nil {
+		p.Meta = c.plainMeta(logLevel) // requestMeta's map, encoded once
+	} else if meta = c.askingMeta(c.requestMeta(token, logLevel), asking); meta != nil {
+		p.Meta = meta
+	}
 	if asking != nil {
 		p.InputResponses, p.RequestState = asking.InputResponses, asking.RequestState
 	}
@@ -61,14 +69,20 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 			}
 		}
 	}
-	if !c.modern && runsOnlyAsTask(def) && c.takesToolTasks() {
+	// (What the server declared is asked first: the tool's definition is
+	// decoded only for a server that takes tasks, not on every call.)
+	if !c.modern && c.takesToolTasks() && runsOnlyAsTask(def) {
 		return c.callAsTask(ctx, p, header, stage) // uptask.go
 	}
 	// A 2026-07-28 server's tool that runs only as a task is asked for one
 	// (the tasks extension declared), and its task awaited (uptask.go).
-	extTask := runsOnlyAsTask(def) && c.servesTasksExtension()
+	extTask := c.servesTasksExtension() && runsOnlyAsTask(def)
 	if extTask {
-		p.Meta = declaringTasks(p.Meta)
+		if meta == nil {
+			meta = c.requestMeta(token, logLevel)
+		}
+		meta = declaringTasks(meta)
+		p.Meta = meta
 	}
 	for round := 0; ; round++ {
 		raw, staged, err := c.roundTrip(ctx, "tools/call", p, header, stage)
@@ -81,9 +95,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		if err != nil || staged != nil {
 			return nil, staged, err
 		}
-		if id, poll := extensionTask(raw); extTask && id != "" {
-			raw, err := c.awaitExtensionTask(ctx, id, poll, p.Meta)
-			return raw, nil, err
+		if extTask {
+			if id, poll := extensionTask(raw); id != "" {
+				raw, err := c.awaitExtensionTask(ctx, id, poll, meta)
+				return raw, nil, err
+			}
 		}
 		if !bytes.Contains(raw, []byte(`"input_required"`)) {
 			return raw, nil, nil

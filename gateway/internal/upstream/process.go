@@ -26,7 +26,7 @@ import (
 type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout io.Reader // capped line reader over the pipe
+	stdout *lineReader // capped line reader over the pipe
 	stderr *stderrBuffer
 	exited chan struct{} // closed when the process has exited
 	err    error         // exit error; valid after exited is closed
@@ -213,9 +213,9 @@ func (a activityReader) Read(p []byte) (int, error) {
 }
 
 // lineReader passes newline-delimited JSON-RPC messages through unchanged
-// while they are at most max bytes. A longer line is never held in memory
-// (mcp-go's stdio transport reads whole lines with no limit and decodes
-// them in several copies). While a request that takes staged answers is in
+// while they are at most max bytes, to the stdio transport (stdio.go),
+// which decodes each line whole. A longer line is never held in memory.
+// While a request that takes staged answers is in
 // flight (stagingDesk.wanted), a line past stageAbove (or max, when less)
 // is written to a file
 // as it is read, up to the desk's maxBytes, and a response to a request
@@ -255,6 +255,25 @@ type longLine struct {
 
 func newLineReader(r io.Reader, max int64, desk *stagingDesk) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max, desk: desk}
+}
+
+// next returns the next line handed on, newline and all, which the caller
+// may keep; or the error that ended the stream, when the bytes of a line it
+// cut short are dropped (nothing can be made of half a message).
+func (c *lineReader) next() ([]byte, error) {
+	for {
+		for len(c.pending) == 0 {
+			if c.err != nil {
+				return nil, c.err
+			}
+			c.fill()
+		}
+		line := c.pending
+		c.pending = nil
+		if line[len(line)-1] == '\n' {
+			return line, nil
+		}
+	}
 }
 
 func (c *lineReader) Read(p []byte) (int, error) {

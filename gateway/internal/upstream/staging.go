@@ -13,11 +13,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Answers too long to hold in memory. mcp-go's stdio transport reads a
-// whole line and decodes it several times over, so an answer longer than
+// Answers too long to hold in memory. The stdio transport (stdio.go)
+// decodes each line whole, so an answer longer than
 // Options.MaxResultBytes must never reach it. The line reader (process.go)
 // writes such an answer to a file as it reads it, up to
-// Options.MaxStagedBytes, and hands mcp-go a small stand-in response
+// Options.MaxStagedBytes, and hands the transport a small stand-in response
 // (stagedRPCCode, with a token) for the same request id; the connection
 // trades the token for the file (Conn.result), and CallTool returns the file
 // instead of the bytes. The file holds the JSON-RPC response line exactly as
@@ -39,7 +39,7 @@ const stagedRPCCode = -32098
 // stagedOrphanAge is how long a staged answer waits for its request to take
 // it. An answer whose request has gone by the time its line ends is not
 // staged (lineReader); one whose caller goes away just after never is
-// taken (mcp-go drops the stand-in), so older ones are removed whenever
+// taken (the transport drops the stand-in), so older ones are removed whenever
 // another is staged.
 const stagedOrphanAge = time.Minute
 
@@ -52,7 +52,7 @@ type stagingDesk struct {
 
 	mu sync.Mutex
 	// awaited are the requests in flight that take a staged answer, by
-	// their ids (RequestId.String, as mcp-go matches answers): with none, a
+	// their ids (RequestId.String, as the transport matches answers): with none, a
 	// long line is skipped rather than written to disk for nobody, and an
 	// answer staged for a request that has gone is not kept.
 	awaited map[string]int
@@ -176,7 +176,7 @@ func (k *stagingDesk) close() {
 	}
 }
 
-// standIn is the response mcp-go reads in place of a staged answer.
+// standIn is the response the transport reads in place of a staged answer.
 func standIn(id []byte, token string, size int64) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"the answer is staged in a file","data":{"token":%q,"size":%d}}}`+"\n",
 		id, stagedRPCCode, token, size)

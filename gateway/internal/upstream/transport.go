@@ -121,7 +121,7 @@ func (s *Supervisor) newTransport(c *Conn, legacyListen bool) (transport.Interfa
 			<-p.exited
 			c.markDead("the server process "+p.exitStatus(), p.stderrExcerpt())
 		}()
-		return transport.NewIO(p.stdout, p.stdin, nil), nil
+		return newStdioTransport(p.stdout, p.stdin, logx.DebugOnly(s.log)), nil
 	case StreamableHTTP:
 		topts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPBasicClient(httpClient),

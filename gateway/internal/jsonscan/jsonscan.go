@@ -1,0 +1,145 @@
+// Package jsonscan walks JSON text that json.Valid has passed, finding the
+// members of an object and the elements of an array without decoding
+// them: for the gateway's hot path, where an upstream's answer is checked
+// once and only its outer layers are read. The values it hands out are
+// slices of the text, their capacity cut to their length so that an
+// append to one never writes over the next.
+package jsonscan
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Members calls fn with each member of the object b, its key as written
+// between the quotes (escapes and all) and its value raw, until fn returns
+// false. It reports false when b is not an object or fn stopped it. b must
+// be valid JSON (json.Valid).
+func Members(b []byte, fn func(key, value []byte) bool) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] != '}'; i = skipSpace(b, i) {
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		end := stringEnd(b, i)
+		key := b[i+1 : end-1]
+		i = skipSpace(b, end) // at ':'
+		i = skipSpace(b, i+1) // at the value
+		end = valueEnd(b, i)
+		if !fn(key, b[i:end:end]) {
+			return false
+		}
+		i = end
+	}
+	return true
+}
+
+// Elements calls fn with each element of the array b, raw, until fn
+// returns false. It reports false when b is not an array or fn stopped
+// it. b must be valid JSON (json.Valid).
+func Elements(b []byte, fn func(elem []byte) bool) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return false
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] != ']'; i = skipSpace(b, i) {
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		end := valueEnd(b, i)
+		if !fn(b[i:end:end]) {
+			return false
+		}
+		i = end
+	}
+	return true
+}
+
+// OtherKey reports whether a key as written is none of names however
+// encoding/json would read it: ASCII without escapes, and equal to none of
+// them in any case (encoding/json matches struct fields ignoring case,
+// Unicode's folds included, which is why any other key is in doubt).
+func OtherKey(key []byte, names ...string) bool {
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(string(key), n) {
+			return false
+		}
+	}
+	return true
+}
+
+// PlainString is a JSON string value of printable ASCII without escapes,
+// unquoted; false for any other value.
+func PlainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return "", false
+		}
+	}
+	return string(v[1 : len(v)-1]), true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index past the string that starts at b[i]. Each byte is
+// looked at a bounded number of times however many escapes the string
+// holds: a quote is looked for again only when an escape took the last one.
+func stringEnd(b []byte, i int) int {
+	i++
+	quote := i + bytes.IndexByte(b[i:], '"')
+	for {
+		escape := bytes.IndexByte(b[i:quote], '\\')
+		if escape < 0 {
+			return quote + 1
+		}
+		i += escape + 2 // past the backslash and what it escapes
+		if i > quote {  // it escaped the quote: the string goes on
+			quote = i + bytes.IndexByte(b[i:], '"')
+		}
+	}
+}
+
+// valueEnd is the index past the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
+}
