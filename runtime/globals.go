@@ -117,11 +117,21 @@ func (e *execution) installEveryVMFamilies() error {
 	return nil
 }
 
-// installNamedFamilies installs, in order, each family that is not everyVM
-// and that code mentions.
-func (e *execution) installNamedFamilies(code string) error {
+// familyNames is every name the families are installed by, read from a
+// snippet's code in one pass (jsenv.Vocabulary).
+var familyNames = func() *jsenv.Vocabulary {
+	var lists [][]string
 	for _, f := range families {
-		if !f.everyVM && (jsenv.Mentions(code, f.globals) || jsenv.Mentions(code, f.also)) {
+		lists = append(lists, f.globals, f.also)
+	}
+	return jsenv.NewVocabulary(lists...)
+}()
+
+// installNamedFamilies installs, in order, each family that is not everyVM
+// and that the code mentions.
+func (e *execution) installNamedFamilies(code jsenv.Mentioned) error {
+	for _, f := range families {
+		if !f.everyVM && (code.Any(f.globals) || code.Any(f.also)) {
 			if err := f.install(e); err != nil {
 				return err
 			}
