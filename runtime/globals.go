@@ -52,7 +52,8 @@ type family struct {
 	also []string
 	// everyVM families are installed with every VM, before the run is known
 	// (setupBase, while a worker waits); the others when the snippet's code
-	// names them (installNamedFamilies).
+	// names them (installNamedFamilies). The console is every VM's, its
+	// methods only a run's that names it (installConsole).
 	everyVM        bool
 	inLib, refusal bool // see Global
 	install        func(*execution) error

@@ -29,6 +29,11 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 	if err := e.env.CaptureFor(mentioned); err != nil {
 		return err
 	}
+	if mentioned.Any(consoleNames) {
+		if err := e.console.installMethods(); err != nil {
+			return err
+		}
+	}
 	if err := e.installNamedFamilies(mentioned); err != nil {
 		return err
 	}
