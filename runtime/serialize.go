@@ -60,14 +60,7 @@ type jsonWriter struct {
 func (e *execution) toJSON(v goja.Value, limit int) (json.RawMessage, *jsonError, error) {
 	w := &jsonWriter{e: e, limit: limit, path: []string{"$"}}
 	var wrote bool
-	// Run inside a native function called through goja, so that exceptions from
-	// user code (toJSON, getters) and interrupts come back as errors.
-	fn := e.vm.ToValue(func(goja.FunctionCall) goja.Value {
-		wrote = w.property(v, "", nil, 0)
-		return goja.Undefined()
-	})
-	call, _ := goja.AssertFunction(fn)
-	_, err := call(goja.Undefined())
+	err := e.callInVM(func() { wrote = w.property(v, "", nil, 0) })
 	select {
 	case <-e.stopped: // the run is over (deadline, memory, cancel): that is the error
 		return nil, nil, e.stopErr
@@ -88,6 +81,28 @@ func (e *execution) toJSON(v goja.Value, limit int) (json.RawMessage, *jsonError
 		return nil, nil, nil
 	}
 	return json.RawMessage(w.buf), nil, nil
+}
+
+// callInVM runs f inside a native function called through goja, so that
+// exceptions from user code (toJSON, getters) and interrupts come back as
+// errors. The function is made once a run, not once a call: goja's native
+// function objects are costly to build (a property map, the Go symbol's
+// name), and toJSON runs for every tool call's arguments. A getter can start
+// another call, and so another toJSON, inside f: the job before it is put
+// back when f returns.
+func (e *execution) callInVM(f func()) error {
+	if e.inVM == nil {
+		fn := e.vm.ToValue(func(goja.FunctionCall) goja.Value {
+			e.inVMJob()
+			return goja.Undefined()
+		})
+		e.inVM, _ = goja.AssertFunction(fn)
+	}
+	prev := e.inVMJob
+	e.inVMJob = f
+	defer func() { e.inVMJob = prev }()
+	_, err := e.inVM(goja.Undefined())
+	return err
 }
 
 func (w *jsonWriter) pathString() string { return strings.Join(w.path, "") }
