@@ -19,6 +19,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 
 	"github.com/sandboxrt/sandbox/internal/bytesize"
+	"github.com/sandboxrt/sandbox/internal/growstack"
 	"github.com/sandboxrt/sandbox/internal/prestart"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
@@ -106,6 +107,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				return 3
 			}
 			go func() {
+				growstack.To32K()
 				outcome, retire := wr.execute(m.Run)
 				outcome.Error = capError(outcome.Error)
 				mu.Lock()
@@ -230,6 +232,7 @@ var prebuilt = make(chan *execution, 1)
 // prebuild builds the next run's VM in the background.
 func prebuild() {
 	go func() {
+		growstack.To32K()
 		ex := newExecution(nil, Limits{}, "")
 		if ex.setupBase() != nil {
 			return // the run builds its own, and reports what failed
