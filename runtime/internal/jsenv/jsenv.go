@@ -14,6 +14,7 @@ package jsenv
 import (
 	"crypto/rand"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 
@@ -177,6 +178,12 @@ func (env *Env) IsArray(obj *goja.Object) bool {
 	if obj.ClassName() == "Array" {
 		return true
 	}
+	// Only a proxy can be an array without being of class Array; asking
+	// Array.isArray (a call into the VM) about every object the runtime
+	// serializes or shows cost more than the answer.
+	if obj.ExportType() != proxyType {
+		return false
+	}
 	v, err := env.ArrayIsArray(goja.Undefined(), obj)
 	return err == nil && v.ToBoolean()
 }
@@ -206,6 +213,8 @@ func HasProto(obj, proto *goja.Object) bool {
 	}
 	return false
 }
+
+var proxyType = reflect.TypeOf(goja.Proxy{})
 
 // IntOf reads a length or size that user code may have deleted or replaced.
 func IntOf(v goja.Value) int64 {

@@ -2,8 +2,11 @@ package jsenv
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dop251/goja"
 )
 
 var mentionsCases = []struct {
@@ -70,5 +73,34 @@ func TestVocabularyIsMentions(t *testing.T) {
 				t.Fatalf("Scan(%q).Any(%q) = %v, Mentions says %v", code, name, got, want)
 			}
 		}
+	}
+}
+
+// TestIsArray: arrays and proxies of arrays (through any number of proxies)
+// are arrays; objects, array-likes, functions and proxies of them are not; a
+// revoked proxy throws as Array.isArray does.
+func TestIsArray(t *testing.T) {
+	vm := goja.New()
+	env, err := New(vm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vm.RunString(`const r = Proxy.revocable([], {}); r.revoke();
+[[[]], [new Proxy([], {})], [new Proxy(new Proxy([1], {}), {})], [Object.create(Array.prototype)],
+ [{ length: 0 }], [new Proxy({}, {})], [function () {}], [new Proxy(function () {}, {})], [new Uint8Array(1)], [r.proxy]]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{true, true, true, false, false, false, false, false, false}
+	cases := v.ToObject(vm)
+	for i, w := range want {
+		obj := cases.Get(strconv.Itoa(i)).ToObject(vm).Get("0").ToObject(vm)
+		if got := env.IsArray(obj); got != w {
+			t.Errorf("case %d: IsArray = %v, want %v", i, got, w)
+		}
+	}
+	revoked := cases.Get(strconv.Itoa(len(want))).ToObject(vm).Get("0").ToObject(vm)
+	if ex := vm.Try(func() { env.IsArray(revoked) }); ex == nil || !strings.Contains(ex.Error(), "revoked") {
+		t.Errorf("a revoked proxy: %v, want a TypeError", ex)
 	}
 }
