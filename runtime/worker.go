@@ -107,7 +107,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				return 3
 			}
 			go func() {
-				growstack.To32K()
+				growstack.To16K()
 				outcome, retire := wr.execute(m.Run)
 				outcome.Error = capError(outcome.Error)
 				mu.Lock()
@@ -232,7 +232,7 @@ var prebuilt = make(chan *execution, 1)
 // prebuild builds the next run's VM in the background.
 func prebuild() {
 	go func() {
-		growstack.To32K()
+		growstack.To16K()
 		ex := newExecution(nil, Limits{}, "")
 		if ex.setupBase() != nil {
 			return // the run builds its own, and reports what failed
