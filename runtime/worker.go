@@ -63,6 +63,10 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	// soft memory limit and the address-space cap, none of which depend on
 	// GOGC.
 	debug.SetGCPercent(workerGCPercent)
+	// Nothing reads a worker's heap profile, and sampling it (a stack
+	// walk every 512 KiB allocated, which a VM's build does twice) was
+	// 1% of a busy worker's CPU.
+	goruntime.MemProfileRate = 0
 	prebuild()
 	// A Go stack overflow is fatal; a smaller cap makes it come sooner and
 	// cheaper (the default is 1 GB), and the parent reports it as the stack limit.
