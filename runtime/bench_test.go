@@ -260,3 +260,19 @@ func BenchmarkHostCallsTogether100Worker(b *testing.B) {
 func BenchmarkDenoRun(b *testing.B) {
 	benchutil.Deno(b, "const xs = [1, 2, 3];\nconsole.log(JSON.stringify({ sum: xs.reduce((a, b) => a + b, 0) }));\n", `{"sum":6}`)
 }
+
+// BenchmarkResultList200InProcess: a snippet returning 200 objects of a
+// list's shape (nested objects, arrays, strings with escapes), whose walk to
+// the run's JSON result (serialize.go) is most of the run; per run, with
+// its allocations.
+func BenchmarkResultList200InProcess(b *testing.B) {
+	rt := runtimes(b)[InProcess]
+	code := "return Array.from({ length: 200 }, (_, i) => ({ id: i, name: 'item ' + i, tags: ['a', 'b'], " +
+		"owner: { login: 'ann', id: 7 }, score: i / 3, open: true, note: 'line\\n2' }))"
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := run(b, rt, Request{Code: code}); !res.OK {
+			b.Fatal(res.Error)
+		}
+	}
+}

@@ -69,6 +69,11 @@ func TestResultErrors(t *testing.T) {
 		{"bigint", "return { n: [1n] }", KindResult, "", "BigInt at $.n[0]"},
 		{"throwing getter", "return { get x() { throw new Error('nope') } }", KindResult, "", "threw at $.x: Error: nope"},
 		{"too large", "return { big: 'z'.repeat(2e6) }", KindLimit, LimitResultSize, "1MiB result limit (stopped at $.big)"},
+		// Where an error happened, spelt as the path to it.
+		{"cycle under a quoted key and an index", `const o: any = { "a key": [1, {}] }; o["a key"][1].x = o; return o`, KindResult, "", `cycle at $["a key"][1].x`},
+		{"bigint in a typed array", "return { t: [new BigInt64Array(2)] }", KindResult, "", "BigInt at $.t[0][0]"},
+		{"too large in an array", "return [1, { s: ['z'.repeat(2e6)] }]", KindLimit, LimitResultSize, "(stopped at $[1].s[0])"},
+		{"too large at a key", "const o: any = { a: 1 }; o['k'.repeat(2e6)] = 1; return o", KindLimit, LimitResultSize, "(stopped at $)"},
 		{"too deep", "let o: any = {}; const root = o; for (let i = 0; i < 1000; i++) { o.n = {}; o = o.n } return root", KindResult, "", "nested deeper than 256 levels"},
 	}
 	bothModes(t, func(t *testing.T, rt *Runtime) {

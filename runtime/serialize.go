@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -50,15 +51,24 @@ type jsonWriter struct {
 	buf   []byte
 	limit int
 	stack []*goja.Object
-	path  []string
+	// path is where the walk is, below "$": spelt out only for an error
+	// (pathString), so that a value's walk allocates no path strings.
+	path  []pathStep
 	steps int
 	err   *jsonError
+}
+
+// pathStep is one step of jsonWriter.path: an object's key, or an index.
+type pathStep struct {
+	key     string
+	index   int64
+	isIndex bool
 }
 
 // toJSON serializes v inside the VM. It returns (nil, nil) for a top-level
 // undefined (or function, or symbol).
 func (e *execution) toJSON(v goja.Value, limit int) (json.RawMessage, *jsonError, error) {
-	w := &jsonWriter{e: e, limit: limit, path: []string{"$"}}
+	w := &jsonWriter{e: e, limit: limit}
 	var wrote bool
 	err := e.callInVM(func() { wrote = w.property(v, "", nil, 0) })
 	select {
@@ -105,7 +115,19 @@ func (e *execution) callInVM(f func()) error {
 	return err
 }
 
-func (w *jsonWriter) pathString() string { return strings.Join(w.path, "") }
+// pathString is the path as messages show it: $.key, $["a key"], $[3].
+func (w *jsonWriter) pathString() string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, p := range w.path {
+		if p.isIndex {
+			b.WriteString("[" + strconv.FormatInt(p.index, 10) + "]")
+		} else {
+			b.WriteString(pathKey(p.key))
+		}
+	}
+	return b.String()
+}
 
 func (w *jsonWriter) fail(kind, message string) bool {
 	if w.err == nil {
@@ -119,6 +141,33 @@ func (w *jsonWriter) write(s string) bool {
 		return w.fail("size", "")
 	}
 	w.buf = append(w.buf, s...)
+	return true
+}
+
+// writeQuoted is write(quoteJSON(s)) without the string in between.
+func (w *jsonWriter) writeQuoted(s string) bool {
+	// Escaping only grows a string: one that cannot fit unescaped is over
+	// the cap without building its (up to 6x larger) escaped form.
+	if len(w.buf)+len(s)+2 > w.limit {
+		return w.fail("size", "")
+	}
+	mark := len(w.buf)
+	w.buf = appendQuoteJSON(w.buf, s)
+	if len(w.buf) > w.limit {
+		w.buf = w.buf[:mark]
+		return w.fail("size", "")
+	}
+	return true
+}
+
+// writeInt is write(strconv.FormatInt(n, 10)) without the string.
+func (w *jsonWriter) writeInt(n int64) bool {
+	mark := len(w.buf)
+	w.buf = strconv.AppendInt(w.buf, n, 10)
+	if len(w.buf) > w.limit {
+		w.buf = w.buf[:mark]
+		return w.fail("size", "")
+	}
 	return true
 }
 
@@ -210,16 +259,11 @@ func exportOf(v goja.Value) any {
 func (w *jsonWriter) primitive(x any) bool {
 	switch t := x.(type) {
 	case string:
-		// Escaping only grows a string: one that cannot fit unescaped is over
-		// the cap without building its (up to 6x larger) escaped form.
-		if len(w.buf)+len(t)+2 > w.limit {
-			return w.fail("size", "")
-		}
-		return w.write(quoteJSON(t))
+		return w.writeQuoted(t)
 	case bool:
 		return w.write(strconv.FormatBool(t))
 	case int64:
-		return w.write(strconv.FormatInt(t, 10))
+		return w.writeInt(t)
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return w.write("null")
@@ -247,7 +291,7 @@ func (w *jsonWriter) typedArray(obj *goja.Object, depth int) bool {
 		if (i > 0 && !w.write(",")) || !w.write(`"`+k+`":`) {
 			return false
 		}
-		w.path = append(w.path, "["+k+"]")
+		w.path = append(w.path, pathStep{index: i, isIndex: true})
 		wrote := w.property(obj.Get(k), k, obj, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if w.err != nil {
@@ -269,8 +313,9 @@ func (w *jsonWriter) array(obj *goja.Object, depth int) bool {
 		if i > 0 && !w.write(",") {
 			return false
 		}
-		w.path = append(w.path, "["+strconv.FormatInt(i, 10)+"]")
-		wrote := w.property(obj.Get(strconv.FormatInt(i, 10)), strconv.FormatInt(i, 10), obj, depth+1)
+		k := strconv.FormatInt(i, 10)
+		w.path = append(w.path, pathStep{index: i, isIndex: true})
+		wrote := w.property(obj.Get(k), k, obj, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if w.err != nil {
 			return false
@@ -296,10 +341,10 @@ func (w *jsonWriter) object(obj *goja.Object, depth int) bool {
 		if !first && !w.write(",") {
 			return false
 		}
-		if !w.write(quoteJSON(k)) || !w.write(":") {
+		if !w.writeQuoted(k) || !w.write(":") {
 			return false
 		}
-		w.path = append(w.path, pathKey(k))
+		w.path = append(w.path, pathStep{key: k})
 		wrote := w.property(obj.Get(k), k, obj, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if w.err != nil {
@@ -335,46 +380,47 @@ func pathKey(k string) string {
 
 // quoteJSON writes a JSON string as JSON.stringify does: only ", \ and
 // control characters are escaped; invalid UTF-8 becomes U+FFFD.
-func quoteJSON(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
+func quoteJSON(s string) string { return string(appendQuoteJSON(nil, s)) }
+
+// appendQuoteJSON appends quoteJSON(s) to b.
+func appendQuoteJSON(b []byte, s string) []byte {
+	b = slices.Grow(b, len(s)+2)
+	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
 			case c == '"':
-				b.WriteString(`\"`)
+				b = append(b, `\"`...)
 			case c == '\\':
-				b.WriteString(`\\`)
+				b = append(b, `\\`...)
 			case c == '\n':
-				b.WriteString(`\n`)
+				b = append(b, `\n`...)
 			case c == '\r':
-				b.WriteString(`\r`)
+				b = append(b, `\r`...)
 			case c == '\t':
-				b.WriteString(`\t`)
+				b = append(b, `\t`...)
 			case c == '\b':
-				b.WriteString(`\b`)
+				b = append(b, `\b`...)
 			case c == '\f':
-				b.WriteString(`\f`)
+				b = append(b, `\f`...)
 			case c < 0x20:
-				fmt.Fprintf(&b, `\u%04x`, c)
+				b = fmt.Appendf(b, `\u%04x`, c)
 			default:
-				b.WriteByte(c)
+				b = append(b, c)
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteString("\ufffd")
+			b = append(b, "\ufffd"...)
 		} else {
-			b.WriteString(s[i : i+size])
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
 	}
-	b.WriteByte('"')
-	return b.String()
+	return append(b, '"')
 }
 
 // serializeResult turns the snippet's value into the run's JSON result.
