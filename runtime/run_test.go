@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -368,4 +369,36 @@ func TestTimerCallbackThrowEndsRun(t *testing.T) {
 			t.Fatalf("error = %+v, want the timer's exception at line 1", res.Error)
 		}
 	})
+}
+
+// TestResultBytesAreJSONStringify: a result's JSON is byte for byte what the
+// VM's JSON.stringify writes for the same value, for every kind of
+// primitive (the serializer writes each kind itself) in objects and arrays.
+// In process: from a worker the result arrives re-encoded by its frame,
+// which escapes <, >, & and U+2028/U+2029 (the same JSON, other bytes).
+func TestResultBytesAreJSONStringify(t *testing.T) {
+	t.Parallel()
+	values := []string{
+		`[0, 1, -1, 255, 256, 65536, -2147483648, 2147483648, 9007199254740991, 2 ** 53 + 2, -(2 ** 63)]`,
+		`[-0, 0.1, 0.1 + 0.2, 1e21, 1e-7, 1.5e-7, 5e-324, 1.7976931348623157e308, -1.25, 123456789.125, 1 / 3]`,
+		`[NaN, Infinity, -Infinity, true, false, null, undefined]`,
+		`["", "plain", "q\"uote", "back\\slash", "\n\r\t\b\f", "\u0001\u001f\u007f", "é ü ß", "€ 中文", "😀 𝄞", "<a & b>", "\u2028\u2029"]`,
+		`{ "a key": 1, "q\"k": [2, { "é": "ü", "😀": "x" }], "\n": null, "": "" }`,
+		`[new Number(-0), new Number(2.5), new String("boxed \"s\""), new Boolean(true), Object(1)]`,
+		`{ nested: [[[], {}], [{ a: [1, "two", 3.5, false] }]], n: 12345678901234 }`,
+	}
+	rt := runtimes(t)[InProcess]
+	for _, v := range values {
+		res := run(t, rt, Request{Code: "return " + v})
+		mustOK(t, res)
+		ref := run(t, rt, Request{Code: "return JSON.stringify(" + v + ")"})
+		mustOK(t, ref)
+		var want string
+		if err := json.Unmarshal(ref.Value, &want); err != nil {
+			t.Fatal(err)
+		}
+		if string(res.Value) != want {
+			t.Errorf("%s\n got  %s\n want %s", v, res.Value, want)
+		}
+	}
 }

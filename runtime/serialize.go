@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 			}
 			v = nv
 		}
-	} else if _, isBig := exportOf(v).(*big.Int); isBig {
+	} else if v != nil && v.ExportType() == typeBigInt {
 		// JSON.stringify asks a BigInt for toJSON too (BigInt.prototype.toJSON
 		// is a common idiom); without one it is an error.
 		toJSON, ok := goja.AssertFunction(v.ToObject(w.e.vm).Get("toJSON"))
@@ -218,7 +219,7 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 		if _, isSym := v.(*goja.Symbol); isSym {
 			return false
 		}
-		return w.primitive(exportOf(v))
+		return w.primitiveValue(v)
 	}
 	switch obj.ClassName() {
 	case "Function":
@@ -256,6 +257,32 @@ func exportOf(v goja.Value) any {
 	return v.Export()
 }
 
+// The types goja exports primitives as (Value.ExportType).
+var (
+	typeString  = reflect.TypeOf("")
+	typeInt64   = reflect.TypeOf(int64(0))
+	typeFloat64 = reflect.TypeOf(float64(0))
+	typeBool    = reflect.TypeOf(false)
+	typeBigInt  = reflect.TypeOf((*big.Int)(nil))
+)
+
+// primitiveValue is primitive(v.Export()) without putting v's Go value in
+// an interface (an allocation for every string and most numbers of a
+// result).
+func (w *jsonWriter) primitiveValue(v goja.Value) bool {
+	switch v.ExportType() {
+	case typeString:
+		return w.writeQuoted(v.String())
+	case typeInt64:
+		return w.writeInt(v.ToInteger())
+	case typeFloat64:
+		return w.writeFloat(v.ToFloat())
+	case typeBool:
+		return w.write(strconv.FormatBool(v.ToBoolean()))
+	}
+	return w.primitive(exportOf(v))
+}
+
 func (w *jsonWriter) primitive(x any) bool {
 	switch t := x.(type) {
 	case string:
@@ -265,17 +292,21 @@ func (w *jsonWriter) primitive(x any) bool {
 	case int64:
 		return w.writeInt(t)
 	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return w.write("null")
-		}
-		if t == 0 {
-			return w.write("0")
-		}
-		return w.write(inspect.NumberString(t))
+		return w.writeFloat(t)
 	case *big.Int:
 		return w.fail("bigint", "")
 	}
 	return w.write("null")
+}
+
+func (w *jsonWriter) writeFloat(t float64) bool {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return w.write("null")
+	}
+	if t == 0 {
+		return w.write("0")
+	}
+	return w.write(inspect.NumberString(t))
 }
 
 // typedArray writes {"0":...,"1":...} as JSON.stringify does, index by
