@@ -133,6 +133,9 @@ var familyNames = func() *jsenv.Vocabulary {
 func (e *execution) installNamedFamilies(code jsenv.Mentioned) error {
 	for _, f := range families {
 		if !f.everyVM && (code.Any(f.globals) || code.Any(f.also)) {
+			if err := e.env.CaptureArray(); err != nil {
+				return err
+			}
 			if err := f.install(e); err != nil {
 				return err
 			}

@@ -27,10 +27,12 @@ import (
 //
 // Capturing a built-in makes goja build it: its constructor, prototype and
 // every method (Map, Set and the typed arrays ~15-22 µs each), and a trivial
-// run builds none of them otherwise. So only the ones every run needs
-// (Array, Promise) are captured by New; the rest when the snippet's code
-// names them (CaptureFor) or a family that uses them is installed, still
-// before any of the code runs. A field left nil is a kind of object the
+// run builds none of them otherwise. So only what every run needs
+// (Promise.prototype.then: the run is an async function, which builds
+// Promise anyway) is captured by New; Array.from when a family is
+// installed (CaptureArray: only families use it), the rest when the
+// snippet's code names them (CaptureFor) or a family that uses them is
+// installed, still before any of the code runs. A field left nil is a kind of object the
 // snippet can only have reached through a name built at run time
 // (globalThis[["Ma", "p"].join("")]; esbuild folds "Ma" + "p"): Is is false
 // for it, and the object is shown and serialised as a plain object.
@@ -39,8 +41,8 @@ import (
 type Env struct {
 	VM *goja.Runtime
 
-	ArrayFrom, ArrayIsArray goja.Callable
-	PromiseThen             goja.Callable
+	ArrayFrom   goja.Callable // nil until CaptureArray
+	PromiseThen goja.Callable
 
 	MapCtor        *goja.Object // nil until CaptureMap
 	MapGet, MapSet goja.Callable
@@ -80,14 +82,24 @@ var errMissingBuiltin = errors.New("runtime: the VM lacks a built-in the runtime
 // New captures the built-ins every run's host code uses from a fresh VM.
 func New(vm *goja.Runtime) (*Env, error) {
 	env := &Env{VM: vm}
-	array := env.global("Array")
-	env.ArrayFrom = method(array, "from")
-	env.ArrayIsArray = method(array, "isArray")
 	env.PromiseThen = method(env.global("Promise").Get("prototype").ToObject(vm), "then")
-	if env.ArrayFrom == nil || env.ArrayIsArray == nil || env.PromiseThen == nil {
+	if env.PromiseThen == nil {
 		return nil, errMissingBuiltin
 	}
 	return env, nil
+}
+
+// CaptureArray takes Array.from, which goja builds with the Array
+// constructor (~8 µs, 2% of a worker's CPU on a five-call run, for runs
+// that never call it). The run calls it before it installs a family, the
+// only code that uses it.
+func (env *Env) CaptureArray() error {
+	if env.ArrayFrom == nil {
+		if env.ArrayFrom = method(env.global("Array"), "from"); env.ArrayFrom == nil {
+			return errMissingBuiltin
+		}
+	}
+	return nil
 }
 
 // capturedWhenNamed are the built-ins CaptureFor takes for code that names
@@ -178,14 +190,19 @@ func (env *Env) IsArray(obj *goja.Object) bool {
 	if obj.ClassName() == "Array" {
 		return true
 	}
-	// Only a proxy can be an array without being of class Array; asking
-	// Array.isArray (a call into the VM) about every object the runtime
-	// serializes or shows cost more than the answer.
-	if obj.ExportType() != proxyType {
-		return false
+	// Only a proxy can be an array without being of class Array: one of an
+	// array, through any number of proxies (goja's own isArray). Followed
+	// here rather than by calling Array.isArray for every object the
+	// runtime serializes or shows, which cost more than the answer and
+	// needed the Array constructor built. A proxy's target is fixed when
+	// it is made, so the chain ends.
+	for obj.ExportType() == proxyType {
+		p, _ := obj.Export().(goja.Proxy)
+		if obj = p.Target(); obj == nil {
+			return false // revoked: Array.isArray throws, which this reported as false
+		}
 	}
-	v, err := env.ArrayIsArray(goja.Undefined(), obj)
-	return err == nil && v.ToBoolean()
+	return obj.ClassName() == "Array"
 }
 
 // Is reports whether obj is an instance of ctor (subclasses included); never

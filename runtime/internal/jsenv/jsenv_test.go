@@ -99,6 +99,14 @@ func TestIsArray(t *testing.T) {
 			t.Errorf("case %d: IsArray = %v, want %v", i, got, w)
 		}
 	}
+	// A proxy of a revoked proxy: Array.isArray throws, IsArray says false.
+	behind, err := vm.RunString(`const r2 = Proxy.revocable([], {}); const outer = new Proxy(r2.proxy, {}); r2.revoke(); outer`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.IsArray(behind.ToObject(vm)) {
+		t.Error("a proxy of a revoked proxy: IsArray = true")
+	}
 	revoked := cases.Get(strconv.Itoa(len(want))).ToObject(vm).Get("0").ToObject(vm)
 	if ex := vm.Try(func() { env.IsArray(revoked) }); ex == nil || !strings.Contains(ex.Error(), "revoked") {
 		t.Errorf("a revoked proxy: %v, want a TypeError", ex)
