@@ -402,3 +402,25 @@ func TestResultBytesAreJSONStringify(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentsWithAGetterThatCalls: a getter in a call's arguments that
+// starts another call serializes that call's arguments inside the first's
+// (callInVM is entered again): each call keeps its own arguments, and a
+// getter that throws is the argument's error, not the outer call's.
+func TestArgumentsWithAGetterThatCalls(t *testing.T) {
+	t.Parallel()
+	code := `let inner: Promise<any> | undefined;
+const outer = demo.echo({ a: 1, get b() { inner = demo.echo({ c: [2, { d: 3 }] }); return "x" }, e: 4 });
+const [o, i] = await Promise.all([outer, inner]);
+let thrown = "";
+try { await demo.echo({ get f(): number { throw new Error("from getter") } }) } catch (err) { thrown = String(err) }
+return [o.args, i.args, thrown, JSON.stringify({ g: 5 })]`
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: code, Tools: demoTools, Host: &recordingHost{}})
+		mustOK(t, res)
+		want := `[{"a":1,"b":"x","e":4},{"c":[2,{"d":3}]},"MCPToolError: demo.echo: turning the argument into JSON threw at $.f: Error: from getter","{\"g\":5}"]`
+		if got := string(res.Value); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
+}
