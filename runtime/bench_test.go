@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,6 +50,8 @@ func benchmarkTrivial(b *testing.B, iso Isolation, unique bool) {
 	defer rt.Close()
 	warm(b, rt)
 	var l benchutil.Latencies
+	cpu := startWorkerCPU(iso)
+	defer cpu.report(b, "op", 1)
 	for i := 0; b.Loop(); i++ {
 		code := trivialSnippet
 		if unique {
@@ -119,6 +123,8 @@ func benchmarkHostCallsOf(b *testing.B, iso Isolation, journalled bool) {
 	})
 	code := "let n = 0;\nfor (let i = 0; i < 100; i++) { const r = await demo.echo({ i }); if ((r as any).ok) n++ }\nreturn n"
 	var l benchutil.Latencies
+	cpu := startWorkerCPU(iso)
+	defer cpu.report(b, "call", 100)
 	for b.Loop() {
 		l.Time(func() {
 			req := Request{Code: code, Tools: demoTools, Host: host}
@@ -136,6 +142,92 @@ func benchmarkHostCallsOf(b *testing.B, iso Isolation, journalled bool) {
 
 func BenchmarkHostCalls100InProcess(b *testing.B) { benchmarkHostCalls(b, InProcess) }
 func BenchmarkHostCalls100Worker(b *testing.B)    { benchmarkHostCalls(b, IsolateWorkers) }
+
+// BenchmarkFiveCallsWorker is the five-call snippet of make load's
+// reference benchmark (codemode's BenchmarkServeLoadReference) against a
+// host that answers at once with what the example tracker's list_projects
+// returns: what a worker spends on the snippet agents send most, per run.
+func BenchmarkFiveCallsWorker(b *testing.B) {
+	rt, err := New(Options{Isolation: IsolateWorkers, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	warm(b, rt)
+	projects := json.RawMessage(`[{"id":"PRJ-1","name":"Website relaunch","status":"active","owner":"ana"},` +
+		`{"id":"PRJ-2","name":"Mobile app","status":"active","owner":"ben"},` +
+		`{"id":"PRJ-4","name":"Data platform","status":"active","owner":"chen"}]`)
+	host := HostFunc(func(ctx context.Context, c ToolCall) (json.RawMessage, error) { return projects, nil })
+	tools := []Tool{{ID: "demo:list_projects", Namespace: "demo", Function: "listProjects"}}
+	code := "const out = [];\nfor (let i = 0; i < 5; i++) out.push((await demo.listProjects({})).length);\nreturn out"
+	var l benchutil.Latencies
+	cpu := startWorkerCPU(IsolateWorkers)
+	defer cpu.report(b, "op", 1)
+	for b.Loop() {
+		l.Time(func() {
+			res, err := rt.Run(context.Background(), Request{Code: code, Tools: tools, Host: host})
+			if err != nil || !res.OK || string(res.Value) != "[3,3,3,3,3]" {
+				b.Fatalf("%v %+v", err, res)
+			}
+		})
+	}
+	l.Report(b, "op", 1)
+}
+
+// workerCPU is the CPU the benchmark's workers spent while it ran: the
+// user and system time of its child processes (/proc, 10 ms resolution, so
+// run enough iterations: -benchtime 2000x), with that of the workers that
+// exited meanwhile (recycled every maxRunsPerWorker runs), which the
+// process's RUSAGE_CHILDREN holds once they are waited for.
+type workerCPU struct {
+	on     bool
+	before map[string]float64 // live children by pid and start time
+	reaped float64            // RUSAGE_CHILDREN, ms
+}
+
+func startWorkerCPU(iso Isolation) *workerCPU {
+	if iso != IsolateWorkers {
+		return &workerCPU{}
+	}
+	return &workerCPU{on: true, before: childrenCPU(), reaped: reapedCPU()}
+}
+
+func childrenCPU() map[string]float64 {
+	out := map[string]float64{}
+	for _, pid := range benchutil.Children(os.Getpid()) {
+		if st, ok := benchutil.ReadStat(pid); ok {
+			out[fmt.Sprint(pid, "/", st.StartTime)] = st.CPUMillis
+		}
+	}
+	return out
+}
+
+func reapedCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// report adds worker-cpu-µs/<unit>: the workers' CPU over the benchmark's
+// iterations, per unit (per times an iteration).
+func (w *workerCPU) report(b *testing.B, unit string, per int) {
+	if !w.on || b.N == 0 {
+		return
+	}
+	ms := reapedCPU() - w.reaped
+	after := childrenCPU()
+	for k, v := range after {
+		ms += v - w.before[k] // a worker started meanwhile: all of its CPU
+	}
+	for k, v := range w.before {
+		if _, ok := after[k]; !ok {
+			ms -= v // reaped: RUSAGE_CHILDREN has all of it, this much from before
+		}
+	}
+	b.ReportMetric(ms*1000/float64(b.N*per), "worker-cpu-µs/"+unit)
+}
 
 // BenchmarkHostCallsTogether100Worker: a snippet starting 100 calls at once
 // (Promise.all), whose call frames cross to the parent together; per call.
@@ -167,4 +259,20 @@ func BenchmarkHostCallsTogether100Worker(b *testing.B) {
 // return: it prints the same result instead.
 func BenchmarkDenoRun(b *testing.B) {
 	benchutil.Deno(b, "const xs = [1, 2, 3];\nconsole.log(JSON.stringify({ sum: xs.reduce((a, b) => a + b, 0) }));\n", `{"sum":6}`)
+}
+
+// BenchmarkResultList200InProcess: a snippet returning 200 objects of a
+// list's shape (nested objects, arrays, strings with escapes), whose walk to
+// the run's JSON result (serialize.go) is most of the run; per run, with
+// its allocations.
+func BenchmarkResultList200InProcess(b *testing.B) {
+	rt := runtimes(b)[InProcess]
+	code := "return Array.from({ length: 200 }, (_, i) => ({ id: i, name: 'item ' + i, tags: ['a', 'b'], " +
+		"owner: { login: 'ann', id: 7 }, score: i / 3, open: true, note: 'line\\n2' }))"
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := run(b, rt, Request{Code: code}); !res.OK {
+			b.Fatal(res.Error)
+		}
+	}
 }

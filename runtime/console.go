@@ -17,6 +17,7 @@ import (
 // reaches the host's stdout: entries go to vmSide.log, in order, with levels.
 type consoleState struct {
 	e         *execution
+	obj       *goja.Object // the global console
 	limit     int
 	used      int
 	truncated bool
@@ -35,11 +36,28 @@ const maxEntryBytes = 64 << 10
 // result, a frame on the pipe), or a loop of them would never hit the limit.
 const logEntryOverhead = 32
 
+// installConsole defines the global console, an object without its methods:
+// those (19 native functions, a fifth of a fresh VM's CPU) are added by
+// installMethods when the run's code names console, which is the only way
+// agent code reaches them (globals.go: a family is installed when named).
+// The object itself is there for every run, so the global names a snippet
+// sees are the same whether it logs or not.
 func (e *execution) installConsole() error {
-	c := &consoleState{e: e, limit: e.limits.OutputBytes, counts: map[string]int{}, timers: map[string]time.Time{}}
+	c := &consoleState{e: e, limit: e.limits.OutputBytes}
 	e.console = c
 	vm := e.vm
-	con := vm.NewObject()
+	c.obj = vm.NewObject()
+	return vm.GlobalObject().DefineDataProperty("console", c.obj, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+// consoleNames are the names that give a run the console's methods.
+var consoleNames = []string{"console"}
+
+// installMethods gives the console object its methods, before any of the
+// run's code runs.
+func (c *consoleState) installMethods() error {
+	vm := c.e.vm
+	c.counts, c.timers = map[string]int{}, map[string]time.Time{}
 	level := func(l LogLevel) func(goja.FunctionCall) goja.Value {
 		return func(call goja.FunctionCall) goja.Value {
 			c.emit(l, call.Arguments)
@@ -103,11 +121,11 @@ func (e *execution) installConsole() error {
 	}
 	methods["groupCollapsed"] = methods["group"]
 	for name, fn := range methods {
-		if err := con.DefineDataProperty(name, jsenv.NativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
+		if err := c.obj.DefineDataProperty(name, jsenv.NativeFunc(vm, name, fn), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
 			return err
 		}
 	}
-	return vm.GlobalObject().DefineDataProperty("console", con, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return nil
 }
 
 func labelOf(call goja.FunctionCall) string {

@@ -87,6 +87,8 @@ type execution struct {
 	nextTimerID int64
 	timerSeq    uint64
 	console     *consoleState
+	inVM        goja.Callable // runs inVMJob inside the VM (callInVM)
+	inVMJob     func()
 	unhandled   []*goja.Promise // rejected promises without a handler, in order of rejection
 	// pendingFatal is an error that must end the run, raised while the loop
 	// ran a job (an interrupt, a stack overflow, an uncaught timer exception).

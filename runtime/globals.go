@@ -52,7 +52,8 @@ type family struct {
 	also []string
 	// everyVM families are installed with every VM, before the run is known
 	// (setupBase, while a worker waits); the others when the snippet's code
-	// names them (installNamedFamilies).
+	// names them (installNamedFamilies). The console is every VM's, its
+	// methods only a run's that names it (installConsole).
 	everyVM        bool
 	inLib, refusal bool // see Global
 	install        func(*execution) error
@@ -117,11 +118,24 @@ func (e *execution) installEveryVMFamilies() error {
 	return nil
 }
 
-// installNamedFamilies installs, in order, each family that is not everyVM
-// and that code mentions.
-func (e *execution) installNamedFamilies(code string) error {
+// familyNames is every name the families are installed by, read from a
+// snippet's code in one pass (jsenv.Vocabulary).
+var familyNames = func() *jsenv.Vocabulary {
+	var lists [][]string
 	for _, f := range families {
-		if !f.everyVM && (jsenv.Mentions(code, f.globals) || jsenv.Mentions(code, f.also)) {
+		lists = append(lists, f.globals, f.also)
+	}
+	return jsenv.NewVocabulary(lists...)
+}()
+
+// installNamedFamilies installs, in order, each family that is not everyVM
+// and that the code mentions.
+func (e *execution) installNamedFamilies(code jsenv.Mentioned) error {
+	for _, f := range families {
+		if !f.everyVM && (code.Any(f.globals) || code.Any(f.also)) {
+			if err := e.env.CaptureArray(); err != nil {
+				return err
+			}
 			if err := f.install(e); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,11 @@ func TestResultErrors(t *testing.T) {
 		{"bigint", "return { n: [1n] }", KindResult, "", "BigInt at $.n[0]"},
 		{"throwing getter", "return { get x() { throw new Error('nope') } }", KindResult, "", "threw at $.x: Error: nope"},
 		{"too large", "return { big: 'z'.repeat(2e6) }", KindLimit, LimitResultSize, "1MiB result limit (stopped at $.big)"},
+		// Where an error happened, spelt as the path to it.
+		{"cycle under a quoted key and an index", `const o: any = { "a key": [1, {}] }; o["a key"][1].x = o; return o`, KindResult, "", `cycle at $["a key"][1].x`},
+		{"bigint in a typed array", "return { t: [new BigInt64Array(2)] }", KindResult, "", "BigInt at $.t[0][0]"},
+		{"too large in an array", "return [1, { s: ['z'.repeat(2e6)] }]", KindLimit, LimitResultSize, "(stopped at $[1].s[0])"},
+		{"too large at a key", "const o: any = { a: 1 }; o['k'.repeat(2e6)] = 1; return o", KindLimit, LimitResultSize, "(stopped at $)"},
 		{"too deep", "let o: any = {}; const root = o; for (let i = 0; i < 1000; i++) { o.n = {}; o = o.n } return root", KindResult, "", "nested deeper than 256 levels"},
 	}
 	bothModes(t, func(t *testing.T, rt *Runtime) {
@@ -361,6 +367,60 @@ func TestTimerCallbackThrowEndsRun(t *testing.T) {
 		res := run(t, rt, Request{Code: "setTimeout(() => { throw new Error('in timer') }, 1);\nawait new Promise((r) => setTimeout(r, 50));\nreturn 1"})
 		if res.Error == nil || res.Error.Kind != KindRuntime || !strings.Contains(res.Error.Message, "in timer") || res.Error.Line != 1 {
 			t.Fatalf("error = %+v, want the timer's exception at line 1", res.Error)
+		}
+	})
+}
+
+// TestResultBytesAreJSONStringify: a result's JSON is byte for byte what the
+// VM's JSON.stringify writes for the same value, for every kind of
+// primitive (the serializer writes each kind itself) in objects and arrays.
+// In process: from a worker the result arrives re-encoded by its frame,
+// which escapes <, >, & and U+2028/U+2029 (the same JSON, other bytes).
+func TestResultBytesAreJSONStringify(t *testing.T) {
+	t.Parallel()
+	values := []string{
+		`[0, 1, -1, 255, 256, 65536, -2147483648, 2147483648, 9007199254740991, 2 ** 53 + 2, -(2 ** 63)]`,
+		`[-0, 0.1, 0.1 + 0.2, 1e21, 1e-7, 1.5e-7, 5e-324, 1.7976931348623157e308, -1.25, 123456789.125, 1 / 3]`,
+		`[NaN, Infinity, -Infinity, true, false, null, undefined]`,
+		`["", "plain", "q\"uote", "back\\slash", "\n\r\t\b\f", "\u0001\u001f\u007f", "é ü ß", "€ 中文", "😀 𝄞", "<a & b>", "\u2028\u2029"]`,
+		`{ "a key": 1, "q\"k": [2, { "é": "ü", "😀": "x" }], "\n": null, "": "" }`,
+		`[new Number(-0), new Number(2.5), new String("boxed \"s\""), new Boolean(true), Object(1)]`,
+		`{ nested: [[[], {}], [{ a: [1, "two", 3.5, false] }]], n: 12345678901234 }`,
+	}
+	rt := runtimes(t)[InProcess]
+	for _, v := range values {
+		res := run(t, rt, Request{Code: "return " + v})
+		mustOK(t, res)
+		ref := run(t, rt, Request{Code: "return JSON.stringify(" + v + ")"})
+		mustOK(t, ref)
+		var want string
+		if err := json.Unmarshal(ref.Value, &want); err != nil {
+			t.Fatal(err)
+		}
+		if string(res.Value) != want {
+			t.Errorf("%s\n got  %s\n want %s", v, res.Value, want)
+		}
+	}
+}
+
+// TestArgumentsWithAGetterThatCalls: a getter in a call's arguments that
+// starts another call serializes that call's arguments inside the first's
+// (callInVM is entered again): each call keeps its own arguments, and a
+// getter that throws is the argument's error, not the outer call's.
+func TestArgumentsWithAGetterThatCalls(t *testing.T) {
+	t.Parallel()
+	code := `let inner: Promise<any> | undefined;
+const outer = demo.echo({ a: 1, get b() { inner = demo.echo({ c: [2, { d: 3 }] }); return "x" }, e: 4 });
+const [o, i] = await Promise.all([outer, inner]);
+let thrown = "";
+try { await demo.echo({ get f(): number { throw new Error("from getter") } }) } catch (err) { thrown = String(err) }
+return [o.args, i.args, thrown, JSON.stringify({ g: 5 })]`
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: code, Tools: demoTools, Host: &recordingHost{}})
+		mustOK(t, res)
+		want := `[{"a":1,"b":"x","e":4},{"c":[2,{"d":3}]},"MCPToolError: demo.echo: turning the argument into JSON threw at $.f: Error: from getter","{\"g\":5}"]`
+		if got := string(res.Value); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	})
 }

@@ -141,6 +141,31 @@ func TestGlobalsAreOnlyTheLanguageAndOurs(t *testing.T) {
 	})
 }
 
+// TestConsoleMethodsWhenNamed: every run has the global console, and its
+// methods when the code names console (the only way agent code reaches
+// them); a run that does not name it gets the object without building its
+// 19 functions. The name is spelt at run time below, as nothing real does.
+func TestConsoleMethodsWhenNamed(t *testing.T) {
+	t.Parallel()
+	unnamed := `const name = String.fromCharCode(99, 111, 110, 115, 111, 108, 101);
+const c = (globalThis as any)[name];
+return [typeof c, Object.getOwnPropertyNames(globalThis).includes(name), Object.keys(c).length]`
+	named := `console.log("x"); return [typeof console, Object.keys(console).sort().join(" ")]`
+	bothModes(t, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, Request{Code: unnamed})
+		mustOK(t, res)
+		if got := string(res.Value); got != `["object",true,0]` {
+			t.Errorf("a run that does not name console: %s", got)
+		}
+		res = run(t, rt, Request{Code: named})
+		mustOK(t, res)
+		want := `["object","assert count countReset debug dir error group groupCollapsed groupEnd info log table time timeEnd timeLog trace warn"]`
+		if got := string(res.Value); got != want || len(res.Logs) != 1 || res.Logs[0].Message != "x" {
+			t.Errorf("a run that names console: %s, logs %+v", got, res.Logs)
+		}
+	})
+}
+
 // TestSourceMapCommentsCannotReadHostFiles checks that a sourceMappingURL
 // naming a host file is never read: goja's default loader would read it.
 func TestSourceMapCommentsCannotReadHostFiles(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -50,24 +52,26 @@ type jsonWriter struct {
 	buf   []byte
 	limit int
 	stack []*goja.Object
-	path  []string
+	// path is where the walk is, below "$": spelt out only for an error
+	// (pathString), so that a value's walk allocates no path strings.
+	path  []pathStep
 	steps int
 	err   *jsonError
+}
+
+// pathStep is one step of jsonWriter.path: an object's key, or an index.
+type pathStep struct {
+	key     string
+	index   int64
+	isIndex bool
 }
 
 // toJSON serializes v inside the VM. It returns (nil, nil) for a top-level
 // undefined (or function, or symbol).
 func (e *execution) toJSON(v goja.Value, limit int) (json.RawMessage, *jsonError, error) {
-	w := &jsonWriter{e: e, limit: limit, path: []string{"$"}}
+	w := &jsonWriter{e: e, limit: limit}
 	var wrote bool
-	// Run inside a native function called through goja, so that exceptions from
-	// user code (toJSON, getters) and interrupts come back as errors.
-	fn := e.vm.ToValue(func(goja.FunctionCall) goja.Value {
-		wrote = w.property(v, "", nil, 0)
-		return goja.Undefined()
-	})
-	call, _ := goja.AssertFunction(fn)
-	_, err := call(goja.Undefined())
+	err := e.callInVM(func() { wrote = w.property(v, "", nil, 0) })
 	select {
 	case <-e.stopped: // the run is over (deadline, memory, cancel): that is the error
 		return nil, nil, e.stopErr
@@ -90,7 +94,41 @@ func (e *execution) toJSON(v goja.Value, limit int) (json.RawMessage, *jsonError
 	return json.RawMessage(w.buf), nil, nil
 }
 
-func (w *jsonWriter) pathString() string { return strings.Join(w.path, "") }
+// callInVM runs f inside a native function called through goja, so that
+// exceptions from user code (toJSON, getters) and interrupts come back as
+// errors. The function is made once a run, not once a call: goja's native
+// function objects are costly to build (a property map, the Go symbol's
+// name), and toJSON runs for every tool call's arguments. A getter can start
+// another call, and so another toJSON, inside f: the job before it is put
+// back when f returns.
+func (e *execution) callInVM(f func()) error {
+	if e.inVM == nil {
+		fn := e.vm.ToValue(func(goja.FunctionCall) goja.Value {
+			e.inVMJob()
+			return goja.Undefined()
+		})
+		e.inVM, _ = goja.AssertFunction(fn)
+	}
+	prev := e.inVMJob
+	e.inVMJob = f
+	defer func() { e.inVMJob = prev }()
+	_, err := e.inVM(goja.Undefined())
+	return err
+}
+
+// pathString is the path as messages show it: $.key, $["a key"], $[3].
+func (w *jsonWriter) pathString() string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, p := range w.path {
+		if p.isIndex {
+			b.WriteString("[" + strconv.FormatInt(p.index, 10) + "]")
+		} else {
+			b.WriteString(pathKey(p.key))
+		}
+	}
+	return b.String()
+}
 
 func (w *jsonWriter) fail(kind, message string) bool {
 	if w.err == nil {
@@ -104,6 +142,33 @@ func (w *jsonWriter) write(s string) bool {
 		return w.fail("size", "")
 	}
 	w.buf = append(w.buf, s...)
+	return true
+}
+
+// writeQuoted is write(quoteJSON(s)) without the string in between.
+func (w *jsonWriter) writeQuoted(s string) bool {
+	// Escaping only grows a string: one that cannot fit unescaped is over
+	// the cap without building its (up to 6x larger) escaped form.
+	if len(w.buf)+len(s)+2 > w.limit {
+		return w.fail("size", "")
+	}
+	mark := len(w.buf)
+	w.buf = appendQuoteJSON(w.buf, s)
+	if len(w.buf) > w.limit {
+		w.buf = w.buf[:mark]
+		return w.fail("size", "")
+	}
+	return true
+}
+
+// writeInt is write(strconv.FormatInt(n, 10)) without the string.
+func (w *jsonWriter) writeInt(n int64) bool {
+	mark := len(w.buf)
+	w.buf = strconv.AppendInt(w.buf, n, 10)
+	if len(w.buf) > w.limit {
+		w.buf = w.buf[:mark]
+		return w.fail("size", "")
+	}
 	return true
 }
 
@@ -130,7 +195,7 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 			}
 			v = nv
 		}
-	} else if _, isBig := exportOf(v).(*big.Int); isBig {
+	} else if v != nil && v.ExportType() == typeBigInt {
 		// JSON.stringify asks a BigInt for toJSON too (BigInt.prototype.toJSON
 		// is a common idiom); without one it is an error.
 		toJSON, ok := goja.AssertFunction(v.ToObject(w.e.vm).Get("toJSON"))
@@ -154,7 +219,7 @@ func (w *jsonWriter) property(v goja.Value, key string, holder *goja.Object, dep
 		if _, isSym := v.(*goja.Symbol); isSym {
 			return false
 		}
-		return w.primitive(exportOf(v))
+		return w.primitiveValue(v)
 	}
 	switch obj.ClassName() {
 	case "Function":
@@ -192,31 +257,56 @@ func exportOf(v goja.Value) any {
 	return v.Export()
 }
 
+// The types goja exports primitives as (Value.ExportType).
+var (
+	typeString  = reflect.TypeOf("")
+	typeInt64   = reflect.TypeOf(int64(0))
+	typeFloat64 = reflect.TypeOf(float64(0))
+	typeBool    = reflect.TypeOf(false)
+	typeBigInt  = reflect.TypeOf((*big.Int)(nil))
+)
+
+// primitiveValue is primitive(v.Export()) without putting v's Go value in
+// an interface (an allocation for every string and most numbers of a
+// result).
+func (w *jsonWriter) primitiveValue(v goja.Value) bool {
+	switch v.ExportType() {
+	case typeString:
+		return w.writeQuoted(v.String())
+	case typeInt64:
+		return w.writeInt(v.ToInteger())
+	case typeFloat64:
+		return w.writeFloat(v.ToFloat())
+	case typeBool:
+		return w.write(strconv.FormatBool(v.ToBoolean()))
+	}
+	return w.primitive(exportOf(v))
+}
+
 func (w *jsonWriter) primitive(x any) bool {
 	switch t := x.(type) {
 	case string:
-		// Escaping only grows a string: one that cannot fit unescaped is over
-		// the cap without building its (up to 6x larger) escaped form.
-		if len(w.buf)+len(t)+2 > w.limit {
-			return w.fail("size", "")
-		}
-		return w.write(quoteJSON(t))
+		return w.writeQuoted(t)
 	case bool:
 		return w.write(strconv.FormatBool(t))
 	case int64:
-		return w.write(strconv.FormatInt(t, 10))
+		return w.writeInt(t)
 	case float64:
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return w.write("null")
-		}
-		if t == 0 {
-			return w.write("0")
-		}
-		return w.write(inspect.NumberString(t))
+		return w.writeFloat(t)
 	case *big.Int:
 		return w.fail("bigint", "")
 	}
 	return w.write("null")
+}
+
+func (w *jsonWriter) writeFloat(t float64) bool {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return w.write("null")
+	}
+	if t == 0 {
+		return w.write("0")
+	}
+	return w.write(inspect.NumberString(t))
 }
 
 // typedArray writes {"0":...,"1":...} as JSON.stringify does, index by
@@ -232,7 +322,7 @@ func (w *jsonWriter) typedArray(obj *goja.Object, depth int) bool {
 		if (i > 0 && !w.write(",")) || !w.write(`"`+k+`":`) {
 			return false
 		}
-		w.path = append(w.path, "["+k+"]")
+		w.path = append(w.path, pathStep{index: i, isIndex: true})
 		wrote := w.property(obj.Get(k), k, obj, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if w.err != nil {
@@ -254,8 +344,9 @@ func (w *jsonWriter) array(obj *goja.Object, depth int) bool {
 		if i > 0 && !w.write(",") {
 			return false
 		}
-		w.path = append(w.path, "["+strconv.FormatInt(i, 10)+"]")
-		wrote := w.property(obj.Get(strconv.FormatInt(i, 10)), strconv.FormatInt(i, 10), obj, depth+1)
+		k := strconv.FormatInt(i, 10)
+		w.path = append(w.path, pathStep{index: i, isIndex: true})
+		wrote := w.property(obj.Get(k), k, obj, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if w.err != nil {
 			return false
@@ -281,10 +372,10 @@ func (w *jsonWriter) object(obj *goja.Object, depth int) bool {
 		if !first && !w.write(",") {
 			return false
 		}
-		if !w.write(quoteJSON(k)) || !w.write(":") {
+		if !w.writeQuoted(k) || !w.write(":") {
 			return false
 		}
-		w.path = append(w.path, pathKey(k))
+		w.path = append(w.path, pathStep{key: k})
 		wrote := w.property(obj.Get(k), k, obj, depth+1)
 		w.path = w.path[:len(w.path)-1]
 		if w.err != nil {
@@ -320,46 +411,47 @@ func pathKey(k string) string {
 
 // quoteJSON writes a JSON string as JSON.stringify does: only ", \ and
 // control characters are escaped; invalid UTF-8 becomes U+FFFD.
-func quoteJSON(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
+func quoteJSON(s string) string { return string(appendQuoteJSON(nil, s)) }
+
+// appendQuoteJSON appends quoteJSON(s) to b.
+func appendQuoteJSON(b []byte, s string) []byte {
+	b = slices.Grow(b, len(s)+2)
+	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
 			case c == '"':
-				b.WriteString(`\"`)
+				b = append(b, `\"`...)
 			case c == '\\':
-				b.WriteString(`\\`)
+				b = append(b, `\\`...)
 			case c == '\n':
-				b.WriteString(`\n`)
+				b = append(b, `\n`...)
 			case c == '\r':
-				b.WriteString(`\r`)
+				b = append(b, `\r`...)
 			case c == '\t':
-				b.WriteString(`\t`)
+				b = append(b, `\t`...)
 			case c == '\b':
-				b.WriteString(`\b`)
+				b = append(b, `\b`...)
 			case c == '\f':
-				b.WriteString(`\f`)
+				b = append(b, `\f`...)
 			case c < 0x20:
-				fmt.Fprintf(&b, `\u%04x`, c)
+				b = fmt.Appendf(b, `\u%04x`, c)
 			default:
-				b.WriteByte(c)
+				b = append(b, c)
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteString("\ufffd")
+			b = append(b, "\ufffd"...)
 		} else {
-			b.WriteString(s[i : i+size])
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
 	}
-	b.WriteByte('"')
-	return b.String()
+	return append(b, '"')
 }
 
 // serializeResult turns the snippet's value into the run's JSON result.

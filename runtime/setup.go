@@ -25,10 +25,16 @@ func (e *execution) setup(tools []Tool, services []string, code string) error {
 	}
 	e.console.limit = e.limits.OutputBytes // set when the run's limits are known
 	e.installInputs()
-	if err := e.env.CaptureFor(code); err != nil {
+	mentioned := familyNames.Scan(code)
+	if err := e.env.CaptureFor(mentioned); err != nil {
 		return err
 	}
-	if err := e.installNamedFamilies(code); err != nil {
+	if mentioned.Any(consoleNames) {
+		if err := e.console.installMethods(); err != nil {
+			return err
+		}
+	}
+	if err := e.installNamedFamilies(mentioned); err != nil {
 		return err
 	}
 	if len(e.input) > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 
 	"github.com/sandboxrt/sandbox/internal/bytesize"
+	"github.com/sandboxrt/sandbox/internal/growstack"
 	"github.com/sandboxrt/sandbox/internal/prestart"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
@@ -62,6 +63,10 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	// soft memory limit and the address-space cap, none of which depend on
 	// GOGC.
 	debug.SetGCPercent(workerGCPercent)
+	// Nothing reads a worker's heap profile, and sampling it (a stack
+	// walk every 512 KiB allocated, which a VM's build does twice) was
+	// 1% of a busy worker's CPU.
+	goruntime.MemProfileRate = 0
 	prebuild()
 	// A Go stack overflow is fatal; a smaller cap makes it come sooner and
 	// cheaper (the default is 1 GB), and the parent reports it as the stack limit.
@@ -106,6 +111,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 				return 3
 			}
 			go func() {
+				growstack.To16K()
 				outcome, retire := wr.execute(m.Run)
 				outcome.Error = capError(outcome.Error)
 				mu.Lock()
@@ -230,6 +236,7 @@ var prebuilt = make(chan *execution, 1)
 // prebuild builds the next run's VM in the background.
 func prebuild() {
 	go func() {
+		growstack.To16K()
 		ex := newExecution(nil, Limits{}, "")
 		if ex.setupBase() != nil {
 			return // the run builds its own, and reports what failed

@@ -14,6 +14,7 @@ package jsenv
 import (
 	"crypto/rand"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 
@@ -26,10 +27,12 @@ import (
 //
 // Capturing a built-in makes goja build it: its constructor, prototype and
 // every method (Map, Set and the typed arrays ~15-22 µs each), and a trivial
-// run builds none of them otherwise. So only the ones every run needs
-// (Array, Promise) are captured by New; the rest when the snippet's code
-// names them (CaptureFor) or a family that uses them is installed, still
-// before any of the code runs. A field left nil is a kind of object the
+// run builds none of them otherwise. So only what every run needs
+// (Promise.prototype.then: the run is an async function, which builds
+// Promise anyway) is captured by New; Array.from when a family is
+// installed (CaptureArray: only families use it), the rest when the
+// snippet's code names them (CaptureFor) or a family that uses them is
+// installed, still before any of the code runs. A field left nil is a kind of object the
 // snippet can only have reached through a name built at run time
 // (globalThis[["Ma", "p"].join("")]; esbuild folds "Ma" + "p"): Is is false
 // for it, and the object is shown and serialised as a plain object.
@@ -38,8 +41,8 @@ import (
 type Env struct {
 	VM *goja.Runtime
 
-	ArrayFrom, ArrayIsArray goja.Callable
-	PromiseThen             goja.Callable
+	ArrayFrom   goja.Callable // nil until CaptureArray
+	PromiseThen goja.Callable
 
 	MapCtor        *goja.Object // nil until CaptureMap
 	MapGet, MapSet goja.Callable
@@ -79,14 +82,24 @@ var errMissingBuiltin = errors.New("runtime: the VM lacks a built-in the runtime
 // New captures the built-ins every run's host code uses from a fresh VM.
 func New(vm *goja.Runtime) (*Env, error) {
 	env := &Env{VM: vm}
-	array := env.global("Array")
-	env.ArrayFrom = method(array, "from")
-	env.ArrayIsArray = method(array, "isArray")
 	env.PromiseThen = method(env.global("Promise").Get("prototype").ToObject(vm), "then")
-	if env.ArrayFrom == nil || env.ArrayIsArray == nil || env.PromiseThen == nil {
+	if env.PromiseThen == nil {
 		return nil, errMissingBuiltin
 	}
 	return env, nil
+}
+
+// CaptureArray takes Array.from, which goja builds with the Array
+// constructor (~8 µs, 2% of a worker's CPU on a five-call run, for runs
+// that never call it). The run calls it before it installs a family, the
+// only code that uses it.
+func (env *Env) CaptureArray() error {
+	if env.ArrayFrom == nil {
+		if env.ArrayFrom = method(env.global("Array"), "from"); env.ArrayFrom == nil {
+			return errMissingBuiltin
+		}
+	}
+	return nil
 }
 
 // capturedWhenNamed are the built-ins CaptureFor takes for code that names
@@ -101,13 +114,13 @@ var capturedWhenNamed = []struct {
 		"Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"}, (*Env).CaptureTypedArrays},
 }
 
-// CaptureFor takes the collections and typed arrays if code names them (see
-// Env): host code meets one only if the snippet made it, with its
+// CaptureFor takes the collections and typed arrays if the code names them
+// (see Env): host code meets one only if the snippet made it, with its
 // constructor or with a global that makes or takes one (whose install
 // captures what it uses). It runs before any of the code does.
-func (env *Env) CaptureFor(code string) error {
+func (env *Env) CaptureFor(code Mentioned) error {
 	for _, c := range capturedWhenNamed {
-		if Mentions(code, c.names) {
+		if code.Any(c.names) {
 			if err := c.capture(env); err != nil {
 				return err
 			}
@@ -177,8 +190,19 @@ func (env *Env) IsArray(obj *goja.Object) bool {
 	if obj.ClassName() == "Array" {
 		return true
 	}
-	v, err := env.ArrayIsArray(goja.Undefined(), obj)
-	return err == nil && v.ToBoolean()
+	// Only a proxy can be an array without being of class Array: one of an
+	// array, through any number of proxies (goja's own isArray). Followed
+	// here rather than by calling Array.isArray for every object the
+	// runtime serializes or shows, which cost more than the answer and
+	// needed the Array constructor built. A proxy's target is fixed when
+	// it is made, so the chain ends.
+	for obj.ExportType() == proxyType {
+		p, _ := obj.Export().(goja.Proxy)
+		if obj = p.Target(); obj == nil {
+			return false // revoked: Array.isArray throws, which this reported as false
+		}
+	}
+	return obj.ClassName() == "Array"
 }
 
 // Is reports whether obj is an instance of ctor (subclasses included); never
@@ -206,6 +230,8 @@ func HasProto(obj, proto *goja.Object) bool {
 	}
 	return false
 }
+
+var proxyType = reflect.TypeOf(goja.Proxy{})
 
 // IntOf reads a length or size that user code may have deleted or replaced.
 func IntOf(v goja.Value) int64 {
@@ -287,9 +313,6 @@ func DefineFunc(vm *goja.Runtime, obj *goja.Object, name string, fn func(goja.Fu
 // of the install-when-named rule: a run gets a family of built-ins only if
 // its code (after esbuild, whose helpers name what they use) mentions it.
 func Mentions(code string, names []string) bool {
-	ident := func(c byte) bool {
-		return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-	}
 	for _, n := range names {
 		plain := !strings.ContainsAny(n, ".(*")
 		for i := 0; ; {
@@ -299,13 +322,105 @@ func Mentions(code string, names []string) bool {
 			}
 			j += i
 			end := j + len(n)
-			if !plain || ((j == 0 || !ident(code[j-1])) && (end == len(code) || !ident(code[end]))) {
+			if !plain || ((j == 0 || !isIdentByte(code[j-1])) && (end == len(code) || !isIdentByte(code[end]))) {
 				return true
 			}
 			i = j + 1
 		}
 	}
 	return false
+}
+
+// Vocabulary is the plain names (identifiers) a run asks Mentions about,
+// so that one pass over the code answers for all of them: asked name by
+// name, Mentions scanned a trivial snippet ~100 times (~15 µs a run).
+type Vocabulary struct {
+	index          map[string]int // name -> its bit in Mentioned.found
+	minLen, maxLen int
+}
+
+// NewVocabulary is a vocabulary of the identifiers among lists (the names
+// Mentioned.Any answers from its one pass) and of the built-ins CaptureFor
+// takes; a pattern (".values()") or any other name is answered by Mentions.
+func NewVocabulary(lists ...[]string) *Vocabulary {
+	v := &Vocabulary{index: map[string]int{}}
+	for _, c := range capturedWhenNamed {
+		lists = append(lists, c.names)
+	}
+	for _, names := range lists {
+		for _, n := range names {
+			if _, dup := v.index[n]; dup || !isIdentifier(n) {
+				continue
+			}
+			if len(v.index) == 0 || len(n) < v.minLen {
+				v.minLen = len(n)
+			}
+			v.maxLen = max(v.maxLen, len(n))
+			v.index[n] = len(v.index)
+		}
+	}
+	return v
+}
+
+// Scan reads code once for the vocabulary's names.
+func (v *Vocabulary) Scan(code string) Mentioned {
+	m := Mentioned{v: v, code: code, found: make([]uint64, (len(v.index)+63)/64)}
+	for i := 0; i < len(code); {
+		if !isIdentByte(code[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(code) && isIdentByte(code[j]) {
+			j++
+		}
+		// A whole identifier is a maximal run of identifier bytes: exactly
+		// where Mentions finds a plain name.
+		if n := j - i; n >= v.minLen && n <= v.maxLen {
+			if k, ok := v.index[code[i:j]]; ok {
+				m.found[k/64] |= 1 << (k % 64)
+			}
+		}
+		i = j
+	}
+	return m
+}
+
+// Mentioned is a code read once by Vocabulary.Scan.
+type Mentioned struct {
+	v     *Vocabulary
+	code  string
+	found []uint64
+}
+
+// Any is Mentions(code, names), from the one pass for the vocabulary's
+// names.
+func (m Mentioned) Any(names []string) bool {
+	for _, n := range names {
+		if k, ok := m.v.index[n]; ok {
+			if m.found[k/64]&(1<<(k%64)) != 0 {
+				return true
+			}
+			continue
+		}
+		if Mentions(m.code, []string{n}) {
+			return true
+		}
+	}
+	return false
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // WellFormed is a JS string as the web platform encodes it to UTF-8: each
