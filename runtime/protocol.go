@@ -140,26 +140,12 @@ func (fw *frameWriter) send(m *message) error { return fw.sendText(m, "") }
 // trivial run's compiled and done frames then cross the pipe in one
 // write), and a tool call, which the VM flushes when it has nothing left to
 // run, so that the calls of a Promise.all go out in one write.
-//
-// m is spelt by appendLazyFrame, not json.Marshal (reflection, and a
-// fresh buffer for every tool call: ~4% of a worker's CPU on a run of five
-// calls), into fw.header; the bytes are the same.
 func (fw *frameWriter) sendLazy(m *message) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	data, ok := appendLazyFrame(fw.header[:0], m)
-	if !ok {
-		var err error
-		if data, err = json.Marshal(m); err != nil {
-			return err
-		}
-	} else {
-		fw.header = data
-		if cap(data) > maxKeptHeader {
-			// Large arguments: do not keep their buffer for the life of
-			// the worker.
-			fw.header = nil
-		}
+	data, err := fw.encodeLocked(m)
+	if err != nil {
+		return err
 	}
 	if len(data) > maxFrameBytes {
 		return &frameTooLargeError{msg: m.T, size: len(data)}
@@ -246,19 +232,24 @@ func appendReplyHeader(b []byte, runID, id uint64, tail int) []byte {
 // maxKeptHeader is the largest buffer fw.header keeps between frames.
 const maxKeptHeader = 64 << 10
 
-// appendLazyFrame appends json.Marshal's encoding of m, a frame of only
-// t, run, id, to, args and clk (a call, or compiled), and reports whether
-// it could: it spells the target's strings only when they are printable
-// ASCII that needs no escape (names are), and leaves any other frame to
-// json.Marshal (ok false). m.Args must be compact JSON, as the VM's
-// serialization writes it (JSON.stringify's bytes): json.Marshal would
-// compact and check it, this only escapes what json.Marshal escapes in
-// compact JSON, '<', '>', '&', U+2028 and U+2029. The parent checks the
-// arguments (decodeCallFrame) whoever wrote them.
-// TestLazyFrameIsMarshal holds it to json.Marshal, field by field.
-func appendLazyFrame(b []byte, m *message) ([]byte, bool) {
+// appendFrame appends json.Marshal's encoding of m, a frame of only t,
+// run, id, to, args, clk, an outcome of only a value and clock readings,
+// and retire (a worker's call, compiled and done frames), and reports
+// whether it could: it spells the target's strings only when they are
+// printable ASCII that needs no escape (names are), and leaves any other
+// frame to json.Marshal (ok false). m.Args and the outcome's value must
+// be compact JSON, as the VM's serialization writes them (JSON.stringify's
+// bytes): json.Marshal would compact and check them, this only escapes
+// what json.Marshal escapes in compact JSON, '<', '>', '&', U+2028 and
+// U+2029. The parent checks arguments (decodeCallFrame) and values
+// (readFrame's json.Unmarshal) whoever wrote them.
+// TestFrameIsMarshal holds it to json.Marshal, field by field.
+func appendFrame(b []byte, m *message) ([]byte, bool) {
 	if m.Run != nil || m.Result != nil || m.Err != nil || m.Log != nil || m.Tail != 0 ||
-		m.Outcome != nil || m.Retire || m.Stopped || m.PID != 0 || !plainString(m.T) {
+		m.Stopped || m.PID != 0 || !plainString(m.T) {
+		return b, false
+	}
+	if o := m.Outcome; o != nil && (o.Error != nil || o.LogsTruncated || o.DroppedLogs != 0 || o.CallsAbandoned != nil) {
 		return b, false
 	}
 	b = append(append(append(b, `{"t":"`...), m.T...), '"')
@@ -288,16 +279,37 @@ func appendLazyFrame(b []byte, m *message) ([]byte, bool) {
 		b = appendEscapedJSON(append(b, `,"args":`...), m.Args)
 	}
 	if len(m.Clock) != 0 {
-		b = append(b, `,"clk":[`...)
-		for i, c := range m.Clock {
-			if i > 0 {
+		b = appendInts(append(b, `,"clk":`...), m.Clock)
+	}
+	if o := m.Outcome; o != nil {
+		b = append(b, `,"outcome":{`...)
+		if len(o.Value) != 0 {
+			b = appendEscapedJSON(append(b, `"value":`...), o.Value)
+		}
+		if len(o.Clock) != 0 {
+			if len(o.Value) != 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, c, 10)
+			b = appendInts(append(b, `"clock":`...), o.Clock)
 		}
-		b = append(b, ']')
+		b = append(b, '}')
+	}
+	if m.Retire {
+		b = append(b, `,"retire":true`...)
 	}
 	return append(b, '}'), true
+}
+
+// appendInts appends a JSON array of numbers.
+func appendInts(b []byte, ns []int64) []byte {
+	b = append(b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return append(b, ']')
 }
 
 // plainString reports whether json.Marshal writes s as it is, between
@@ -333,18 +345,37 @@ func appendEscapedJSON(b, src []byte) []byte {
 	return append(b, src[start:]...)
 }
 
+// encodeLocked is json.Marshal(m), spelt by appendFrame into fw.header
+// when it can (a worker's call, compiled and done frames): json.Marshal's
+// reflection and fresh buffer were ~4% of a worker's CPU on a run of five
+// calls. The bytes are the same. fw.mu is held; the result is valid until
+// the next frame.
+func (fw *frameWriter) encodeLocked(m *message) ([]byte, error) {
+	data, ok := appendFrame(fw.header[:0], m)
+	if !ok {
+		return json.Marshal(m)
+	}
+	fw.header = data
+	if cap(data) > maxKeptHeader {
+		// Large arguments or a large result: do not keep their buffer
+		// for the life of the worker.
+		fw.header = nil
+	}
+	return data, nil
+}
+
 // sendTail sends m followed by text or raw (one of them is empty).
 func (fw *frameWriter) sendTail(m *message, text string, raw []byte) error {
 	m.Tail = len(text) + len(raw)
-	data, err := json.Marshal(m)
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	data, err := fw.encodeLocked(m)
 	if err != nil {
 		return err
 	}
 	if len(data) > maxFrameBytes || m.Tail > maxFrameBytes {
 		return &frameTooLargeError{msg: m.T, size: len(data) + m.Tail}
 	}
-	fw.mu.Lock()
-	defer fw.mu.Unlock()
 	if err := fw.writeLocked(data, text); err != nil {
 		return err
 	}

@@ -38,43 +38,54 @@ func stringifyJSON(t testing.TB, v any) json.RawMessage {
 	return out
 }
 
-// checkLazyFrame fails unless what sendLazy writes for m is json.Marshal's
-// encoding of m in a frame, byte for byte, and reports whether the frame
-// was spelt by hand.
-func checkLazyFrame(t testing.TB, m *message) (spelt bool) {
+// checkFrame fails unless what send and sendLazy write for m is
+// json.Marshal's encoding of m in a frame, byte for byte, and reports
+// whether the frame was spelt by hand.
+func checkFrame(t testing.TB, m *message) (spelt bool) {
 	t.Helper()
 	want, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, spelt := appendLazyFrame(nil, m)
+	got, spelt := appendFrame(nil, m)
 	if spelt && string(got) != string(want) {
-		t.Errorf("appendLazyFrame: %s\njson.Marshal:    %s", got, want)
+		t.Errorf("appendFrame:  %s\njson.Marshal: %s", got, want)
 	}
-	var wrote, frame bytes.Buffer
-	fw := newFrameWriter(&wrote)
-	if err := fw.sendLazy(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.flush(); err != nil {
-		t.Fatal(err)
-	}
+	var frame bytes.Buffer
 	ref := newFrameWriter(&frame)
 	if err := ref.writeLocked(want, ""); err != nil {
 		t.Fatal(err)
 	}
 	_ = ref.w.Flush()
-	if wrote.String() != frame.String() {
-		t.Errorf("sendLazy wrote %q, want %q", wrote.String(), frame.String())
+	for _, lazy := range []bool{false, true} {
+		var wrote bytes.Buffer
+		fw := newFrameWriter(&wrote)
+		send := fw.send
+		if lazy {
+			send = fw.sendLazy
+		}
+		// Twice: the second frame is spelt in the first one's buffer.
+		for range 2 {
+			wrote.Reset()
+			if err := send(m); err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.flush(); err != nil {
+				t.Fatal(err)
+			}
+			if wrote.String() != frame.String() {
+				t.Errorf("lazy %v: wrote %q, want %q", lazy, wrote.String(), frame.String())
+			}
+		}
 	}
 	return spelt
 }
 
-// TestLazyFrameIsMarshal: the call and compiled frames sendLazy spells by
-// hand are json.Marshal's, byte for byte: every field present or left out,
-// arguments with what json.Marshal escapes, and targets it would escape
-// (those go to json.Marshal).
-func TestLazyFrameIsMarshal(t *testing.T) {
+// TestFrameIsMarshal: the call, compiled and done frames the worker spells
+// by hand are json.Marshal's, byte for byte: every field present or left
+// out, arguments and values with what json.Marshal escapes, and targets it
+// would escape (those go to json.Marshal).
+func TestFrameIsMarshal(t *testing.T) {
 	t.Parallel()
 	targets := []*bindings.Target{
 		nil,
@@ -96,6 +107,7 @@ func TestLazyFrameIsMarshal(t *testing.T) {
 	if !bytes.Contains(args[4], []byte("\u2029")) || !bytes.Contains(args[4], []byte("<b>")) {
 		t.Fatalf("the arguments hold nothing json.Marshal escapes: %s", args[4])
 	}
+	values := append(args, json.RawMessage(`"<a&b>"`), json.RawMessage(`12.5`), json.RawMessage(`null`), json.RawMessage("\"\u2028\""))
 	clocks := [][]int64{nil, {}, {0}, {1_700_000_000_000, -1, 42}}
 	spelt := 0
 	for _, runID := range []uint64{0, 1, 1 << 63} {
@@ -103,39 +115,54 @@ func TestLazyFrameIsMarshal(t *testing.T) {
 			for _, to := range targets {
 				for _, a := range args {
 					for _, clk := range clocks {
-						if checkLazyFrame(t, &message{T: msgCall, RunID: runID, ID: id, Target: to, Args: a, Clock: clk}) {
+						if checkFrame(t, &message{T: msgCall, RunID: runID, ID: id, Target: to, Args: a, Clock: clk}) {
 							spelt++
 						}
 					}
 				}
 			}
 		}
-		if !checkLazyFrame(t, &message{T: msgCompiled, RunID: runID}) {
+		if !checkFrame(t, &message{T: msgCompiled, RunID: runID}) {
 			t.Errorf("a compiled frame went to json.Marshal")
 		}
+		for _, v := range values {
+			for _, clk := range clocks {
+				for _, retire := range []bool{false, true} {
+					if !checkFrame(t, &message{T: msgDone, RunID: runID, Outcome: &execOutcome{Value: v, Clock: clk}, Retire: retire}) {
+						t.Errorf("a done frame with value %s went to json.Marshal", v)
+					}
+				}
+			}
+		}
+		// The frames the parent sends on the way: cancel, clock.
+		checkFrame(t, &message{T: msgCancel, RunID: runID})
+		checkFrame(t, &message{T: msgClock, RunID: runID, Stopped: runID == 1})
 	}
 	if spelt == 0 {
-		t.Fatal("no frame was spelt by hand")
+		t.Fatal("no call frame was spelt by hand")
 	}
 	// Names json.Marshal escapes are left to it.
 	for _, s := range []string{"a<b", "a&b", "\"", "\\", "caf\u00e9", "\x7f", "\x00", "\xff"} {
 		for _, to := range []*bindings.Target{{ID: s}, {Namespace: s}, {Function: s}} {
-			if checkLazyFrame(t, &message{T: msgCall, RunID: 1, ID: 1, Target: to}) {
+			if checkFrame(t, &message{T: msgCall, RunID: 1, ID: 1, Target: to}) {
 				t.Errorf("target %+v was spelt by hand", to)
 			}
 		}
-		if checkLazyFrame(t, &message{T: s}) {
+		if checkFrame(t, &message{T: s}) {
 			t.Errorf("type %q was spelt by hand", s)
 		}
 	}
+	// And frames with anything else: a failed run, a ready frame.
+	checkFrame(t, &message{T: msgDone, RunID: 1, Outcome: &execOutcome{Error: &Error{Kind: KindLimit, Message: "<too> long"}, DroppedLogs: 3}})
+	checkFrame(t, &message{T: msgReady, PID: 4242})
 }
 
-// TestLazyFrameLeavesOtherFieldsToMarshal: a frame with any field
-// appendLazyFrame does not spell goes to json.Marshal, so a field added to
-// message later is never dropped from a lazy frame.
-func TestLazyFrameLeavesOtherFieldsToMarshal(t *testing.T) {
+// TestFrameLeavesOtherFieldsToMarshal: a frame with any field appendFrame
+// does not spell, in the message or its outcome, goes to json.Marshal, so a
+// field added to either later is never dropped from a frame.
+func TestFrameLeavesOtherFieldsToMarshal(t *testing.T) {
 	t.Parallel()
-	spelt := map[string]bool{"T": true, "RunID": true, "ID": true, "Target": true, "Args": true, "Clock": true}
+	spelt := map[string]bool{"T": true, "RunID": true, "ID": true, "Target": true, "Args": true, "Clock": true, "Outcome": true, "Retire": true}
 	typ := reflect.TypeOf(message{})
 	for i := range typ.NumField() {
 		f := typ.Field(i)
@@ -143,35 +170,80 @@ func TestLazyFrameLeavesOtherFieldsToMarshal(t *testing.T) {
 			continue
 		}
 		m := &message{T: msgCall, RunID: 1}
-		v := reflect.ValueOf(m).Elem().Field(i)
-		switch v.Kind() {
-		case reflect.Pointer:
-			v.Set(reflect.New(f.Type.Elem()))
-		case reflect.Slice:
-			v.Set(reflect.ValueOf(json.RawMessage(`{}`)).Convert(f.Type))
-		case reflect.Bool:
-			v.SetBool(true)
-		case reflect.Int, reflect.Int64:
-			v.SetInt(1)
-		case reflect.Uint64:
-			v.SetUint(1)
-		default:
-			t.Fatalf("field %s: kind %s not covered by this test", f.Name, v.Kind())
-		}
-		if _, ok := appendLazyFrame(nil, m); ok {
+		setNonZero(t, f, reflect.ValueOf(m).Elem().Field(i))
+		if _, ok := appendFrame(nil, m); ok {
 			t.Errorf("a frame with %s set was spelt by hand, without it", f.Name)
+		}
+	}
+	spelt = map[string]bool{"Value": true, "Clock": true}
+	typ = reflect.TypeOf(execOutcome{})
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if spelt[f.Name] {
+			continue
+		}
+		m := &message{T: msgDone, RunID: 1, Outcome: &execOutcome{Value: json.RawMessage(`1`)}}
+		setNonZero(t, f, reflect.ValueOf(m.Outcome).Elem().Field(i))
+		if _, ok := appendFrame(nil, m); ok {
+			t.Errorf("a done frame with the outcome's %s set was spelt by hand, without it", f.Name)
 		}
 	}
 }
 
-// FuzzLazyFrameIsMarshal: for any string in a call's arguments and its
-// target, sendLazy writes json.Marshal's bytes.
-func FuzzLazyFrameIsMarshal(f *testing.F) {
+// setNonZero sets v, field f, to a value json.Marshal does not omit.
+func setNonZero(t *testing.T, f reflect.StructField, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(f.Type.Elem()))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(f.Type, 1, 1))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint64:
+		v.SetUint(1)
+	default:
+		t.Fatalf("field %s: kind %s not covered by this test", f.Name, v.Kind())
+	}
+}
+
+// FuzzFrameIsMarshal: for any string in a call's arguments and its target,
+// and in a run's value, the frames are json.Marshal's bytes.
+func FuzzFrameIsMarshal(f *testing.F) {
 	for _, s := range []string{"", "plain", "<&>", "\u2028\u2029", "\xe2\x80\xa8", "caf\u00e9", "\"\\", "\x00\x7f\xff"} {
 		f.Add(s, "demo")
 	}
 	f.Fuzz(func(t *testing.T, s, name string) {
 		args := stringifyJSON(t, map[string]any{"s": s, "a": []string{s, strings.ToUpper(s)}})
-		checkLazyFrame(t, &message{T: msgCall, RunID: 3, ID: 9, Target: &bindings.Target{Kind: bindings.KindTool, ID: name + ":" + name, Namespace: name, Function: name}, Args: args, Clock: []int64{int64(len(s))}})
+		checkFrame(t, &message{T: msgCall, RunID: 3, ID: 9, Target: &bindings.Target{Kind: bindings.KindTool, ID: name + ":" + name, Namespace: name, Function: name}, Args: args, Clock: []int64{int64(len(s))}})
+		checkFrame(t, &message{T: msgDone, RunID: 3, Outcome: &execOutcome{Value: args}})
+	})
+}
+
+// BenchmarkCallFrameEncode: a call frame of the five-call snippet, as
+// json.Marshal wrote it and as sendLazy spells it.
+func BenchmarkCallFrameEncode(b *testing.B) {
+	m := &message{T: msgCall, RunID: 12345, ID: 3,
+		Target: &bindings.Target{Kind: bindings.KindTool, ID: "demo:list_projects", Namespace: "demo", Function: "listProjects"},
+		Args:   json.RawMessage(`{"status":"active","limit":20}`)}
+	b.Run("marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("spelt", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			var ok bool
+			if buf, ok = appendFrame(buf[:0], m); !ok {
+				b.Fatal("not spelt")
+			}
+		}
 	})
 }
