@@ -121,7 +121,7 @@ type frameWriter struct {
 	// the first of them, however many follow.
 	lazyFlush *time.Timer
 	lazyArmed bool
-	// header is where sendReply spells a reply's frame (fw.mu).
+	// header is where sendReply and encodeLocked spell a frame (fw.mu).
 	header []byte
 }
 
