@@ -62,14 +62,20 @@ type worker struct {
 	// current is the run being awaited: the frame reader hands that run's
 	// calls and logs to its hostSide itself rather than through frames and
 	// await's goroutine, one goroutine wake-up fewer on every tool call
-	// (await sees them in the same order all the same, as nothing else).
+	// (await sees them in the same order all the same, as nothing else),
+	// and notes its started and compiled frames rather than wake await
+	// for them (two wake-ups a run).
 	current atomic.Pointer[runRelay]
 }
 
-// runRelay is the run whose call and log frames the reader relays.
+// runRelay is the run whose frames the reader relays.
 type runRelay struct {
 	id uint64
 	hs *hostSide
+	// started: a frame of the run came back (the run reached the worker);
+	// compiled: its compiled frame did. Set by the reader before it reads
+	// on, so await sees them once it has seen w.frames close or expire.
+	started, compiled atomic.Bool
 }
 
 func newPool(cmd []string, size int) *pool {
@@ -393,26 +399,21 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 		_ = w.fw.send(&message{T: msgClock, RunID: runID, Stopped: stopped})
 	})
 	defer hs.clock.setNotify(nil)
-	defer w.current.Store(nil) // start set it
+	relay := w.current.Load() // start set it
+	defer w.current.Store(nil)
 	var grace <-chan time.Time
 	cancelled, aborted := ctx.Done(), hs.stopped()
-	started, compiled := false, false
 	for {
 		select {
 		case m, ok := <-w.frames:
 			if !ok {
-				if !started {
+				if !relay.started.Load() {
 					return execOutcome{}, false, true
 				}
 				return w.crashOutcome(limits), false, false
 			}
 			if m.RunID != runID {
 				continue // a frame of an earlier run, already given up
-			}
-			started = true
-			if m.T == msgCompiled {
-				compiled = true
-				continue
 			}
 			if out, ended, reusable := w.handle(hs, runID, m); ended {
 				return out, reusable, false
@@ -432,7 +433,7 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 			}
 			return execOutcome{Error: &Error{Kind: KindCancelled, Message: "the run was cancelled by its caller: " + context.Cause(ctx).Error()}}, false, false
 		case <-expired:
-			if !compiled {
+			if !relay.compiled.Load() {
 				// Transpiling and compiling see no interrupts either.
 				return execOutcome{Error: &Error{Kind: KindLimit, Limit: LimitTime, Message: fmt.Sprintf(
 					"the snippet (%s of code) took longer than its %v time limit to compile, before any of it ran, and its worker was stopped; send less code (data belongs in tool calls or sandbox.store, not in the source)"+RaiseLimitAdvice,
@@ -451,7 +452,7 @@ func (w *worker) await(ctx context.Context, hs *hostSide, runID uint64, limits L
 // over, with out and whether the worker may be reused.
 func (w *worker) handle(hs *hostSide, runID uint64, m *message) (out execOutcome, ended, reusable bool) {
 	switch m.T {
-	case msgStarted:
+	case msgStarted, msgCompiled: // noted by the reader (relayed)
 	case msgCall:
 		hs.addClock(m.Clock)
 		w.relayCall(hs, runID, m)
@@ -481,7 +482,11 @@ func (w *worker) relayed(m *message) bool {
 	if cur == nil || m.RunID != cur.id {
 		return false
 	}
+	cur.started.Store(true)
 	switch m.T {
+	case msgStarted:
+	case msgCompiled:
+		cur.compiled.Store(true)
 	case msgCall, msgLog:
 		w.handle(cur.hs, cur.id, m) // the same as when await takes them
 	default:
