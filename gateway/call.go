@@ -371,7 +371,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if c.token != "" {
 		cctx = upstream.WithToken(cctx, c.token)
 	}
-	cctx = upstream.WithCaller(cctx, c.req.Caller)
+	cctx = upstream.WithCaller(cctx, c.req.Caller, g.answering(cctx, c.req.Caller))
 	if c.asking != nil {
 		cctx = upstream.WithAsking(cctx, c.forwardAsking())
 	}
