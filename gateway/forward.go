@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
@@ -160,6 +163,14 @@ func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err err
 		return tooLarge(id, 0, g.cfg.Settings.MaxResultBytes, 0)
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return g.contextError(ctx, id, err, timeout)
+	case errors.As(err, &re) && re.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
+		// A 2026-07-28 server is told per request only what the caller can
+		// answer (Gateway.answering), and may refuse for want of the rest.
+		// The code and data stay, for a client that can declare it.
+		data, _ := json.Marshal(re)
+		return &Error{Code: CodeProtocolError, Tool: id, Data: data, cause: err,
+			Message: fmt.Sprintf("%s needs its caller's client to support %s, which the client this call is made for does not (the server said: %s); "+
+				"call it from an MCP client that supports %[2]s, or try another tool", id, missingCapability(re), truncate(re.Message, 300))}
 	case errors.As(err, &re):
 		data, _ := json.Marshal(re)
 		return &Error{Code: CodeProtocolError, Tool: id, Data: data, cause: err,
@@ -172,6 +183,25 @@ func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err err
 		return brokenRequest(u, id, err)
 	}
 	return g.unavailable(u, id, err)
+}
+
+// missingCapability names the capability a -32021 answer says is missing:
+// its data's "capability" (mcp-go's) or the keys of "requiredCapabilities"
+// (SEP-2575's), "a client capability" when it names none.
+func missingCapability(re *upstream.RPCError) string {
+	var data struct {
+		Capability string         `json:"capability"`
+		Required   map[string]any `json:"requiredCapabilities"`
+	}
+	_ = json.Unmarshal(re.Data, &data)
+	if data.Capability != "" {
+		return truncate(data.Capability, 40)
+	}
+	if len(data.Required) > 0 {
+		names := slices.Sorted(maps.Keys(data.Required))
+		return truncate(strings.Join(names, ", "), 80)
+	}
+	return "a client capability"
 }
 
 // brokenRequest is UPSTREAM_ERROR: the request failed on a connection that
