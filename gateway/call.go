@@ -425,7 +425,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		}
 		return &CallResult{Content: []json.RawMessage{}, InputRequired: &InputRequired{Requests: secrets.json(ir.Requests), State: st.encode()}}, nil
 	}
-	res, perr := parseCallResult(raw)
+	res, perr := parseCallResult(raw, conn.ResultsChecked())
 	if perr != nil {
 		return nil, newError(CodeProtocolError, c.toolID, perr, map[string]any{"server": c.u.name},
 			"%s answered with something that is not a valid tool result (%v); the server may be broken — try another tool or report it", c.toolID, perr)

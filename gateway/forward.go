@@ -18,9 +18,11 @@ import (
 )
 
 // parseCallResult decodes a tools/call result, keeping blocks raw (slices
-// of raw, which the result owns from here on).
-func parseCallResult(raw json.RawMessage) (*CallResult, error) {
-	res, ok := splitCallResult(raw)
+// of raw, which the result owns from here on). checked says raw is known
+// to be JSON already (upstream.Conn.ResultsChecked): it is not scanned a
+// second time to check it.
+func parseCallResult(raw json.RawMessage, checked bool) (*CallResult, error) {
+	res, ok := splitCallResult(raw, checked)
 	if !ok {
 		var r struct {
 			Content           *[]json.RawMessage `json:"content"`
@@ -52,9 +54,10 @@ func parseCallResult(raw json.RawMessage) (*CallResult, error) {
 // (jsonscan), rather than a scan to check, one to decode and a copy of
 // every block. ok is false for anything but the plain case (a key with
 // escapes, in another case or twice; a member of another type), which
-// json.Unmarshal then reads, errors and all.
-func splitCallResult(raw []byte) (_ *CallResult, ok bool) {
-	if !json.Valid(raw) {
+// json.Unmarshal then reads, errors and all. checked skips the first
+// pass for raw known to be JSON (jsonscan reads only valid JSON).
+func splitCallResult(raw []byte, checked bool) (_ *CallResult, ok bool) {
+	if !checked && !json.Valid(raw) {
 		return nil, false
 	}
 	res := &CallResult{Content: []json.RawMessage{}}

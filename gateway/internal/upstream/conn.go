@@ -537,6 +537,17 @@ func (c *Conn) listAll(ctx context.Context, method, field string) ([]json.RawMes
 	}
 }
 
+// ResultsChecked reports whether every result this connection hands back
+// was checked as JSON on its way in, so that a reader need not check it
+// again: the stdio transport checks each line whole (splitMessage's
+// json.Valid, or json.Unmarshal for the rest) and hands on a slice of it,
+// and an answer read back from staging is decoded by json.Unmarshal.
+// Other transports are mcp-go's, which make no such promise here.
+func (c *Conn) ResultsChecked() bool {
+	_, ok := c.tr.(*stdioTransport)
+	return ok
+}
+
 // aliveWithin reports whether the server answered a request or sent bytes
 // within d.
 func (c *Conn) aliveWithin(d time.Duration) bool {
