@@ -86,7 +86,7 @@ func (d *directConn) call(ctx context.Context) error {
 		return resp.Error.AsError()
 	}
 	// The gateway decodes the result; so does any real client.
-	_, err = parseCallResult(resp.Result)
+	_, err = parseCallResult(resp.Result, false)
 	return err
 }
 

@@ -371,7 +371,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 	if c.token != "" {
 		cctx = upstream.WithToken(cctx, c.token)
 	}
-	cctx = upstream.WithCaller(cctx, c.req.Caller)
+	cctx = upstream.WithCaller(cctx, c.req.Caller, g.answering(cctx, c.req.Caller))
 	if c.asking != nil {
 		cctx = upstream.WithAsking(cctx, c.forwardAsking())
 	}
@@ -425,7 +425,7 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		}
 		return &CallResult{Content: []json.RawMessage{}, InputRequired: &InputRequired{Requests: secrets.json(ir.Requests), State: st.encode()}}, nil
 	}
-	res, perr := parseCallResult(raw)
+	res, perr := parseCallResult(raw, conn.ResultsChecked())
 	if perr != nil {
 		return nil, newError(CodeProtocolError, c.toolID, perr, map[string]any{"server": c.u.name},
 			"%s answered with something that is not a valid tool result (%v); the server may be broken — try another tool or report it", c.toolID, perr)

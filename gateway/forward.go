@@ -5,19 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
 )
 
 // parseCallResult decodes a tools/call result, keeping blocks raw (slices
-// of raw, which the result owns from here on).
-func parseCallResult(raw json.RawMessage) (*CallResult, error) {
-	res, ok := splitCallResult(raw)
+// of raw, which the result owns from here on). checked says raw is known
+// to be JSON already (upstream.Conn.ResultsChecked): it is not scanned a
+// second time to check it.
+func parseCallResult(raw json.RawMessage, checked bool) (*CallResult, error) {
+	res, ok := splitCallResult(raw, checked)
 	if !ok {
 		var r struct {
 			Content           *[]json.RawMessage `json:"content"`
@@ -49,9 +54,10 @@ func parseCallResult(raw json.RawMessage) (*CallResult, error) {
 // (jsonscan), rather than a scan to check, one to decode and a copy of
 // every block. ok is false for anything but the plain case (a key with
 // escapes, in another case or twice; a member of another type), which
-// json.Unmarshal then reads, errors and all.
-func splitCallResult(raw []byte) (_ *CallResult, ok bool) {
-	if !json.Valid(raw) {
+// json.Unmarshal then reads, errors and all. checked skips the first
+// pass for raw known to be JSON (jsonscan reads only valid JSON).
+func splitCallResult(raw []byte, checked bool) (_ *CallResult, ok bool) {
+	if !checked && !json.Valid(raw) {
 		return nil, false
 	}
 	res := &CallResult{Content: []json.RawMessage{}}
@@ -160,6 +166,14 @@ func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err err
 		return tooLarge(id, 0, g.cfg.Settings.MaxResultBytes, 0)
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return g.contextError(ctx, id, err, timeout)
+	case errors.As(err, &re) && re.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY:
+		// A 2026-07-28 server is told per request only what the caller can
+		// answer (Gateway.answering), and may refuse for want of the rest.
+		// The code and data stay, for a client that can declare it.
+		data, _ := json.Marshal(re)
+		return &Error{Code: CodeProtocolError, Tool: id, Data: data, cause: err,
+			Message: fmt.Sprintf("%s needs its caller's client to support %s, which the client this call is made for does not (the server said: %s); "+
+				"call it from an MCP client that supports %[2]s, or try another tool", id, missingCapability(re), truncate(re.Message, 300))}
 	case errors.As(err, &re):
 		data, _ := json.Marshal(re)
 		return &Error{Code: CodeProtocolError, Tool: id, Data: data, cause: err,
@@ -172,6 +186,25 @@ func (g *Gateway) forwardError(ctx context.Context, u *route, id string, err err
 		return brokenRequest(u, id, err)
 	}
 	return g.unavailable(u, id, err)
+}
+
+// missingCapability names the capability a -32021 answer says is missing:
+// its data's "capability" (mcp-go's) or the keys of "requiredCapabilities"
+// (SEP-2575's), "a client capability" when it names none.
+func missingCapability(re *upstream.RPCError) string {
+	var data struct {
+		Capability string         `json:"capability"`
+		Required   map[string]any `json:"requiredCapabilities"`
+	}
+	_ = json.Unmarshal(re.Data, &data)
+	if data.Capability != "" {
+		return truncate(data.Capability, 40)
+	}
+	if len(data.Required) > 0 {
+		names := slices.Sorted(maps.Keys(data.Required))
+		return truncate(strings.Join(names, ", "), 80)
+	}
+	return "a client capability"
 }
 
 // brokenRequest is UPSTREAM_ERROR: the request failed on a connection that

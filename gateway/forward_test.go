@@ -40,7 +40,7 @@ func FuzzSplitCallResult(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		got, ok := splitCallResult(raw)
+		got, ok := splitCallResult(raw, false)
 		want, err := unmarshalCallResult(raw)
 		if !ok {
 			return
@@ -66,16 +66,16 @@ func FuzzSplitCallResult(f *testing.F) {
 func TestParseCallResultSplitsPlainResults(t *testing.T) {
 	t.Parallel()
 	raw := []byte(`{"content":[{"type":"text","text":"hi"},{"type":"text","text":"x","_meta":{"k":1}}],"structuredContent":{"n":1},"isError":true}`)
-	if _, ok := splitCallResult(raw); !ok {
+	if _, ok := splitCallResult(raw, false); !ok {
 		t.Fatal("a plain result was not split")
 	}
-	res, err := parseCallResult(raw)
+	res, err := parseCallResult(raw, false)
 	if err != nil || len(res.Content) != 2 || string(res.Content[0]) != `{"type":"text","text":"hi"}` || string(res.Content[1]) != `{"text":"x","type":"text"}` ||
 		string(res.StructuredContent) != `{"n":1}` || !res.IsError {
 		t.Fatalf("%+v %v", res, err)
 	}
 	_, want := unmarshalCallResult([]byte(`{"isError":"yes"}`))
-	if _, err := parseCallResult([]byte(`{"isError":"yes"}`)); err == nil || want == nil || err.Error() != "result is not a JSON object: "+want.Error() {
+	if _, err := parseCallResult([]byte(`{"isError":"yes"}`), false); err == nil || want == nil || err.Error() != "result is not a JSON object: "+want.Error() {
 		t.Fatalf("error: %v, want json.Unmarshal's %v", err, want)
 	}
 }

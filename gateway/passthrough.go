@@ -139,7 +139,7 @@ func (g *Gateway) forward(ctx context.Context, u *route, caller auth.Caller, met
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.timeoutFor(u.sc, ""))
 	defer cancel()
-	ctx = askingContext(upstream.WithCaller(ctx, caller))
+	ctx = askingContext(upstream.WithCaller(ctx, caller, g.answering(ctx, caller)))
 	defer g.sessions.enter(ctx, u.name, callOwner(caller, "p"+strconv.FormatUint(g.callSeq.Add(1), 10)))()
 	raw, err := c.Forward(ctx, method, params, g.sessionLogLevel(caller))
 	if err != nil && oauthTok != "" && errors.Is(err, transport.ErrAuthorizationRequired) {

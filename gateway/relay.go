@@ -47,14 +47,12 @@ func (g *Gateway) relayClientRequest(ctx context.Context, u *route, method strin
 	// A call with someone else to ask (a task's run: WithInputAsker) asks
 	// there, redacted as a session's client is asked (the question reaches
 	// the task's client in tasks/get); roots are the gateway's to answer.
-	if ask := inputAskerFrom(callCtx); ask != nil && capability != "roots" {
+	ask, p := g.answerers(callCtx, session)
+	if ask != nil && capability != "roots" {
 		return ask(callCtx, method, g.serverSecrets(u.name).json(params))
 	}
-	var p Peer
-	if ok && session != "" {
-		p = g.peer(session)
-	} else if ok {
-		p = peerFrom(callCtx) // a session-less client that waits for its run (WithPeer)
+	if !ok {
+		p = nil // no call to say whose client this is
 	}
 	if p != nil && !p.Supports(capability) {
 		if l, ok := p.(interface{ Lacks(capability string) }); ok {
@@ -72,6 +70,39 @@ func (g *Gateway) relayClientRequest(ctx context.Context, u *route, method strin
 	}
 	g.log.Debug("relaying upstream request", "server", u.name, "method", method, "session", string(session))
 	return p.Request(ctx, method, g.serverSecrets(u.name).json(params))
+}
+
+// answerers are who answer an upstream's sampling and elicitation
+// requests during a call made under callCtx for session: the call's input
+// asker (a task's run: WithInputAsker) first, then the client of the
+// caller's session, or of a session-less caller that waits for its run
+// (WithPeer). Either may be nil. The relay asks them, and a 2026-07-28
+// request declares what they can answer (answering): one resolution, so
+// that what the gateway declares and what it answers never disagree.
+func (g *Gateway) answerers(callCtx context.Context, session auth.SessionID) (InputAsker, Peer) {
+	ask := inputAskerFrom(callCtx)
+	if session != "" {
+		return ask, g.peer(session)
+	}
+	return ask, peerFrom(callCtx)
+}
+
+// answering says which of an upstream's questions during a call made
+// under callCtx for caller can be answered: the capabilities the upstream
+// request declares (roots are always answered: configuredRoots).
+func (g *Gateway) answering(callCtx context.Context, caller auth.Caller) upstream.Answers {
+	ask, p := g.answerers(callCtx, caller.Session)
+	if ask != nil {
+		return upstream.AnswersAll
+	}
+	var a upstream.Answers
+	if p != nil && p.Supports("sampling") {
+		a |= upstream.AnswersSampling
+	}
+	if p != nil && p.Supports("elicitation") {
+		a |= upstream.AnswersElicitation
+	}
+	return a
 }
 
 // configuredRoots answers roots/list from the server's path roots.

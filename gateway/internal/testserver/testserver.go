@@ -212,6 +212,18 @@ func New() *server.MCPServer {
 				MaxTokens: 50,
 			}).ToolResult(), nil
 		})
+	s.AddTool(mcp.NewToolWithRawSchema("client_caps", "Return the client capabilities this request declared (2026-07-28), or \"none\".", schema(`{"type":"object"}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			info := server.RequestProtocolInfoFromContext(ctx)
+			if info == nil || info.ClientCapabilities == nil {
+				return mcp.NewToolResultText("none"), nil
+			}
+			b, err := json.Marshal(info.ClientCapabilities)
+			if err != nil {
+				return nil, err
+			}
+			return mcp.NewToolResultText(string(b)), nil
+		})
 	s.AddTool(mcp.NewToolWithRawSchema("log", "Send a log message to the client, then answer.", schema(`{"type":"object"}`)),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			_ = s.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "testserver", "careful now"))

@@ -47,12 +47,12 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 		token = "sbx-p-" + strconv.FormatUint(c.nextID.Add(1), 10)
 		defer c.watchProgress(token, progress)()
 	}
-	asking := AskingFrom(ctx)
+	asking, answers := AskingFrom(ctx), answersFrom(ctx)
 	var meta map[string]any // built only for a call that needs more than plainMeta
 	p := callParams{Name: name, Arguments: args}
 	if token == "" && asking == nil {
-		p.Meta = c.plainMeta(logLevel) // requestMeta's map, encoded once
-	} else if meta = c.askingMeta(c.requestMeta(token, logLevel), asking); meta != nil {
+		p.Meta = c.plainMeta(logLevel, answers) // requestMeta's map, encoded once
+	} else if meta = c.askingMeta(c.requestMeta(token, logLevel, answers), asking); meta != nil {
 		p.Meta = meta
 	}
 	if asking != nil {
@@ -79,7 +79,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 	extTask := c.servesTasksExtension() && runsOnlyAsTask(def)
 	if extTask {
 		if meta == nil {
-			meta = c.requestMeta(token, logLevel)
+			meta = c.requestMeta(token, logLevel, answers)
 		}
 		meta = declaringTasks(meta)
 		p.Meta = meta
@@ -142,7 +142,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, def, args json.RawMess
 // answers go with it, and an input_required answer comes back as it is.
 func (c *Conn) Forward(ctx context.Context, method string, params map[string]any, logLevel string) (json.RawMessage, error) {
 	asking := AskingFrom(ctx)
-	if meta := c.askingMeta(c.requestMeta("", logLevel), asking); meta != nil {
+	if meta := c.askingMeta(c.requestMeta("", logLevel, answersFrom(ctx)), asking); meta != nil {
 		params["_meta"] = meta
 	}
 	if asking != nil && len(asking.InputResponses) > 0 {

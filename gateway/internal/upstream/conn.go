@@ -47,8 +47,8 @@ type Conn struct {
 	// to maxInstructions), for agents choosing among servers; the gateway
 	// redacts it and cuts it shorter.
 	instructions string
-	capsJSON     json.RawMessage // our capabilities, pre-encoded for modern _meta
-	metaJSON     sync.Map        // log level -> plainMeta's encoding
+	capsJSON     [AnswersAll + 1]json.RawMessage // capabilitiesAnswering(a), pre-encoded for modern _meta
+	metaJSON     sync.Map                        // metaKey -> plainMeta's encoding
 
 	nextID   atomic.Uint64
 	lastOK   atomic.Int64 // unix nanos of the last successful request
@@ -81,7 +81,7 @@ func newConn(s *Supervisor, life context.Context) *Conn {
 func (c *Conn) start(ctx, initCtx context.Context, tr transport.Interface, pinned string) error {
 	c.tr = tr
 	caps := ClientCapabilities()
-	c.capsJSON, _ = json.Marshal(caps)
+	c.encodeCapabilities()
 	opts := []client.ClientOption{client.WithClientCapabilities(caps)}
 	if pinned != "" {
 		opts = append(opts, client.WithProtocolVersion(pinned))
@@ -181,14 +181,23 @@ func (c *Conn) close() {
 	c.desk.close()
 }
 
+// encodeCapabilities encodes, once per connection, the client capabilities
+// each Answers declares.
+func (c *Conn) encodeCapabilities() {
+	for a := range c.capsJSON {
+		c.capsJSON[a], _ = json.Marshal(capabilitiesAnswering(Answers(a)))
+	}
+}
+
 // requestMeta returns the _meta of a request: the progress token if any
 // and, on the stateless protocol, the per-request protocol metadata that
-// says something: the protocol version and our capabilities (both
-// required). clientInfo is optional per request on 2026-07-28; the server
-// has it from server/discover (mcp-go's client sends it there), and sending
-// it again with every request costs the server a decode per call (an
-// mcp-go server's tools/call: 53 µs with it, 47.5 without).
-func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any {
+// says something: the protocol version and the capabilities the request's
+// caller can answer (both required). clientInfo is optional per request
+// on 2026-07-28; the server has it from server/discover (mcp-go's client
+// sends it there), and sending it again with every request costs the
+// server a decode per call (an mcp-go server's tools/call: 53 µs with it,
+// 47.5 without).
+func (c *Conn) requestMeta(progressToken string, logLevel string, answers Answers) map[string]any {
 	if !c.modern && progressToken == "" {
 		return nil
 	}
@@ -198,7 +207,7 @@ func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any
 	}
 	if c.modern {
 		m[mcp.MetaKeyProtocolVersion] = c.version
-		m[mcp.MetaKeyClientCapabilities] = c.capsJSON
+		m[mcp.MetaKeyClientCapabilities] = c.capsJSON[answers&AnswersAll]
 		if logLevel != "" {
 			m[mcp.MetaKeyLogLevel] = logLevel
 		}
@@ -206,16 +215,25 @@ func (c *Conn) requestMeta(progressToken string, logLevel string) map[string]any
 	return m
 }
 
-// plainMeta is requestMeta("", logLevel) encoded: what most calls carry,
-// the same for every call at a log level, so encoded once per connection
-// and level rather than map and all on every call. Levels that are not
-// MCP's are encoded every time (a cache per string a client can choose
-// would grow without bound).
-func (c *Conn) plainMeta(logLevel string) any {
-	if cached, ok := c.metaJSON.Load(logLevel); ok {
+// metaKey is what a plain call's _meta depends on.
+type metaKey struct {
+	logLevel string
+	answers  Answers
+}
+
+// plainMeta is requestMeta("", logLevel, answers) encoded: what most calls
+// carry, the same for every call at a log level and Answers, so encoded
+// once per connection and pair rather than map and all on every call
+// (MCP's eight levels and none, times four Answers: at most 36). Levels
+// that are not MCP's are encoded every time (a cache per string a client
+// can choose would grow without bound).
+func (c *Conn) plainMeta(logLevel string, answers Answers) any {
+	answers &= AnswersAll
+	key := metaKey{logLevel, answers}
+	if cached, ok := c.metaJSON.Load(key); ok {
 		return cached
 	}
-	meta := c.requestMeta("", logLevel)
+	meta := c.requestMeta("", logLevel, answers)
 	if meta == nil {
 		return nil
 	}
@@ -224,7 +242,7 @@ func (c *Conn) plainMeta(logLevel string) any {
 		return meta
 	}
 	if logLevel == "" || slices.Contains(mcpLogLevels, mcp.LoggingLevel(logLevel)) {
-		c.metaJSON.Store(logLevel, json.RawMessage(enc))
+		c.metaJSON.Store(key, json.RawMessage(enc))
 	}
 	return json.RawMessage(enc)
 }
@@ -496,7 +514,7 @@ func (c *Conn) listAll(ctx context.Context, method, field string) ([]json.RawMes
 		if page == maxListPages {
 			return nil, fmt.Errorf("more than %d pages", maxListPages)
 		}
-		raw, err := c.request(ctx, method, listParams{Cursor: cursor, Meta: c.requestMeta("", "")}, nil)
+		raw, err := c.request(ctx, method, listParams{Cursor: cursor, Meta: c.requestMeta("", "", AnswersAll)}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -517,6 +535,17 @@ func (c *Conn) listAll(ctx context.Context, method, field string) ([]json.RawMes
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// ResultsChecked reports whether every result this connection hands back
+// was checked as JSON on its way in, so that a reader need not check it
+// again: the stdio transport checks each line whole (splitMessage's
+// json.Valid, or json.Unmarshal for the rest) and hands on a slice of it,
+// and an answer read back from staging is decoded by json.Unmarshal.
+// Other transports are mcp-go's, which make no such promise here.
+func (c *Conn) ResultsChecked() bool {
+	_, ok := c.tr.(*stdioTransport)
+	return ok
 }
 
 // aliveWithin reports whether the server answered a request or sent bytes
@@ -555,7 +584,7 @@ func (c *Conn) healthCheck(ctx context.Context) error {
 	default:
 		return nil
 	}
-	var params any = listParams{Meta: c.requestMeta("", "")}
+	var params any = listParams{Meta: c.requestMeta("", "", AnswersAll)}
 	if method == "ping" {
 		params = struct{}{}
 	}

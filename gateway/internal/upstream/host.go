@@ -100,13 +100,38 @@ func TokenFrom(ctx context.Context) string {
 type callerKey struct{}
 
 type callerValue struct {
-	caller auth.Caller
-	ctx    context.Context
+	caller  auth.Caller
+	ctx     context.Context
+	answers Answers
 }
 
-// WithCaller returns a context for a request made on behalf of c.
-func WithCaller(ctx context.Context, c auth.Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, callerValue{c, ctx})
+// Answers says which questions of an upstream (sampling, elicitation) the
+// caller of a request can have answered; roots are always answered (the
+// gateway answers them from its config). A 2026-07-28 request declares
+// exactly these as its client capabilities, so that a server does not ask
+// what no one would answer, and its _meta stays small (mcp-go's server
+// decodes every capability it is sent, on every request).
+type Answers uint8
+
+const (
+	AnswersSampling Answers = 1 << iota
+	AnswersElicitation
+	AnswersAll = AnswersSampling | AnswersElicitation
+)
+
+// WithCaller returns a context for a request made on behalf of c, whose
+// upstream questions can be answered as answers says.
+func WithCaller(ctx context.Context, c auth.Caller, answers Answers) context.Context {
+	return context.WithValue(ctx, callerKey{}, callerValue{c, ctx, answers})
+}
+
+// answersFrom is what WithCaller said the request's caller can answer;
+// AnswersAll for a request made without WithCaller (the gateway's own).
+func answersFrom(ctx context.Context) Answers {
+	if v, ok := ctx.Value(callerKey{}).(callerValue); ok {
+		return v.answers & AnswersAll
+	}
+	return AnswersAll
 }
 
 // CallerFrom is the caller WithCaller put in ctx.

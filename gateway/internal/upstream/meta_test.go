@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/auth"
 )
 
 // recorderEnv makes this test binary a raw 2026-07-28 stdio server that
@@ -147,37 +149,107 @@ func (quietHost) ClientRequest(context.Context, string, json.RawMessage) (json.R
 	return nil, &RPCError{Code: -32601, Message: "no client here"}
 }
 
-// TestPlainMetaIsTheMapsEncoding: the _meta encoded once per connection
-// and log level puts the same bytes on the wire as the map it stands for,
-// on either protocol, at any level; a level that is not MCP's is not kept.
+// TestPlainMetaIsTheMapsEncoding: the _meta encoded once per connection,
+// log level and Answers puts the same bytes on the wire as the map it
+// stands for, on either protocol, at any level; a level that is not MCP's
+// is not kept.
 func TestPlainMetaIsTheMapsEncoding(t *testing.T) {
 	t.Parallel()
-	caps, _ := json.Marshal(ClientCapabilities())
 	for _, modern := range []bool{true, false} {
-		c := &Conn{modern: modern, version: "2026-07-28", capsJSON: caps}
-		for _, level := range []string{"", "debug", "emergency", "odd<&>level", "debug"} {
-			var want, got []byte
-			var err error
-			if m := c.requestMeta("", level); m != nil {
-				want, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`), Meta: m})
-			} else {
-				want, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`)})
+		c := &Conn{modern: modern, version: "2026-07-28"}
+		c.encodeCapabilities()
+		for answers := Answers(0); answers <= AnswersAll; answers++ {
+			for _, level := range []string{"", "debug", "emergency", "odd<&>level", "debug"} {
+				var want, got []byte
+				var err error
+				if m := c.requestMeta("", level, answers); m != nil {
+					want, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`), Meta: m})
+				} else {
+					want, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`)})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`), Meta: c.plainMeta(level, answers)}); err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != string(want) {
+					t.Errorf("modern %v, level %q, answers %d:\n %s\nwant\n %s", modern, level, answers, got, want)
+				}
 			}
+			if _, kept := c.metaJSON.Load(metaKey{"odd<&>level", answers}); kept {
+				t.Error("a level that is not MCP's was kept")
+			}
+			if _, kept := c.metaJSON.Load(metaKey{"debug", answers}); kept != modern {
+				t.Errorf("modern %v: debug's encoding kept: %v", modern, kept)
+			}
+		}
+		// Bits beyond AnswersAll share AnswersAll's entry: the cache stays
+		// bounded whatever a caller passes.
+		c.plainMeta("debug", 0xff)
+		n := 0
+		c.metaJSON.Range(func(any, any) bool { n++; return true })
+		if want := map[bool]int{true: 4 * 3, false: 0}[modern]; n != want {
+			t.Errorf("modern %v: %d encodings kept, want %d", modern, n, want)
+		}
+	}
+}
+
+// TestModernCallDeclaresWhatItsCallerAnswers: a 2026-07-28 tools/call made
+// for a caller declares the capabilities that caller's questions can be
+// answered with (roots always: the gateway answers them itself), and the
+// gateway's own requests (no caller) declare all of the gateway's.
+func TestModernCallDeclaresWhatItsCallerAnswers(t *testing.T) {
+	t.Parallel()
+	c := recorderConn(t)
+	someone := auth.Caller{Principal: auth.Principal{ID: "ada"}, Session: "s1"}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"a caller who answers everything", WithCaller(context.Background(), someone, AnswersAll),
+			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`},
+		{"a caller who cannot be asked", WithCaller(context.Background(), someone, 0),
+			`{"roots":{"listChanged":true}}`},
+		{"a caller who answers elicitation only", WithCaller(context.Background(), someone, AnswersElicitation),
+			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}`},
+		{"no caller (the gateway's own request)", context.Background(),
+			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`},
+	} {
+		for _, progress := range []func(Progress){nil, func(Progress) {}} { // plainMeta, and the map
+			raw, _, err := c.CallTool(tc.ctx, "seen", nil, json.RawMessage(`{}`), progress, "info", false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, err = json.Marshal(callParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`), Meta: c.plainMeta(level)}); err != nil {
-				t.Fatal(err)
+			var seen struct {
+				Call struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				} `json:"call"`
 			}
-			if string(got) != string(want) {
-				t.Errorf("modern %v, level %q:\n %s\nwant\n %s", modern, level, got, want)
+			if err := json.Unmarshal(raw, &seen); err != nil {
+				t.Fatalf("%v: %s", err, raw)
+			}
+			var caps map[string]any
+			if err := json.Unmarshal(seen.Call.Meta["io.modelcontextprotocol/clientCapabilities"], &caps); err != nil {
+				t.Fatalf("%s: %v: %s", tc.name, err, raw)
+			}
+			if got, _ := json.Marshal(caps); string(got) != tc.want {
+				t.Errorf("%s (progress %v): declared %s, want %s", tc.name, progress != nil, got, tc.want)
 			}
 		}
-		if _, kept := c.metaJSON.Load("odd<&>level"); kept {
-			t.Error("a level that is not MCP's was kept")
-		}
-		if _, kept := c.metaJSON.Load("debug"); kept != modern {
-			t.Errorf("modern %v: debug's encoding kept: %v", modern, kept)
-		}
+	}
+}
+
+// TestStdioResultsAreChecked: a stdio connection vouches for its results
+// being JSON (its transport checks each line), so the gateway skips its own
+// check of a tool's result; one over another transport does not.
+func TestStdioResultsAreChecked(t *testing.T) {
+	t.Parallel()
+	if c := recorderConn(t); !c.ResultsChecked() {
+		t.Error("a stdio connection does not vouch for its results")
+	}
+	if c := (&Conn{}); c.ResultsChecked() {
+		t.Error("a connection without the stdio transport vouches for its results")
 	}
 }

@@ -19,14 +19,25 @@ import (
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
-// ClientCapabilities are advertised upstream: the union of what downstream
-// clients can do, so that tools which depend on sampling, elicitation or
-// roots are listed. A request for something the calling session's client
-// cannot do is answered with an error at call time.
-func ClientCapabilities() mcp.ClientCapabilities {
-	caps := mcp.ClientCapabilities{
-		Sampling:    &mcp.SamplingCapability{},
-		Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}},
+// ClientCapabilities are advertised upstream at the handshake and with the
+// gateway's own requests: the union of what downstream clients can do, so
+// that tools which depend on sampling, elicitation or roots are listed. A
+// 2026-07-28 request made for a caller declares only what that caller can
+// have answered (WithCaller's Answers); a 2025-era server, which learnt
+// these once, is answered with an error at call time for what the calling
+// session's client cannot do.
+func ClientCapabilities() mcp.ClientCapabilities { return capabilitiesAnswering(AnswersAll) }
+
+// capabilitiesAnswering is the client capabilities a request declares when
+// its caller can have a's questions answered: roots always (the gateway answers them
+// from its config), sampling and elicitation only as a says.
+func capabilitiesAnswering(a Answers) mcp.ClientCapabilities {
+	var caps mcp.ClientCapabilities
+	if a&AnswersSampling != 0 {
+		caps.Sampling = &mcp.SamplingCapability{}
+	}
+	if a&AnswersElicitation != 0 {
+		caps.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
 	caps.Roots = &struct {
 		ListChanged bool `json:"listChanged,omitempty"`
