@@ -61,21 +61,14 @@ func splitCallResult(raw []byte, checked bool) (_ *CallResult, ok bool) {
 		return nil, false
 	}
 	res := &CallResult{Content: []json.RawMessage{}}
-	var seen [3]bool
-	once := func(field int) bool {
-		if seen[field] {
-			return false
-		}
-		seen[field] = true
-		return true
-	}
+	var seen jsonscan.Fields
 	ok = jsonscan.Members(raw, func(key, value []byte) bool {
 		switch string(key) {
 		case "content":
 			if string(value) == "null" {
-				return once(0)
+				return seen.First(0)
 			}
-			return once(0) && jsonscan.Elements(value, func(block []byte) bool {
+			return seen.First(0) && jsonscan.Elements(value, func(block []byte) bool {
 				res.Content = append(res.Content, block)
 				return true
 			})
@@ -83,7 +76,7 @@ func splitCallResult(raw []byte, checked bool) (_ *CallResult, ok bool) {
 			if string(value) != "null" {
 				res.StructuredContent = value
 			}
-			return once(1)
+			return seen.First(1)
 		case "isError":
 			switch string(value) {
 			case "true":
@@ -92,7 +85,7 @@ func splitCallResult(raw []byte, checked bool) (_ *CallResult, ok bool) {
 			default:
 				return false
 			}
-			return once(2)
+			return seen.First(2)
 		}
 		return jsonscan.OtherKey(key, "content", "structuredContent", "isError")
 	})

@@ -11,6 +11,20 @@ import (
 	"strings"
 )
 
+// Fields tells the first sight of each of a split's fields from a second:
+// a key that comes twice is left to encoding/json, which keeps the last.
+type Fields uint32
+
+// First reports whether field i (0-31) is seen for the first time, and
+// marks it seen.
+func (f *Fields) First(i int) bool {
+	if *f&(1<<i) != 0 {
+		return false
+	}
+	*f |= 1 << i
+	return true
+}
+
 // Members calls fn with each member of the object b, its key as written
 // between the quotes (escapes and all) and its value raw, until fn returns
 // false. It reports false when b is not an object or fn stopped it. b must

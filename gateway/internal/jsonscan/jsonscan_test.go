@@ -48,3 +48,10 @@ func TestLongEscapedString(t *testing.T) {
 		t.Fatalf("members: %d, %.80q", len(got), got)
 	}
 }
+
+func TestFieldsFirst(t *testing.T) {
+	var f Fields
+	if !f.First(0) || !f.First(31) || f.First(0) || f.First(31) || !f.First(4) {
+		t.Fatalf("First: %b", f)
+	}
+}

@@ -419,29 +419,22 @@ func splitMessage(line []byte) (m incoming, ok bool) {
 	if !json.Valid(line) {
 		return m, false
 	}
-	var seen [5]bool
-	once := func(field int) bool {
-		if seen[field] {
-			return false
-		}
-		seen[field] = true
-		return true
-	}
+	var seen jsonscan.Fields
 	ok = jsonscan.Members(line, func(key, value []byte) bool {
 		var plain bool
 		switch string(key) {
 		case "jsonrpc":
 			m.JSONRPC, plain = jsonscan.PlainString(value)
-			return plain && once(0)
+			return plain && seen.First(0)
 		case "id":
 			m.ID = value
-			return once(1)
+			return seen.First(1)
 		case "method":
 			m.Method, plain = jsonscan.PlainString(value)
-			return plain && once(2)
+			return plain && seen.First(2)
 		case "result":
 			m.Result = value
-			return once(3)
+			return seen.First(3)
 		case "error":
 			if string(value) != "null" {
 				m.Error = new(mcp.JSONRPCErrorDetails)
@@ -449,7 +442,7 @@ func splitMessage(line []byte) (m incoming, ok bool) {
 					return false
 				}
 			}
-			return once(4)
+			return seen.First(4)
 		}
 		return jsonscan.OtherKey(key, "jsonrpc", "id", "method", "result", "error")
 	})
