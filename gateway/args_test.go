@@ -220,6 +220,31 @@ func TestSplitArgsTakesPlainArguments(t *testing.T) {
 	}
 }
 
+// TestDeepArgumentsGoToTheTokenReader: the walk's cost is its size times
+// its depth, so arguments nested past maxSplitArgsDepth are read by the
+// token reader, with the same outcome; a crafted 64 KiB nested
+// maxArgsDepth levels deep cost the walk nearly twice the token reader's
+// time, and a key twice at its bottom the walk's time for nothing.
+func TestDeepArgumentsGoToTheTokenReader(t *testing.T) {
+	t.Parallel()
+	nest := func(depth int) string {
+		return strings.Repeat(`{"a":`, depth) + `["x","y"]` + strings.Repeat("}", depth)
+	}
+	if _, _, ok := splitArgs([]byte(nest(maxSplitArgsDepth - 1))); !ok {
+		t.Fatalf("arguments %d objects deep were not split", maxSplitArgsDepth-1)
+	}
+	for _, depth := range []int{maxSplitArgsDepth, maxArgsDepth - 1} {
+		deep := nest(depth)
+		if _, _, ok := splitArgs([]byte(deep)); ok {
+			t.Fatalf("split arguments %d objects deep, past the depth it takes", depth)
+		}
+		canon, _, err := canonicalArgs([]byte(deep))
+		if err != nil || string(canon) != deep {
+			t.Fatalf("%d objects deep: %v, canonical form %q", depth, err, canon)
+		}
+	}
+}
+
 // TestLargeArgumentsGoToTheTokenReader: arguments past maxSplitArgsBytes
 // are read by the token reader, whose time is linear however deep they
 // nest, with the same outcome.

@@ -191,7 +191,9 @@ func (cs *CallStream) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush does nothing: each event is flushed as it is written.
+// Flush does nothing: the stream flushes the events it writes, a
+// notification at once and mcp-go's own (a request it relays to the
+// client) within FlushDelay or with the answer (emitLocked).
 func (cs *CallStream) Flush() {}
 
 // CanStream tells mcp-go that it may answer with SSE (which it does when it
