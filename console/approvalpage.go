@@ -24,7 +24,6 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
-	"github.com/sandboxrt/sandbox/internal/mcphttp"
 )
 
 // ApprovalPageOptions configure NewApprovalPage.
@@ -144,14 +143,7 @@ func (p *ApprovalPage) authenticate(r *http.Request, credential string) (auth.Pr
 }
 
 func (p *ApprovalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-	if msg := mcphttp.Rebinding(r, p.allowed); msg != "" {
-		http.Error(w, msg, http.StatusForbidden)
+	if !guardPage(w, r, p.allowed, "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'") {
 		return
 	}
 	id := strings.Trim(r.URL.Path, "/")
@@ -172,7 +164,7 @@ func (p *ApprovalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		h.Set("Allow", "GET, HEAD, POST")
+		w.Header().Set("Allow", "GET, HEAD, POST")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}

@@ -220,13 +220,13 @@ func (c *Console) Close() {
 	})
 }
 
-// ServeHTTP serves the console. Mount it with its prefix stripped:
-// http.StripPrefix("/ui", console). Its links are relative, so it works
-// behind a reverse proxy that adds a prefix of its own.
-func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// guardPage sets the headers every page of the console and the approval
+// page carry (csp, its Content-Security-Policy, is each one's own) and
+// refuses a request that fails the DNS-rebinding check; it reports whether
+// the request may be served.
+func guardPage(w http.ResponseWriter, r *http.Request, allowed map[string]bool, csp string) bool {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
-		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	// same-origin, not no-referrer: under no-referrer a browser sends
@@ -234,10 +234,22 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// DNS-rebinding check) must refuse.
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
-	if msg := mcphttp.Rebinding(r, c.allowed); msg != "" {
+	if msg := mcphttp.Rebinding(r, allowed); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// ServeHTTP serves the console. Mount it with its prefix stripped:
+// http.StripPrefix("/ui", console). Its links are relative, so it works
+// behind a reverse proxy that adds a prefix of its own.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !guardPage(w, r, c.allowed, "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'") {
 		return
 	}
+	h := w.Header()
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	switch {
 	case strings.HasPrefix(path, "static/"):
