@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/sandboxrt/sandbox/internal/jsonstream"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -145,103 +145,17 @@ func textBlockJSON[T []byte | string](text T) json.RawMessage {
 	return append(b, `,"type":"text"}`...)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// jsonEscape is what encoding/json writes for the ASCII bytes it escapes
-// (control characters, quote, backslash, and <, >, & for HTML safety); ""
-// for the ones it writes as they are.
-var jsonEscape = func() (t [utf8.RuneSelf]string) {
-	for c := range utf8.RuneSelf {
-		switch {
-		case c == '"' || c == '\\':
-			t[c] = `\` + string(rune(c))
-		case c == '\b':
-			t[c] = `\b`
-		case c == '\f':
-			t[c] = `\f`
-		case c == '\n':
-			t[c] = `\n`
-		case c == '\r':
-			t[c] = `\r`
-		case c == '\t':
-			t[c] = `\t`
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			t[c] = `\u00` + string(hexDigits[c>>4]) + string(hexDigits[c&0xF])
-		}
-	}
-	return t
-}()
-
 // appendJSONString appends prefix+s as a JSON string, escaped exactly as
-// encoding/json escapes strings (HTML characters, U+2028 and U+2029
-// escaped; invalid UTF-8 as U+FFFD). The prefix is plain ASCII.
+// encoding/json escapes strings (jsonstream.AppendStringBody). The prefix
+// is plain ASCII.
 func appendJSONString[T []byte | string](dst []byte, prefix string, s T) []byte {
-	dst = append(dst, '"')
-	dst = append(dst, prefix...)
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if esc := jsonEscape[c]; esc != "" {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, esc...)
-				start = i + 1
-			}
-			i++
-			continue
-		}
-		r, size := decodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			start = i + size
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hexDigits[r&0xF])
-			start = i + size
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	dst = append(append(dst, '"'), prefix...)
+	return append(jsonstream.AppendStringBody(dst, s), '"')
 }
 
 // jsonStringLen is the length of appendJSONString's output for s, without
 // a prefix.
-func jsonStringLen[T []byte | string](s T) int {
-	n := 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if esc := jsonEscape[c]; esc != "" {
-				n += len(esc)
-			} else {
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := decodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += len(`\ufffd`)
-		case r == '\u2028' || r == '\u2029':
-			n += len(`\u2028`)
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
-// decodeRune decodes the rune at the start of s; the conversion of at most
-// four bytes stays on the stack (as in encoding/json).
-func decodeRune[T []byte | string](s T) (rune, int) {
-	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
-}
+func jsonStringLen[T []byte | string](s T) int { return 2 + jsonstream.StringBodyLen(s) }
 
 // report is execute_code's result as the agent reads it: compact, durations
 // in milliseconds, nothing the agent cannot act on.

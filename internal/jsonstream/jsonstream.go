@@ -5,6 +5,9 @@
 // answer too large for memory with it (the answer staged in a file), and
 // code mode the part of a held result that a path names (sandbox.results).
 //
+// AppendStringBody writes the other way: a string escaped exactly as
+// encoding/json escapes it, for code that spells JSON by hand.
+//
 // It checks structure only as far as walking needs: brackets are counted,
 // strings and escapes are followed, but numbers and literals are not
 // validated. Whoever hands a part to a JSON decoder checks it there.

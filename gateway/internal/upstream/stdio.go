@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
+	"github.com/sandboxrt/sandbox/internal/jsonstream"
 )
 
 // stdioTransport is mcp-go's transport.BidirectionalInterface over a stdio
@@ -397,15 +398,7 @@ func encodeRequest(req transport.JSONRPCRequest) ([]byte, error) {
 
 // appendJSONString appends s as json.Marshal encodes it.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(s) // escapes, HTML-safe, invalid UTF-8 replaced
-			return append(b, enc...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return append(jsonstream.AppendStringBody(append(b, '"'), s), '"')
 }
 
 // splitMessage reads a line as json.Unmarshal into incoming does, in one
