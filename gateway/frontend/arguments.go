@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 )
 
 // A built-in tool's handler takes its arguments as raw JSON and decodes
@@ -55,57 +56,29 @@ func handBackArguments(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 // encoding/json, which matches keys without regard to case, takes for the
 // same field).
 //
-// Everything but the arguments stays as it was, in the same order, so that
-// mcp-go reads the rest of the request as it would have read the body. The
-// body is read once, by one decoder, which holds no more than one member's
-// value at a time.
+// Everything but the arguments stays as it was, in the same order, keys
+// as written, so that mcp-go reads the rest of the request as it would
+// have read the body. The body is checked once (json.Valid) and walked
+// without decoding: the token decoder this replaced cost more than the rest
+// of the front end's own work on a request (RATIONALE.md, "mcp-go, and what
+// the front end adds").
 func splitArguments(body []byte) (rest []byte, args json.RawMessage, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if !delim(dec, '{') {
+	if !json.Valid(body) {
 		return nil, nil, false
 	}
-	var top, params []member
-	p := -1
-	for dec.More() {
-		if len(top) == maxMembers {
-			return nil, nil, false
-		}
-		key, ok := keyToken(dec)
-		if !ok {
-			return nil, nil, false
-		}
-		if strings.EqualFold(key, "params") { // how encoding/json matches keys
-			if p >= 0 || !delim(dec, '{') {
-				return nil, nil, false
-			}
-			if params, ok = members(dec, body); !ok {
-				return nil, nil, false
-			}
-			p = len(top)
-			top = append(top, member{key: key}) // its value is written below
-			continue
-		}
-		v, ok := value(dec, body)
-		if !ok {
-			return nil, nil, false
-		}
-		top = append(top, member{key, v})
-	}
-	if !delim(dec, '}') || p < 0 {
+	top, ok := objectMembers(body)
+	if !ok {
 		return nil, nil, false
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, false // something after the object
+	p := onlyMember(top, "params")
+	if p < 0 {
+		return nil, nil, false
 	}
-	a := -1
-	for i, m := range params {
-		if strings.EqualFold(m.key, "arguments") {
-			if a >= 0 {
-				return nil, nil, false
-			}
-			a = i
-		}
+	params, ok := objectMembers(top[p].value)
+	if !ok {
+		return nil, nil, false
 	}
+	a := onlyMember(params, "arguments")
 	if a < 0 {
 		return nil, nil, false
 	}
@@ -115,6 +88,22 @@ func splitArguments(body []byte) (rest []byte, args json.RawMessage, ok bool) {
 	}
 	top[p].value = writeObject(slices.Delete(params, a, a+1))
 	return writeObject(top), args, true
+}
+
+// onlyMember is the index of the member of ms that encoding/json reads as
+// field name (it matches keys without regard to case); -1 when none does,
+// or more than one does (which of them counts is then mcp-go's to say).
+func onlyMember(ms []member, name string) int {
+	at := -1
+	for i, m := range ms {
+		if keyIs(m.written, name) {
+			if at >= 0 {
+				return -1
+			}
+			at = i
+		}
+	}
+	return at
 }
 
 // numbersFit reports whether every number in the JSON text v fits a
@@ -156,73 +145,58 @@ func numbersFit(v []byte) bool {
 // Such a body is left whole.
 const maxMembers = 32
 
-// member is one member of a JSON object, its value as it is written.
+// member is one member of a JSON object: its key as it is written
+// (between the quotes) and its value as written.
 type member struct {
-	key   string
-	value json.RawMessage
+	written []byte
+	value   json.RawMessage
 }
 
-// members reads the members of the object whose "{" dec has just read,
-// through its "}", in order; their values are slices of raw, dec's input.
-func members(dec *json.Decoder, raw []byte) ([]member, bool) {
-	var ms []member
-	for dec.More() {
-		if len(ms) == maxMembers {
-			return nil, false
+// objectMembers reads the members of the JSON object v (valid JSON), in
+// order; false when v is not an object or has more than maxMembers.
+func objectMembers(v []byte) ([]member, bool) {
+	ms := make([]member, 0, 8)
+	within := true
+	isObject := jsonscan.Members(v, func(key, value []byte) bool {
+		if within = len(ms) < maxMembers; !within {
+			return false
 		}
-		key, ok := keyToken(dec)
-		if !ok {
-			return nil, false
+		ms = append(ms, member{written: key, value: value})
+		return true
+	})
+	return ms, isObject && within
+}
+
+// keyIs reports whether encoding/json reads a key, as written between its
+// quotes, as the field name (it matches keys without regard to case).
+// Escapes and bytes past ASCII are rare in a request's keys; such a key is
+// unquoted by encoding/json itself first.
+func keyIs(written []byte, name string) bool {
+	for _, c := range written {
+		if c == '\\' || c >= 0x80 {
+			var key string
+			_ = json.Unmarshal(append(append([]byte{'"'}, written...), '"'), &key) // valid: json.Valid passed it
+			return strings.EqualFold(key, name)
 		}
-		v, ok := value(dec, raw)
-		if !ok {
-			return nil, false
-		}
-		ms = append(ms, member{key, v})
 	}
-	return ms, delim(dec, '}')
+	return strings.EqualFold(string(written), name)
 }
-
-func keyToken(dec *json.Decoder) (string, bool) {
-	t, err := dec.Token()
-	key, ok := t.(string)
-	return key, err == nil && ok
-}
-
-func delim(dec *json.Decoder, d json.Delim) bool {
-	t, err := dec.Token()
-	return err == nil && t == d
-}
-
-// value reads the value of the member whose key dec has just read, and
-// returns it as it is written in raw, dec's input.
-func value(dec *json.Decoder, raw []byte) (json.RawMessage, bool) {
-	from := dec.InputOffset() // just after the key
-	if dec.Decode(&unread{}) != nil {
-		return nil, false
-	}
-	// Between the key and the value: blanks and the colon.
-	return bytes.TrimLeft(raw[from:dec.InputOffset()], " \t\r\n:"), true
-}
-
-// unread takes a JSON value (which the decoder has checked) without
-// copying it.
-type unread struct{}
-
-func (*unread) UnmarshalJSON([]byte) error { return nil }
 
 func writeObject(ms []member) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, m := range ms {
+		n += len(m.written) + len(m.value) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, m := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		key, _ := json.Marshal(m.key)
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(m.value)
+		b = append(b, '"')
+		b = append(b, m.written...)
+		b = append(b, '"', ':')
+		b = append(b, m.value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }

@@ -148,3 +148,16 @@ func lastSSEData(stream string) string {
 	}
 	return last
 }
+
+// BenchmarkSplitArguments: the front end's split of a typical execute_code
+// body (a five-call snippet, the SDK client's legacy-era envelope).
+func BenchmarkSplitArguments(b *testing.B) {
+	body := []byte(`{"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"const out = [];\nfor (let i = 0; i < 5; i++) out.push((await demo.listProjects({})).length);\nreturn out"},"_meta":{"progressToken":3}},"jsonrpc":"2.0","id":3}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, _, ok := splitArguments(body); !ok {
+			b.Fatal("not split")
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway/internal/jsonscan"
 	"github.com/sandboxrt/sandbox/internal/growstack"
 	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
@@ -440,13 +441,88 @@ type rpcEnvelope struct {
 }
 
 // parseEnvelope reads a body's envelope, once per body; false (an empty
-// envelope) for a batch or anything unreadable.
+// envelope) for a batch or anything unreadable. It reads what
+// json.Unmarshal reads (FuzzParseEnvelope holds it to that): a body of the
+// usual shape is walked without decoding (scanEnvelope), anything else is
+// decoded.
 func parseEnvelope(body []byte) (rpcEnvelope, bool) {
+	if m, ok := scanEnvelope(body); ok {
+		return m, true
+	}
 	var m rpcEnvelope
 	if json.Unmarshal(body, &m) != nil {
 		return rpcEnvelope{}, false
 	}
 	return m, true
+}
+
+// scanEnvelope reads the envelope of a body of the usual shape: an object
+// whose keys are plain ASCII and come once each (however encoding/json
+// would fold their case), a method and a tool name that are plain strings,
+// params an object or null. false for anything else, which json.Unmarshal
+// reads instead: keys that fold together or need unescaping, values of
+// other types (whose errors are json.Unmarshal's to make), invalid JSON.
+func scanEnvelope(body []byte) (rpcEnvelope, bool) {
+	var m rpcEnvelope
+	if !json.Valid(body) {
+		return m, false
+	}
+	var seen jsonscan.Fields
+	shape := true
+	isObject := jsonscan.Members(body, func(key, value []byte) bool {
+		switch {
+		case !jsonscan.PlainKey(key):
+			shape = false
+		case asciiKeyIs(key, "id"):
+			if shape = seen.First(0); shape {
+				m.ID = value
+			}
+		case asciiKeyIs(key, "method"):
+			if shape = seen.First(1); shape {
+				m.Method, shape = jsonscan.PlainString(value)
+			}
+		case asciiKeyIs(key, "params"):
+			if shape = seen.First(2); shape && string(value) != "null" {
+				shape = scanParams(value, &m)
+			}
+		default:
+			shape = jsonscan.OtherKey(key, "id", "method", "params")
+		}
+		return shape
+	})
+	return m, isObject && shape
+}
+
+// asciiKeyIs reports whether a plain key (jsonscan.PlainKey) is name to
+// encoding/json, which matches keys to fields without regard to case.
+func asciiKeyIs(key []byte, name string) bool {
+	return strings.EqualFold(string(key), name)
+}
+
+// scanParams reads a tools/call's name and _meta for scanEnvelope.
+func scanParams(params []byte, m *rpcEnvelope) bool {
+	var seen jsonscan.Fields
+	shape := true
+	isObject := jsonscan.Members(params, func(key, value []byte) bool {
+		switch {
+		case !jsonscan.PlainKey(key):
+			shape = false
+		case asciiKeyIs(key, "name"):
+			if shape = seen.First(0); shape {
+				m.Params.Name, shape = jsonscan.PlainString(value)
+			}
+		case asciiKeyIs(key, "_meta"):
+			// A tools/call's _meta is small (a progress token, trace
+			// context) and rare from most clients: decoded as it was.
+			if shape = seen.First(1) && value[0] == '{'; shape {
+				shape = json.Unmarshal(value, &m.Params.Meta) == nil
+			}
+		default:
+			shape = jsonscan.OtherKey(key, "name", "_meta")
+		}
+		return shape
+	})
+	return isObject && shape
 }
 
 // takeTokens applies "Sandbox-Token-<server>" headers. On a session the

@@ -77,13 +77,23 @@ func Elements(b []byte, fn func(elem []byte) bool) bool {
 // them in any case (encoding/json matches struct fields ignoring case,
 // Unicode's folds included, which is why any other key is in doubt).
 func OtherKey(key []byte, names ...string) bool {
-	for _, c := range key {
-		if c == '\\' || c >= 0x80 {
-			return false
-		}
+	if !PlainKey(key) {
+		return false
 	}
 	for _, n := range names {
 		if strings.EqualFold(string(key), n) {
+			return false
+		}
+	}
+	return true
+}
+
+// PlainKey reports whether a key as written is ASCII without escapes: one
+// that encoding/json reads as written, and matches to a field by ASCII case
+// folding alone.
+func PlainKey(key []byte) bool {
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 {
 			return false
 		}
 	}
