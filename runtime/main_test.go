@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 			os.Exit(serveDyingWorker(mode))
 		}
 	}
+	if os.Getenv(echoEnv) == "1" {
+		os.Exit(serveEcho())
+	}
 	ServeWorkerIfChild()
 	os.Exit(m.Run())
 }
