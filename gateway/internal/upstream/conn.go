@@ -514,7 +514,9 @@ func (c *Conn) listAll(ctx context.Context, method, field string) ([]json.RawMes
 		if page == maxListPages {
 			return nil, fmt.Errorf("more than %d pages", maxListPages)
 		}
-		raw, err := c.request(ctx, method, listParams{Cursor: cursor, Meta: c.requestMeta("", "", AnswersAll)}, nil)
+		// The gateway's own request: no one is there to answer a question
+		// (roots aside), so it declares none.
+		raw, err := c.request(ctx, method, listParams{Cursor: cursor, Meta: c.requestMeta("", "", AnswersNone)}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -584,7 +586,7 @@ func (c *Conn) healthCheck(ctx context.Context) error {
 	default:
 		return nil
 	}
-	var params any = listParams{Meta: c.requestMeta("", "", AnswersAll)}
+	var params any = listParams{Meta: c.requestMeta("", "", AnswersNone)} // the gateway's own, as listAll's
 	if method == "ping" {
 		params = struct{}{}
 	}

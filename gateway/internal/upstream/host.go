@@ -117,6 +117,9 @@ const (
 	AnswersSampling Answers = 1 << iota
 	AnswersElicitation
 	AnswersAll = AnswersSampling | AnswersElicitation
+	// AnswersNone: roots only; what the gateway's own requests (listings,
+	// health checks) declare, made for no caller who could answer.
+	AnswersNone Answers = 0
 )
 
 // WithCaller returns a context for a request made on behalf of c, whose

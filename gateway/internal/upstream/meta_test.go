@@ -13,8 +13,9 @@ import (
 )
 
 // recorderEnv makes this test binary a raw 2026-07-28 stdio server that
-// answers every tools/call with the params it received for it and for the
-// connection's server/discover: what went over the wire, as the server read it.
+// answers every tools/call with the params it received for it, for the
+// connection's server/discover and for the last tools/list: what went over
+// the wire, as the server read it.
 const recorderEnv = "SANDBOX_UPSTREAM_TEST_RECORDER"
 
 func TestMain(m *testing.M) {
@@ -29,7 +30,7 @@ func serveRecorder() {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
-	var discover json.RawMessage = []byte("null")
+	var discover, list json.RawMessage = []byte("null"), []byte("null")
 	for in.Scan() {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -45,9 +46,10 @@ func serveRecorder() {
 			discover = req.Params
 			result = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"recorder","version":"1"}}`
 		case "tools/list":
+			list = req.Params
 			result = `{"tools":[{"name":"seen","inputSchema":{"type":"object"}}]}`
 		case "tools/call":
-			result = fmt.Sprintf(`{"content":[],"discover":%s,"call":%s}`, discover, req.Params)
+			result = fmt.Sprintf(`{"content":[],"discover":%s,"list":%s,"call":%s}`, discover, list, req.Params)
 		default:
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s here"}}`+"\n", req.ID, req.Method)
 			out.Flush()
@@ -238,6 +240,41 @@ func TestModernCallDeclaresWhatItsCallerAnswers(t *testing.T) {
 				t.Errorf("%s (progress %v): declared %s, want %s", tc.name, progress != nil, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestGatewaysOwnRequestsDeclareNoQuestions: the gateway's own 2026-07-28
+// requests, its listings and health checks, are made for no one who could
+// answer an upstream's question, so they declare roots alone (which the
+// gateway answers itself).
+func TestGatewaysOwnRequestsDeclareNoQuestions(t *testing.T) {
+	t.Parallel()
+	c := recorderConn(t) // connecting lists the tools
+	lastList := func() string {
+		t.Helper()
+		raw, _, err := c.CallTool(WithCaller(context.Background(), auth.Caller{}, AnswersAll), "seen", nil, json.RawMessage(`{}`), nil, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen struct {
+			List struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"list"`
+		}
+		if err := json.Unmarshal(raw, &seen); err != nil {
+			t.Fatalf("%v: %s", err, raw)
+		}
+		return string(seen.List.Meta["io.modelcontextprotocol/clientCapabilities"])
+	}
+	const rootsOnly = `{"roots":{"listChanged":true}}`
+	if got := lastList(); got != rootsOnly {
+		t.Errorf("the listing at connect declared %s, want %s", got, rootsOnly)
+	}
+	if err := c.healthCheck(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastList(); got != rootsOnly {
+		t.Errorf("the health check declared %s, want %s", got, rootsOnly)
 	}
 }
 
