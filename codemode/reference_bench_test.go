@@ -33,7 +33,8 @@ import (
 // five-call snippet at 16 clients, the trivial run's p50 with one client,
 // and the CPU per run of the target's processes (serve, its workers and
 // its upstream; the reference server and its upstream), the client's
-// apart. Ratios are sandbox over the reference.
+// apart, and then the client's own CPU per run of each target. Ratios are
+// sandbox over the reference.
 func BenchmarkServeLoadReference(b *testing.B) {
 	sdk := testpeers.Package(b, "@modelcontextprotocol/sdk")
 	testpeers.Package(b, "quickjs-emscripten")
@@ -73,6 +74,7 @@ for (const url of urls) {
 }
 async function span(t, clients, req, ms) {
   await sync("span " + t);
+  const cpu0 = process.cpuUsage();
   const end = Date.now() + ms;
   const lat = [];
   await Promise.all(clients.map(async (c) => {
@@ -83,9 +85,10 @@ async function span(t, clients, req, ms) {
       lat.push(performance.now() - t0);
     }
   }));
+  const cpu = process.cpuUsage(cpu0);
   await sync("end " + t);
   lat.sort((a, b) => a - b);
-  return { rate: lat.length / (ms / 1000), p50: lat[Math.floor(lat.length / 2)], calls: lat.length };
+  return { rate: lat.length / (ms / 1000), p50: lat[Math.floor(lat.length / 2)], calls: lat.length, clientCPU: (cpu.user + cpu.system) / 1000 / lat.length };
 }
 const out = targets.map(() => ({ trivial: [], five: [], single: [] }));
 for (let round = 0; round < 3; round++) {
@@ -182,24 +185,27 @@ process.exit(0);
 			b.Fatalf("%v: %s", err, strings.Join(errText, "\n"))
 		}
 		var got []struct {
-			Trivial, Five, Single []struct{ Rate, P50, Calls float64 }
+			Trivial, Five, Single []struct{ Rate, P50, Calls, ClientCPU float64 }
 		}
 		if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil || len(got) != 2 {
 			b.Fatalf("%v: %s", err, stdout.String())
 		}
 		type figures struct {
 			trivialRate, fiveRate, singleP50, trivialCPU, fiveCPU float64
+			trivialClientCPU, fiveClientCPU                       float64
 			fiveParts                                             [3]float64
 		}
 		sum := func(c [3]float64) float64 { return c[0] + c[1] + c[2] }
 		var f [2]figures
 		for t := range 2 {
-			var tr, fr, sp, tc, fc []float64
+			var tr, fr, sp, tc, fc, tcc, fcc []float64
 			var parts [3][]float64
 			for r := range 3 {
 				tr = append(tr, got[t].Trivial[r].Rate)
 				fr = append(fr, got[t].Five[r].Rate)
 				sp = append(sp, got[t].Single[r].P50)
+				tcc = append(tcc, got[t].Trivial[r].ClientCPU)
+				fcc = append(fcc, got[t].Five[r].ClientCPU)
 				// Spans of a round: trivial, five, single.
 				tc = append(tc, sum(cpu[t][3*r])/got[t].Trivial[r].Calls)
 				fc = append(fc, sum(cpu[t][3*r+1])/got[t].Five[r].Calls)
@@ -207,7 +213,7 @@ process.exit(0);
 					parts[k] = append(parts[k], cpu[t][3*r+1][k]/got[t].Five[r].Calls)
 				}
 			}
-			f[t] = figures{median(tr), median(fr), median(sp), median(tc), median(fc),
+			f[t] = figures{median(tr), median(fr), median(sp), median(tc), median(fc), median(tcc), median(fcc),
 				[3]float64{median(parts[0]), median(parts[1]), median(parts[2])}}
 		}
 		for t, name := range []string{"sandbox", "quickjs"} {
@@ -223,6 +229,12 @@ process.exit(0);
 				b.ReportMetric(f[t].fiveParts[1]*1000, name+"-five-workers-cpu-µs/run")
 			}
 			b.ReportMetric(f[t].fiveParts[2]*1000, name+"-five-upstream-cpu-µs/run")
+			// What the 16 SDK clients spend on a run of the target: the
+			// machine's other tenant, which a target's answers can make
+			// busier (an event stream costs a client more to read than one
+			// JSON object).
+			b.ReportMetric(f[t].trivialClientCPU*1000, name+"-trivial-client-cpu-µs/run")
+			b.ReportMetric(f[t].fiveClientCPU*1000, name+"-five-client-cpu-µs/run")
 		}
 		b.ReportMetric(f[0].trivialRate/f[1].trivialRate, "trivial-runs-ratio")
 		b.ReportMetric(f[0].fiveRate/f[1].fiveRate, "five-runs-ratio")
