@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandboxrt/sandbox/internal/bytesize"
+	"github.com/sandboxrt/sandbox/internal/jsonstream"
 	"github.com/sandboxrt/sandbox/runtime/internal/bindings"
 )
 
@@ -235,9 +236,8 @@ const maxKeptHeader = 64 << 10
 // appendFrame appends json.Marshal's encoding of m, a frame of only t,
 // run, id, to, args, clk, an outcome of only a value and clock readings,
 // and retire (a worker's call, compiled and done frames), and reports
-// whether it could: it spells the target's strings only when they are
-// printable ASCII that needs no escape (names are), and leaves any other
-// frame to json.Marshal (ok false). m.Args and the outcome's value must
+// whether it could: any other frame is left to json.Marshal (ok false).
+// Strings are escaped as json.Marshal escapes them (jsonstream). m.Args and the outcome's value must
 // be compact JSON, as the VM's serialization writes them (JSON.stringify's
 // bytes): json.Marshal would compact and check them, this only escapes
 // what json.Marshal escapes in compact JSON, '<', '>', '&', U+2028 and
@@ -246,13 +246,13 @@ const maxKeptHeader = 64 << 10
 // TestFrameIsMarshal holds it to json.Marshal, field by field.
 func appendFrame(b []byte, m *message) ([]byte, bool) {
 	if m.Run != nil || m.Result != nil || m.Err != nil || m.Log != nil || m.Tail != 0 ||
-		m.Stopped || m.PID != 0 || !plainString(m.T) {
+		m.Stopped || m.PID != 0 {
 		return b, false
 	}
 	if o := m.Outcome; o != nil && (o.Error != nil || o.LogsTruncated || o.DroppedLogs != 0 || o.CallsAbandoned != nil) {
 		return b, false
 	}
-	b = append(append(append(b, `{"t":"`...), m.T...), '"')
+	b = append(jsonstream.AppendStringBody(append(b, `{"t":"`...), m.T), '"')
 	if m.RunID != 0 {
 		b = strconv.AppendUint(append(b, `,"run":`...), m.RunID, 10)
 	}
@@ -260,18 +260,15 @@ func appendFrame(b []byte, m *message) ([]byte, bool) {
 		b = strconv.AppendUint(append(b, `,"id":`...), m.ID, 10)
 	}
 	if t := m.Target; t != nil {
-		if !plainString(t.ID) || !plainString(t.Namespace) || !plainString(t.Function) {
-			return b, false
-		}
 		b = strconv.AppendUint(append(b, `,"to":{"k":`...), uint64(t.Kind), 10)
 		if t.ID != "" {
-			b = append(append(append(b, `,"id":"`...), t.ID...), '"')
+			b = append(jsonstream.AppendStringBody(append(b, `,"id":"`...), t.ID), '"')
 		}
 		if t.Namespace != "" {
-			b = append(append(append(b, `,"ns":"`...), t.Namespace...), '"')
+			b = append(jsonstream.AppendStringBody(append(b, `,"ns":"`...), t.Namespace), '"')
 		}
 		if t.Function != "" {
-			b = append(append(append(b, `,"fn":"`...), t.Function...), '"')
+			b = append(jsonstream.AppendStringBody(append(b, `,"fn":"`...), t.Function), '"')
 		}
 		b = append(b, '}')
 	}
@@ -310,18 +307,6 @@ func appendInts(b []byte, ns []int64) []byte {
 		b = strconv.AppendInt(b, n, 10)
 	}
 	return append(b, ']')
-}
-
-// plainString reports whether json.Marshal writes s as it is, between
-// quotes: printable ASCII but '"', '\' and the HTML characters it escapes.
-func plainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
 
 // appendEscapedJSON appends compact JSON as json.Marshal writes a

@@ -141,15 +141,16 @@ func TestFrameIsMarshal(t *testing.T) {
 	if spelt == 0 {
 		t.Fatal("no call frame was spelt by hand")
 	}
-	// Names json.Marshal escapes are left to it.
-	for _, s := range []string{"a<b", "a&b", "\"", "\\", "caf\u00e9", "\x7f", "\x00", "\xff"} {
+	// Names json.Marshal escapes are spelt with its escapes (checkFrame
+	// compares the bytes), invalid UTF-8 included.
+	for _, s := range []string{"a<b", "a&b", "\"", "\\", "caf\u00e9", "\x7f", "\x00", "\xff", "\u2028", "\U0001F600"} {
 		for _, to := range []*bindings.Target{{ID: s}, {Namespace: s}, {Function: s}} {
-			if checkFrame(t, &message{T: msgCall, RunID: 1, ID: 1, Target: to}) {
-				t.Errorf("target %+v was spelt by hand", to)
+			if !checkFrame(t, &message{T: msgCall, RunID: 1, ID: 1, Target: to}) {
+				t.Errorf("target %+v went to json.Marshal", to)
 			}
 		}
-		if checkFrame(t, &message{T: s}) {
-			t.Errorf("type %q was spelt by hand", s)
+		if !checkFrame(t, &message{T: s}) {
+			t.Errorf("type %q went to json.Marshal", s)
 		}
 	}
 	// And frames with anything else: a failed run, a ready frame.
