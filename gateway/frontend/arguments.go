@@ -58,12 +58,13 @@ func handBackArguments(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 //
 // Everything but the arguments stays as it was, in the same order, keys
 // as written, so that mcp-go reads the rest of the request as it would
-// have read the body. The body is checked once (json.Valid) and walked
-// without decoding: the token decoder this replaced cost more than the rest
-// of the front end's own work on a request (RATIONALE.md, "mcp-go, and what
-// the front end adds").
-func splitArguments(body []byte) (rest []byte, args json.RawMessage, ok bool) {
-	if !json.Valid(body) {
+// have read the body. The body is walked without decoding: the token
+// decoder this replaced cost more than the rest of the front end's own
+// work on a request (RATIONALE.md, issue 29's fourth pass). checked says
+// the body is known to be JSON (parseEnvelope read it); else it is checked
+// first (json.Valid).
+func splitArguments(body []byte, checked bool) (rest []byte, args json.RawMessage, ok bool) {
+	if !checked && !json.Valid(body) {
 		return nil, nil, false
 	}
 	top, ok := objectMembers(body)
@@ -114,16 +115,7 @@ func numbersFit(v []byte) bool {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case c == '"':
-			for i++; i < len(v); i++ {
-				k := bytes.IndexAny(v[i:], `"\\`)
-				if k < 0 {
-					return true // not JSON: the decoder has refused it already
-				}
-				if i += k; v[i] == '"' {
-					break
-				}
-				i++ // the escaped byte
-			}
+			i = jsonscan.StringEnd(v, i) - 1
 		case c == '-' || c >= '0' && c <= '9':
 			j := i
 			for j < len(v) && bytes.IndexByte([]byte("+-.0123456789eE"), v[j]) >= 0 {

@@ -27,7 +27,7 @@ type mcpGoView struct {
 // arguments are the bytes mcp-go would have kept of them.
 func checkSplit(t *testing.T, body string) (split bool) {
 	t.Helper()
-	rest, args, ok := splitArguments([]byte(body))
+	rest, args, ok := splitArguments([]byte(body), false)
 	if !ok {
 		return false
 	}
@@ -156,7 +156,7 @@ func BenchmarkSplitArguments(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, _, ok := splitArguments(body); !ok {
+		if _, _, ok := splitArguments(body, false); !ok {
 			b.Fatal("not split")
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // envelopeBodies are bodies of every shape parseEnvelope meets: the usual
@@ -32,6 +34,9 @@ var envelopeBodies = []string{
 	`{"id":1,"method":"tools/call","params":{"name":"a","_meta":{"n":1e400}}}`,
 	`{"id":1,"method":"tools/call","params":{"name":"a","_meta":[1]}}`,
 	`{"id":1,"méthod":"x"}`,
+	`{"id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{}},"Params":{}}`,
+	`{"id":1,"method":"tools/call","paramſ":{"name":"a"},"params":{"name":"b"}}`,
+	`{"id":1,"method":"tools/call","params":{"nameſ":"a","NAME":"b","n\u0061me":"c"}}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 	`{"jsonrpc":"2.0","id":1,"method":"ping"} {}`,
 	`{"jsonrpc":"2.0","id":1,"method":"ping"`,
@@ -56,6 +61,22 @@ func checkEnvelope(t *testing.T, body string) (walked bool) {
 	if ok != wantOK || string(got.ID) != string(want.ID) || got.Method != want.Method ||
 		got.Params.Name != want.Params.Name || !reflect.DeepEqual(got.Params.Meta, want.Params.Meta) {
 		t.Fatalf("%q: parseEnvelope read %+v (%s) %v, json.Unmarshal %+v (%s) %v", body, got, got.ID, ok, want, want.ID, wantOK)
+	}
+	// And what mcp-go does with it: a body it takes for a tools/call of a
+	// tool is one the front end reads as a request to call that tool (so
+	// the tool's argument limit, the split and tasks apply to the tool
+	// mcp-go will call). mcp-go takes a later duplicate params whole where
+	// encoding/json merges it, so it may read no name where the front end
+	// reads one: it then calls no tool.
+	var base struct {
+		Method mcp.MCPMethod `json:"method"`
+		ID     any           `json:"id"`
+	}
+	var req mcp.CallToolRequest
+	if json.Unmarshal([]byte(body), &base) == nil && base.ID != nil && base.Method == mcp.MethodToolsCall &&
+		json.Unmarshal([]byte(body), &req) == nil && req.Params.Name != "" &&
+		(got.Method != string(mcp.MethodToolsCall) || len(got.ID) == 0 || got.Params.Name != req.Params.Name) {
+		t.Fatalf("%q: mcp-go calls %q, the front end reads %q of %q (id %s)", body, req.Params.Name, got.Params.Name, got.Method, got.ID)
 	}
 	_, walked = scanEnvelope([]byte(body))
 	return walked

@@ -282,7 +282,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A built-in tool's arguments go to its handler past mcp-go, which
 	// would decode them seven to eleven times (arguments.go).
 	if method == string(mcp.MethodToolsCall) && isRequest && h.s.isBuiltin(env.Params.Name) {
-		if rest, args, ok := splitArguments(body); ok {
+		if rest, args, ok := splitArguments(body, true); ok { // parseEnvelope read it: JSON
 			body = rest
 			r = r.WithContext(context.WithValue(r.Context(), handedArgumentsKey{}, handedArguments{tool: env.Params.Name, args: args}))
 		}

@@ -38,7 +38,7 @@ func Members(b []byte, fn func(key, value []byte) bool) bool {
 		if b[i] == ',' {
 			i = skipSpace(b, i+1)
 		}
-		end := stringEnd(b, i)
+		end := StringEnd(b, i)
 		key := b[i+1 : end-1]
 		i = skipSpace(b, end) // at ':'
 		i = skipSpace(b, i+1) // at the value
@@ -121,20 +121,26 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// stringEnd is the index past the string that starts at b[i]. Each byte is
-// looked at a bounded number of times however many escapes the string
-// holds: a quote is looked for again only when an escape took the last one.
-func stringEnd(b []byte, i int) int {
+// StringEnd is the index past the JSON string that starts at b[i] (its
+// opening quote), in valid JSON. A string
+// without escapes (most) is two IndexByte calls; one with an escape before
+// its closing quote is read byte by byte from that escape on, so each byte
+// is looked at once or twice however densely the escapes come (two
+// IndexByte calls an escape took twice as long as encoding/json on 8M
+// escaped quotes).
+func StringEnd(b []byte, i int) int {
 	i++
 	quote := i + bytes.IndexByte(b[i:], '"')
-	for {
-		escape := bytes.IndexByte(b[i:quote], '\\')
-		if escape < 0 {
-			return quote + 1
-		}
-		i += escape + 2 // past the backslash and what it escapes
-		if i > quote {  // it escaped the quote: the string goes on
-			quote = i + bytes.IndexByte(b[i:], '"')
+	escape := bytes.IndexByte(b[i:quote], '\\')
+	if escape < 0 {
+		return quote + 1
+	}
+	for i += escape; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++ // what it escapes
+		case '"':
+			return i + 1
 		}
 	}
 }
@@ -143,13 +149,13 @@ func stringEnd(b []byte, i int) int {
 func valueEnd(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		return stringEnd(b, i)
+		return StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for ; ; i++ {
 			switch b[i] {
 			case '"':
-				i = stringEnd(b, i) - 1
+				i = StringEnd(b, i) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,23 @@ func TestLongEscapedString(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != `text="`+text+`"` || got[1] != "after=1" {
 		t.Fatalf("members: %d, %.80q", len(got), got)
+	}
+}
+
+// TestStringEnd: a string ends where encoding/json's reading of it ends,
+// escapes anywhere in it (before, at and after its first quote-like byte).
+func TestStringEnd(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`""`, `"a"`, `"\\"`, `"\""`, `"\\\""`, `"a\"b\"c"`, `"\u0022"`, `"\\\\"`,
+		`"x\ny"`, `"` + strings.Repeat(`\"`, 1000) + `"`, `"` + strings.Repeat("ab", 1000) + `\\"`, `"é\t☃"`} {
+		doc := s + `,"next"`
+		dec := json.NewDecoder(strings.NewReader(doc))
+		if _, err := dec.Token(); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if got, want := StringEnd([]byte(doc), 0), int(dec.InputOffset()); got != want {
+			t.Errorf("%.40s: ends at %d, encoding/json at %d", s, got, want)
+		}
 	}
 }
 

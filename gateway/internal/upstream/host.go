@@ -129,7 +129,9 @@ func WithCaller(ctx context.Context, c auth.Caller, answers Answers) context.Con
 }
 
 // answersFrom is what WithCaller said the request's caller can answer;
-// AnswersAll for a request made without WithCaller (the gateway's own).
+// AnswersAll for a request made without WithCaller (tests: every call and
+// forward is made WithCaller, and the gateway's own listings and health
+// checks declare AnswersNone themselves).
 func answersFrom(ctx context.Context) Answers {
 	if v, ok := ctx.Value(callerKey{}).(callerValue); ok {
 		return v.answers & AnswersAll
