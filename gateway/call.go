@@ -425,6 +425,9 @@ func (g *Gateway) forwardStep(ctx context.Context, c *call) (*CallResult, *Error
 		}
 		return &CallResult{Content: []json.RawMessage{}, InputRequired: &InputRequired{Requests: secrets.json(ir.Requests), State: st.encode()}}, nil
 	}
+	// Every transport a connection is made with reads an answer as JSON
+	// before it hands its result on (upstream.Conn.ResultsChecked), so the
+	// result is not scanned again to check it.
 	res, perr := parseCallResult(raw, conn.ResultsChecked())
 	if perr != nil {
 		return nil, newError(CodeProtocolError, c.toolID, perr, map[string]any{"server": c.u.name},

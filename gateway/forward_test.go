@@ -1,8 +1,18 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
 
 // unmarshalCallResult is parseCallResult's reading by json.Unmarshal, as
@@ -77,5 +87,49 @@ func TestParseCallResultSplitsPlainResults(t *testing.T) {
 	_, want := unmarshalCallResult([]byte(`{"isError":"yes"}`))
 	if _, err := parseCallResult([]byte(`{"isError":"yes"}`), false); err == nil || want == nil || err.Error() != "result is not a JSON object: "+want.Error() {
 		t.Fatalf("error: %v, want json.Unmarshal's %v", err, want)
+	}
+}
+
+// TestHTTPResultsAreCheckedByTheTransport: the gateway does not check a
+// result from an HTTP upstream as JSON again (upstream.Conn.ResultsChecked)
+// because mcp-go's transport decodes each answer whole with encoding/json.
+// An upstream whose answer is not JSON then fails the call; its bytes never
+// reach the caller as a result.
+func TestHTTPResultsAreCheckedByTheTransport(t *testing.T) {
+	t.Parallel()
+	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
+	corrupting := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			up.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		up.ServeHTTP(rec, r)
+		// The echo of "CORRUPT" loses its closing quote: the answer is no
+		// longer JSON, whether it came as JSON or as an event's data.
+		body := bytes.Replace(rec.Body.Bytes(), []byte(`CORRUPT\"`), []byte(`CORRUPT`), -1)
+		body = bytes.Replace(body, []byte(`"CORRUPT"`), []byte(`"CORRUPT`), -1)
+		for k, v := range rec.Header() {
+			if k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
+	srv := httptest.NewServer(corrupting)
+	t.Cleanup(srv.Close)
+	for _, era := range []string{"", `, "protocolVersion": "2025-11-25"`} {
+		g, _ := startGateway(t, fmt.Sprintf(`{"mcpServers": {"t": {"url": %q%s}}}`, srv.URL+"/mcp", era))
+		res, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"fine"}`)})
+		if err != nil || callText(t, res) != "fine" {
+			t.Fatalf("era %q: a plain echo: %v %+v", era, err, res)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err = g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"CORRUPT"}`)})
+		cancel()
+		if err == nil {
+			t.Fatalf("era %q: an answer that is not JSON came through as a result: %s", era, res.Content)
+		}
 	}
 }

@@ -541,13 +541,16 @@ func (c *Conn) listAll(ctx context.Context, method, field string) ([]json.RawMes
 
 // ResultsChecked reports whether every result this connection hands back
 // was checked as JSON on its way in, so that a reader need not check it
-// again: the stdio transport checks each line whole (splitMessage's
-// json.Valid, or json.Unmarshal for the rest) and hands on a slice of it,
-// and an answer read back from staging is decoded by json.Unmarshal.
-// Other transports are mcp-go's, which make no such promise here.
+// again. Every transport a connection is made with does: the stdio
+// transport checks each line whole (splitMessage's json.Valid, or
+// json.Unmarshal for the rest) and hands on a slice of it, an answer read
+// back from staging is decoded by json.Unmarshal, and mcp-go's transports
+// (streamable HTTP, SSE, in process) decode each message with
+// encoding/json, which reads the whole text before it fills the result's
+// json.RawMessage (gateway's TestHTTPResultsAreCheckedByTheTransport holds
+// mcp-go to it). False only for a connection with no transport yet.
 func (c *Conn) ResultsChecked() bool {
-	_, ok := c.tr.(*stdioTransport)
-	return ok
+	return c.tr != nil
 }
 
 // aliveWithin reports whether the server answered a request or sent bytes

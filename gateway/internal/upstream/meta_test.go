@@ -280,13 +280,13 @@ func TestGatewaysOwnRequestsDeclareNoQuestions(t *testing.T) {
 
 // TestStdioResultsAreChecked: a stdio connection vouches for its results
 // being JSON (its transport checks each line), so the gateway skips its own
-// check of a tool's result; one over another transport does not.
+// check of a tool's result; a connection with no transport does not.
 func TestStdioResultsAreChecked(t *testing.T) {
 	t.Parallel()
 	if c := recorderConn(t); !c.ResultsChecked() {
 		t.Error("a stdio connection does not vouch for its results")
 	}
 	if c := (&Conn{}); c.ResultsChecked() {
-		t.Error("a connection without the stdio transport vouches for its results")
+		t.Error("a connection without a transport vouches for its results")
 	}
 }
