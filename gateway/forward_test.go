@@ -92,44 +92,61 @@ func TestParseCallResultSplitsPlainResults(t *testing.T) {
 
 // TestHTTPResultsAreCheckedByTheTransport: the gateway does not check a
 // result from an HTTP upstream as JSON again (upstream.Conn.ResultsChecked)
-// because mcp-go's transport decodes each answer whole with encoding/json.
-// An upstream whose answer is not JSON then fails the call; its bytes never
-// reach the caller as a result.
+// because mcp-go's transports decode each answer whole with encoding/json.
+// An upstream whose answer is not JSON then fails the call, over
+// streamable HTTP in either protocol era (at once: the connection is
+// reset) and over SSE (mcp-go's transport drops an event it cannot read,
+// so the call runs out its time); its bytes never reach the caller as a
+// result.
 func TestHTTPResultsAreCheckedByTheTransport(t *testing.T) {
 	t.Parallel()
-	up := server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))
-	corrupting := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			up.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		up.ServeHTTP(rec, r)
-		// The echo of "CORRUPT" loses its closing quote: the answer is no
-		// longer JSON, whether it came as JSON or as an event's data.
-		body := bytes.Replace(rec.Body.Bytes(), []byte(`CORRUPT\"`), []byte(`CORRUPT`), -1)
-		body = bytes.Replace(body, []byte(`"CORRUPT"`), []byte(`"CORRUPT`), -1)
-		for k, v := range rec.Header() {
-			if k != "Content-Length" {
-				w.Header()[k] = v
-			}
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	})
-	srv := httptest.NewServer(corrupting)
-	t.Cleanup(srv.Close)
-	for _, era := range []string{"", `, "protocolVersion": "2025-11-25"`} {
-		g, _ := startGateway(t, fmt.Sprintf(`{"mcpServers": {"t": {"url": %q%s}}}`, srv.URL+"/mcp", era))
+	streamable := httptest.NewServer(corrupting(server.NewStreamableHTTPServer(testserver.New(), server.WithStateful(true))))
+	t.Cleanup(streamable.Close)
+	sse := httptest.NewUnstartedServer(nil)
+	sse.Config.Handler = corrupting(server.NewSSEServer(testserver.New(), server.WithBaseURL("http://"+sse.Listener.Addr().String())))
+	sse.Start()
+	t.Cleanup(sse.Close)
+	for _, sc := range []string{
+		fmt.Sprintf(`{"url": %q}`, streamable.URL+"/mcp"),
+		fmt.Sprintf(`{"url": %q, "protocolVersion": "2025-11-25"}`, streamable.URL+"/mcp"),
+		fmt.Sprintf(`{"url": %q, "type": "sse"}`, sse.URL+"/sse"),
+	} {
+		g, _ := startGateway(t, `{"mcpServers": {"t": `+sc+`}}`)
 		res, err := g.Call(context.Background(), CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"fine"}`)})
 		if err != nil || callText(t, res) != "fine" {
-			t.Fatalf("era %q: a plain echo: %v %+v", era, err, res)
+			t.Fatalf("%s: a plain echo: %v %+v", sc, err, res)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		res, err = g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"CORRUPT"}`)})
 		cancel()
 		if err == nil {
-			t.Fatalf("era %q: an answer that is not JSON came through as a result: %s", era, res.Content)
+			t.Fatalf("%s: an answer that is not JSON came through as a result: %s", sc, res.Content)
 		}
 	}
 }
+
+// corrupting serves as h does, but an echo of "CORRUPT" loses its closing
+// quote on the way out, as JSON or as an event's data: the answer is no
+// longer JSON.
+func corrupting(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(corruptingWriter{w}, r)
+	})
+}
+
+type corruptingWriter struct{ http.ResponseWriter }
+
+func (c corruptingWriter) WriteHeader(code int) {
+	c.Header().Del("Content-Length")
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c corruptingWriter) Write(p []byte) (int, error) {
+	q := bytes.ReplaceAll(p, []byte(`"CORRUPT"`), []byte(`"CORRUPT`))
+	q = bytes.ReplaceAll(q, []byte(`CORRUPT\"`), []byte(`CORRUPT`))
+	c.Header().Del("Content-Length")
+	_, err := c.ResponseWriter.Write(q)
+	return len(p), err
+}
+
+func (c corruptingWriter) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
