@@ -801,6 +801,46 @@ func TestModernClient(t *testing.T) {
 	}
 }
 
+// TestPanickingCallIsContained: a tool call that panics fails that call
+// and leaves the server up, on either protocol. A 2025-era call runs on
+// mcp-go's handler goroutine (server.WithRecovery); a 2026-07-28 call runs
+// on a goroutine of its own (pausedrun.go), where nothing else would
+// recover it and the panic would end the process, every tenant's calls
+// with it.
+func TestPanickingCallIsContained(t *testing.T) {
+	t.Parallel()
+	fx := newFrontend(t)
+	if err := fx.f.AddTool(toolspec.Spec{Name: "boom", Description: "panics", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, toolspec.Request) (*gateway.CallResult, error) { panic("boom") }}); err != nil {
+		t.Fatal(err)
+	}
+	modern, err := client.NewStreamableHttpClient(fx.url + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer modern.Close()
+	ctx := context.Background()
+	if err := modern.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := modern.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !mcp.IsModernProtocol(modern.ProtocolVersion()) {
+		t.Fatalf("negotiated %q", modern.ProtocolVersion())
+	}
+	for name, c := range map[string]*client.Client{"2025-era": legacyClient(t, fx.url+"/mcp"), "2026-07-28": modern} {
+		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "boom", Arguments: map[string]any{}}})
+		if err == nil {
+			t.Fatalf("%s: a call that panicked answered %+v, not an error", name, res)
+		}
+		res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "b__echo", Arguments: map[string]any{"text": "still up"}}})
+		if err != nil || resultText(res) != "still up" {
+			t.Fatalf("%s: after the panic: %v %+v", name, err, res)
+		}
+	}
+}
+
 // TestSessionsBelongToTheirPrincipal: a session is bound to the principal
 // that started it; another principal that learns its id gets 404, and can
 // neither call in it nor plant tokens in it.

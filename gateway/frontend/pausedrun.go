@@ -22,7 +22,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -371,11 +373,24 @@ func startRunWith[T any](s *Server, ctx context.Context, binding string, run fun
 	}
 	go func() {
 		defer cancel()
+		defer close(p.done)
+		// The run is off mcp-go's handler goroutine, where server.WithRecovery
+		// would have caught a panic: unrecovered here, it would end the
+		// process and every tenant's calls with it.
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("a call panicked", "binding", binding, "panic", r, "stack", string(debug.Stack()))
+				p.res, p.err = nil, errRunPanicked
+			}
+		}()
 		p.res, p.err = run(context.WithValue(gateway.WithPeer(runCtx, p), pausedRunKey{}, p))
-		close(p.done)
 	}()
 	return waitRun(s, ctx, p, binding, a)
 }
+
+// errRunPanicked is what the client of a run that panicked hears; the
+// panic itself is in the log.
+var errRunPanicked = errors.New("the call failed inside the server (the gateway's log has the cause); call again, and tell the operator if it persists")
 
 // waitRun waits for the run's result or its questions. The request's end
 // (the client left) cancels a run that is not waiting for an answer, as
