@@ -1,4 +1,5 @@
-// Package jsonscan walks JSON text that json.Valid has passed, finding the
+// Package jsonscan walks JSON text known to be valid (json.Valid passed it,
+// or encoding/json decoded it into a json.RawMessage), finding the
 // members of an object and the elements of an array without decoding
 // them: for the gateway's hot path, where an upstream's answer is checked
 // once and only its outer layers are read. The values it hands out are

@@ -278,10 +278,11 @@ func TestGatewaysOwnRequestsDeclareNoQuestions(t *testing.T) {
 	}
 }
 
-// TestStdioResultsAreChecked: a stdio connection vouches for its results
-// being JSON (its transport checks each line), so the gateway skips its own
-// check of a tool's result; a connection with no transport does not.
-func TestStdioResultsAreChecked(t *testing.T) {
+// TestResultsAreChecked: a stdio connection vouches for its results being
+// JSON (its transport checks each line), so the gateway skips its own
+// check of a tool's result; a connection with no transport does not
+// (mcp-go's transports: gateway's TestHTTPResultsAreCheckedByTheTransport).
+func TestResultsAreChecked(t *testing.T) {
 	t.Parallel()
 	if c := recorderConn(t); !c.ResultsChecked() {
 		t.Error("a stdio connection does not vouch for its results")
