@@ -841,6 +841,36 @@ func TestPanickingCallIsContained(t *testing.T) {
 	}
 }
 
+// TestPanicOnACallStreamIsContained: a 2025-era tools/call is served on a
+// goroutine of the front end's own (its call stream), where mcp-go runs
+// the request before the tool's handler and its recovery: a panic there
+// (here a hook's) fails that call with a JSON-RPC error and leaves the
+// server up, rather than ending the process.
+func TestPanicOnACallStreamIsContained(t *testing.T) {
+	t.Parallel()
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(_ context.Context, _ any, r *mcp.CallToolRequest) {
+		if r.Params.Name == "b__echo" && r.GetArguments()["text"] == "boom" {
+			panic("boom")
+		}
+	})
+	g := startGateway(t, nil, gateway.WithInProcessServer("b", testserver.New(), nil))
+	f := New(g, func(s *Server) { s.extra = append(s.extra, server.WithHooks(hooks)) })
+	t.Cleanup(f.Close)
+	srv := httptest.NewServer(f.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	c := legacyClient(t, srv.URL+"/mcp")
+	ctx := context.Background()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "b__echo", Arguments: map[string]any{"text": "boom"}}})
+	if err == nil || !strings.Contains(err.Error(), "failed inside the server") {
+		t.Fatalf("a call that panicked answered %v %+v, not the error", err, res)
+	}
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "b__echo", Arguments: map[string]any{"text": "still up"}}})
+	if err != nil || resultText(res) != "still up" {
+		t.Fatalf("after the panic: %v %+v", err, res)
+	}
+}
+
 // TestSessionsBelongToTheirPrincipal: a session is bound to the principal
 // that started it; another principal that learns its id gets 404, and can
 // neither call in it nor plant tokens in it.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -325,6 +326,19 @@ func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, body
 		growstack.To32K()
 		defer close(finished)
 		defer cancel()
+		// mcp-go recovers a tool handler's panic, but not one in its own
+		// handling of the request or in a hook, and net/http's recovery
+		// does not reach this goroutine: unrecovered, it would end the
+		// process and every tenant's calls with it.
+		defer func() {
+			if r := recover(); r != nil {
+				h.s.log.Error("a call panicked", "id", telemetry.Clip(string(requestID)), "panic", r, "stack", string(debug.Stack()))
+				answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": requestID,
+					"error": map[string]any{"code": mcp.INTERNAL_ERROR, "message": errRunPanicked.Error()}})
+				_, _ = cs.Write(answer)
+				cs.Finish()
+			}
+		}()
 		h.inner.Handle(answering(cs, answerSlotFrom(ctx), requestID), req)
 		cs.Finish()
 	}()
