@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
@@ -798,5 +799,35 @@ func TestServerStatesAreTheSupervisors(t *testing.T) {
 	}
 	if len(allStates) != 6 {
 		t.Errorf("the metrics know %d states, the supervisor 6", len(allStates))
+	}
+}
+
+// TestInProcessServerPanicIsContained: an in-process server built without
+// mcp-go's recovery whose handler panics fails that call, on the goroutine
+// the gateway runs it on for a caller with a deadline, and the gateway
+// keeps serving.
+func TestInProcessServerPanicIsContained(t *testing.T) {
+	t.Parallel()
+	up := server.NewMCPServer("fragile", "1", server.WithToolCapabilities(true))
+	up.AddTool(mcp.NewTool("boom"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { panic("boom") })
+	up.AddTool(mcp.NewTool("ok"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("fine"), nil
+	})
+	g, err := New(&Config{Settings: DefaultSettings()}, WithInProcessServer("f", up, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if res, err := g.Call(ctx, CallRequest{Tool: "f:boom"}); err == nil {
+		t.Fatalf("a call whose handler panicked answered %+v", res)
+	}
+	res, err := g.Call(ctx, CallRequest{Tool: "f:ok"})
+	if err != nil || callText(t, res) != "fine" {
+		t.Fatalf("after the panic: %v %+v", err, res)
 	}
 }

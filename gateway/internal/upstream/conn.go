@@ -429,6 +429,14 @@ func (c *Conn) send(ctx context.Context, req transport.JSONRPCRequest) (*transpo
 	}
 	ch := make(chan answer, 1)
 	go func() {
+		// The server's handler runs here, on a goroutine no one else
+		// recovers: a server built without mcp-go's recovery that panics
+		// fails this request rather than the process.
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- answer{nil, fmt.Errorf("the in-process server panicked: %v", r)}
+			}
+		}()
 		r, err := c.tr.SendRequest(ctx, req)
 		ch <- answer{r, err}
 	}()
