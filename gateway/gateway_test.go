@@ -831,3 +831,36 @@ func TestInProcessServerPanicIsContained(t *testing.T) {
 		t.Fatalf("after the panic: %v %+v", err, res)
 	}
 }
+
+// TestRelayPanicIsContained: what the gateway relays from an upstream to
+// its caller runs on the transport's goroutine (the stdio reader, or the
+// goroutine answering the upstream's request), which nothing else
+// recovers. A relay that panics there, a progress notification's or a
+// sampling request's, fails that relay, not the process: the progress is
+// dropped and the call still answers, the upstream's request is answered
+// an error, and the gateway keeps serving.
+func TestRelayPanicIsContained(t *testing.T) {
+	t.Parallel()
+	g, logs := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`)+`}, "gateway": {"healthInterval": "0s"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := g.Call(ctx, CallRequest{Tool: "t:progress", Arguments: json.RawMessage(`{"steps": 2}`),
+		Progress: func(Progress) { panic("progress relay") }})
+	if err != nil || callText(t, res) != "done 2 steps" {
+		t.Fatalf("a call whose progress relay panicked: %v %+v", err, res)
+	}
+	asking := WithInputAsker(ctx, func(context.Context, string, json.RawMessage) (json.RawMessage, error) { panic("sampling relay") })
+	res, err = g.Call(asking, CallRequest{Tool: "t:ask_llm", Caller: auth.Caller{Principal: auth.Anonymous()}, Arguments: json.RawMessage(`{"prompt":"p"}`)})
+	if err == nil && !res.IsError {
+		t.Fatalf("a call whose sampling relay panicked answered %+v", res)
+	}
+	res, err = g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"still here"}`)})
+	if err != nil || !strings.Contains(callText(t, res), "still here") {
+		t.Fatalf("after the panics: %v %+v", err, res)
+	}
+	for _, want := range []string{"progress relay", "sampling relay", "goroutine"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not have %q (the panic and its stack):\n%s", want, logs.String())
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -644,6 +645,15 @@ func (c *Conn) watchProgress(token string, fn func(Progress)) (stop func()) {
 // --- notifications from the upstream ---
 
 func (c *Conn) onNotification(n mcp.JSONRPCNotification) {
+	// The relay runs on the transport's reading goroutine (ours for stdio,
+	// mcp-go's for HTTP), which nothing else recovers: a panic in it drops
+	// this notification rather than end the process.
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("relaying an upstream's notification panicked; it was dropped", "server", c.s.spec.Name,
+				"method", telemetry.Clip(n.Method), "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
 		f := n.Params.AdditionalFields
