@@ -1,0 +1,67 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/toolspec"
+	"github.com/sandboxrt/sandbox/runtime"
+)
+
+// syncBuffer is a log that the stream's goroutine and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestProgressRelayPanicIsContained: a run's events are relayed to its
+// client (notifications/progress and notifications/message) on a goroutine
+// of the stream's own, which nothing else recovers. A relay that panics
+// there stops the streaming, not the process: the run still answers its
+// result, the panic is in the log with its stack, and the engine keeps
+// serving.
+func TestProgressRelayPanicIsContained(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	e := newEngineFull(t, map[string]*server.MCPServer{}, gateway.DefaultSettings(), runtime.Options{Isolation: runtime.InProcess, Workers: 1},
+		Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	caller := auth.Caller{Principal: auth.Anonymous()}
+	raw, _ := json.Marshal(map[string]any{"code": `console.log("one"); console.log("two"); return 42`})
+	res, err := e.handleExecute(ctx, toolspec.Request{Caller: caller, Arguments: raw, ProgressRequested: true,
+		Progress: func(float64, float64, string) { panic("progress relay") }, Log: func(string, any) {}})
+	if err != nil || !strings.Contains(string(res.StructuredContent), `"value":42`) {
+		t.Fatalf("a run whose progress relay panicked: %v %+v", err, res)
+	}
+	if !strings.Contains(logs.String(), "progress relay") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+	raw, _ = json.Marshal(map[string]any{"code": `return 43`})
+	res, err = e.handleExecute(ctx, toolspec.Request{Caller: caller, Arguments: raw})
+	if err != nil || !strings.Contains(string(res.StructuredContent), `"value":43`) {
+		t.Fatalf("after the panic: %v %+v", err, res)
+	}
+}
