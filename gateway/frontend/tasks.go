@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -558,8 +559,8 @@ func (h *httpHandler) serveTaskCall(ctx context.Context, tool string, r *http.Re
 	var answer capture
 	defer func() {
 		if p := recover(); p != nil {
-			h.s.log.Error("a task's call panicked", "tool", tool, "panic", p)
-			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task's call failed inside the server"})
+			h.s.log.Error("a task's call panicked", "tool", tool, "panic", p, "stack", string(debug.Stack()))
+			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})
 		}
 	}()
 	h.inner.Handle(&answer, req)

@@ -1,14 +1,17 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -615,4 +618,61 @@ func TestTaskInputWaitIsBounded(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(failed["error"]), "nobody answered its input requests (tasks/update) within 300ms") {
 		t.Fatalf("the unanswered task: %v", failed)
 	}
+}
+
+// TestPanickingTaskCallIsLogged: a task's call runs on the task's own
+// goroutine; a panic there (here a hook's, before the tool's handler and
+// mcp-go's recovery) fails that task, and the log has the panic with its
+// stack, so that the bug can be found rather than only counted.
+func TestPanickingTaskCallIsLogged(t *testing.T) {
+	t.Parallel()
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { panic("task hook") })
+	logs := &lockedBuffer{}
+	g := startGateway(t, &gateway.Config{Settings: gateway.DefaultSettings(), Servers: map[string]*gateway.ServerConfig{}})
+	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
+	f := New(g, WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "job" }}),
+		func(s *Server) { s.extra = append(s.extra, server.WithHooks(hooks)) })
+	t.Cleanup(f.Close)
+	if err := f.AddTool(toolspec.Spec{Name: "job", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, toolspec.Request) (*gateway.CallResult, error) {
+			return nil, fmt.Errorf("never called")
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	h := f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
+	}))
+	t.Cleanup(srv.Close)
+	fx := &taskFixture{url: srv.URL + "/mcp"}
+	id, _ := fx.call(t, "alice", `{}`, true)["taskId"].(string)
+	if id == "" {
+		t.Fatal("no task")
+	}
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	if e, _ := failed["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), "failed inside the server") {
+		t.Fatalf("the task's error: %v", failed)
+	}
+	if !strings.Contains(logs.String(), "task hook") || !strings.Contains(logs.String(), "goroutine ") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+}
+
+// lockedBuffer is a log the server's goroutines and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
