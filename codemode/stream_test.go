@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/toolspec"
 	"github.com/sandboxrt/sandbox/runtime"
@@ -63,5 +64,38 @@ func TestProgressRelayPanicIsContained(t *testing.T) {
 	res, err = e.handleExecute(ctx, toolspec.Request{Caller: caller, Arguments: raw})
 	if err != nil || !strings.Contains(string(res.StructuredContent), `"value":43`) {
 		t.Fatalf("after the panic: %v %+v", err, res)
+	}
+}
+
+// panickingObserver is a RunObserver whose RunEvent panics.
+type panickingObserver struct{}
+
+func (panickingObserver) RunStarted(RunInfo)                     {}
+func (panickingObserver) RunEvent(string, runtime.Event)         { panic("run observer") }
+func (panickingObserver) RunEnded(string, *ExecuteResult, error) {}
+
+// TestRunEventPanicIsContained: a run's events (console entries, a tool
+// call's start and end) are heard on the runtime's goroutines (the one
+// reading the worker's frames, the one making the call), which nothing
+// else recovers. A listener that panics there (a run observer, the
+// client's stream) loses that event, not the process: the panic is in the
+// log with its stack, the run answers its result, and the engine keeps
+// serving.
+func TestRunEventPanicIsContained(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	e := newEngineFull(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(), runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1},
+		Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	stop := e.ObserveRuns(panickingObserver{})
+	defer stop()
+	res := execute(t, e, ExecuteRequest{Code: `console.log("heard"); await demo.listProjects({}); return 42`})
+	if !res.OK || string(res.Value) != "42" {
+		t.Fatalf("a run whose observer panicked: %+v", res)
+	}
+	if !strings.Contains(logs.String(), "run observer") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+	if res := execute(t, e, ExecuteRequest{Code: `return 43`}); !res.OK || string(res.Value) != "43" {
+		t.Fatalf("after the panic: %+v", res)
 	}
 }
