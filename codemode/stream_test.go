@@ -99,3 +99,29 @@ func TestRunEventPanicIsContained(t *testing.T) {
 		t.Fatalf("after the panic: %+v", res)
 	}
 }
+
+// panickingStore is a sandbox.store whose Get panics.
+type panickingStore struct{ Store }
+
+func (panickingStore) Get(context.Context, StoreScope, string) (json.RawMessage, bool, error) {
+	panic("store get")
+}
+
+// TestHostPanicIsLogged: a snippet's call whose handling panics in the
+// engine (here sandbox.store's backend) fails that call with HOST_ERROR,
+// as the runtime's own recovery makes it, and the log has the panic with
+// its stack: the runtime has no log, so the bug could be heard of only by
+// the agent.
+func TestHostPanicIsLogged(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	e := newEngineFull(t, map[string]*server.MCPServer{}, gateway.DefaultSettings(), runtime.Options{Isolation: runtime.InProcess, Workers: 1},
+		Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, Store: panickingStore{}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	res := execute(t, e, ExecuteRequest{Code: `try { await sandbox.store.get("k"); return "answered" } catch (err: any) { return err.code + ": " + err.message }`})
+	if !res.OK || !strings.Contains(string(res.Value), "HOST_ERROR") || !strings.Contains(string(res.Value), "store get") {
+		t.Fatalf("a call whose handling panicked: %+v", res)
+	}
+	if !strings.Contains(logs.String(), "store get") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+}
