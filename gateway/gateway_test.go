@@ -813,7 +813,8 @@ func TestInProcessServerPanicIsContained(t *testing.T) {
 	up.AddTool(mcp.NewTool("ok"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("fine"), nil
 	})
-	g, err := New(&Config{Settings: DefaultSettings()}, WithInProcessServer("f", up, nil))
+	logs := &logBuffer{}
+	g, err := New(&Config{Settings: DefaultSettings()}, WithInProcessServer("f", up, nil), WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -829,6 +830,9 @@ func TestInProcessServerPanicIsContained(t *testing.T) {
 	res, err := g.Call(ctx, CallRequest{Tool: "f:ok"})
 	if err != nil || callText(t, res) != "fine" {
 		t.Fatalf("after the panic: %v %+v", err, res)
+	}
+	if !strings.Contains(logs.String(), "boom") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
 	}
 }
 

@@ -435,6 +435,8 @@ func (c *Conn) send(ctx context.Context, req transport.JSONRPCRequest) (*transpo
 		// fails this request rather than the process.
 		defer func() {
 			if r := recover(); r != nil {
+				c.s.log.Error("an in-process server's handler panicked", "server", c.s.spec.Name,
+					"method", telemetry.Clip(req.Method), "panic", r, "stack", string(debug.Stack()))
 				ch <- answer{nil, fmt.Errorf("the in-process server panicked: %v", r)}
 			}
 		}()
