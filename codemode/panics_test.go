@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -122,6 +123,54 @@ func TestHostPanicIsLogged(t *testing.T) {
 		t.Fatalf("a call whose handling panicked: %+v", res)
 	}
 	if !strings.Contains(logs.String(), "store get") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+}
+
+// usagePanicsOnce is a UsageStore whose first Record panics.
+type usagePanicsOnce struct {
+	mu       sync.Mutex
+	panicked bool
+	recorded [][]string
+}
+
+func (u *usagePanicsOnce) Record(_ context.Context, _ string, _, tools []string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.panicked {
+		u.panicked = true
+		panic("usage store")
+	}
+	u.recorded = append(u.recorded, tools)
+	return nil
+}
+
+func (*usagePanicsOnce) Evidence(context.Context, []string) (map[string]map[string]int, error) {
+	return nil, nil
+}
+
+// TestLearningPanicIsContained: what a search led to is written to the
+// usage store from a goroutine of learning's own, which nothing else
+// recovers. A write that panics loses that record, not the process: the
+// panic is in the log with its stack, and the next records are written.
+func TestLearningPanicIsContained(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	usage := &usagePanicsOnce{}
+	l := newLearning(usage, slog.New(slog.NewJSONHandler(logs, nil)))
+	defer l.close()
+	c := caller("alice", "s1")
+	l.searched(c, []string{"project"})
+	l.called(c, nil, "demo:list_projects")
+	l.called(c, nil, "demo:get_project")
+	l.settle()
+	usage.mu.Lock()
+	recorded := fmt.Sprint(usage.recorded)
+	usage.mu.Unlock()
+	if recorded != "[[demo:get_project]]" {
+		t.Errorf("recorded %s after the panic, want the second record", recorded)
+	}
+	if !strings.Contains(logs.String(), "usage store") || !strings.Contains(logs.String(), "goroutine") {
 		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
 	}
 }
