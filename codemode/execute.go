@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -156,7 +157,17 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	defer span.End()
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls, root: root}
-	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (json.RawMessage, error) {
+	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (_ json.RawMessage, err error) {
+		// The runtime recovers a Host's panic (the call fails HOST_ERROR,
+		// as here) but has no log: without this, a bug in the call's
+		// handling (the gateway's pipeline, sandbox.store, results, shapes
+		// learning) would be told to the agent only.
+		defer func() {
+			if r := recover(); r != nil {
+				e.log.Error("code mode: a snippet's call panicked", "target", call.Target.String(), "panic", r, "stack", string(debug.Stack()))
+				err = &runtime.ToolError{Code: runtime.CodeHostError, Message: fmt.Sprintf("the host panicked: %v", r)}
+			}
+		}()
 		calls.add(1)
 		ctx = releasable(ctx, journal != nil, nested, root)
 		var id string
@@ -238,6 +249,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		onEvent = e.watch.run(RunInfo{ID: runID, Caller: req.Caller, Code: req.Code, Intent: req.Intent, Started: time.Now(), Limits: appliedLimits(limits, clamped)}, req.OnEvent)
 		defer func() { e.watch.ended(runID, out, err) }()
 	}
+	onEvent = e.containEvents(onEvent)
 	res, err := e.rt.Run(ctx, runtime.Request{Code: req.Code, Filename: req.Filename, Limits: limits, Tools: tools, Host: host, Caller: req.Caller, OnEvent: onEvent,
 		Services: e.servicesFor(req.Code), Nested: nested, Input: req.Input, Journal: journal})
 	var busy *runtime.BusyError
@@ -420,5 +432,24 @@ func endRunSpan(span trace.Span, res *runtime.Result, outcome string) {
 		attribute.Int64("sandbox.run.duration_ms", res.Duration.Milliseconds()))
 	if !res.OK {
 		span.SetStatus(codes.Error, outcome)
+	}
+}
+
+// containEvents keeps a listener of a run's events (the client's stream,
+// the run observers) that panics from ending the process: the runtime
+// calls it on goroutines of its own (the one reading the worker's frames,
+// the one making a tool call), which nothing else recovers. The event is
+// lost to the listeners after the one that panicked; the run goes on.
+func (e *Engine) containEvents(onEvent func(runtime.Event)) func(runtime.Event) {
+	if onEvent == nil {
+		return nil
+	}
+	return func(ev runtime.Event) {
+		defer func() {
+			if r := recover(); r != nil {
+				e.log.Error("code mode: a listener of a run's events panicked; the event was lost", "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		onEvent(ev)
 	}
 }

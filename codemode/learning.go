@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -114,12 +115,23 @@ func newLearning(store UsageStore, log *slog.Logger) *learning {
 func (l *learning) run() {
 	defer close(l.done)
 	for r := range l.queue {
-		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
-		if err := l.store.Record(ctx, r.principal, r.words, r.tools); err != nil {
-			l.log.Warn("code mode: what a search led to could not be recorded", "err", err)
-		}
-		cancel()
+		l.record(r)
 		l.pending.Done()
+	}
+}
+
+// record writes one record. A goroutine of learning's own, which nothing
+// else recovers: a store that panics loses the record, not the process.
+func (l *learning) record(r usageRecord) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.log.Error("code mode: recording what a search led to panicked; the record is lost", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	if err := l.store.Record(ctx, r.principal, r.words, r.tools); err != nil {
+		l.log.Warn("code mode: what a search led to could not be recorded", "err", err)
 	}
 }
 

@@ -241,7 +241,7 @@ func (e *Engine) handleExecute(ctx context.Context, req toolspec.Request) (*gate
 	}
 	var onEvent func(runtime.Event)
 	if req.ProgressRequested {
-		stream := newEventStream(req.Progress, req.Log)
+		stream := newEventStream(req.Progress, req.Log, e.log)
 		onEvent = stream.event
 		defer stream.finish() // before the result goes out: no progress after it
 	}

@@ -2,6 +2,8 @@ package codemode
 
 import (
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,10 +36,11 @@ type eventStream struct {
 	skipped int // not streamed: over the rate or the queue
 	sent    int
 	now     func() time.Time
+	errLog  *slog.Logger // where a relay's panic is told
 }
 
-func newEventStream(progress func(float64, float64, string), log func(string, any)) *eventStream {
-	s := &eventStream{progress: progress, log: log, events: make(chan runtime.Event, streamQueue), done: make(chan struct{}), now: time.Now}
+func newEventStream(progress func(float64, float64, string), log func(string, any), errLog *slog.Logger) *eventStream {
+	s := &eventStream{progress: progress, log: log, events: make(chan runtime.Event, streamQueue), done: make(chan struct{}), now: time.Now, errLog: errLog}
 	go s.send()
 	return s
 }
@@ -59,6 +62,15 @@ func (s *eventStream) event(e runtime.Event) {
 
 func (s *eventStream) send() {
 	defer close(s.done)
+	// The relay (the front end's notifier) runs here, on a goroutine no one
+	// else recovers: a panic in it stops the streaming, not the process.
+	// The events still queued are dropped (event never blocks, and finish
+	// waits only for done); the run's result has them all.
+	defer func() {
+		if r := recover(); r != nil {
+			s.errLog.Error("code mode: relaying a run's progress panicked; the rest of its events are not streamed", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	tokens := float64(streamBurst)
 	last := s.now()
 	for e := range s.events {

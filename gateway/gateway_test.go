@@ -813,7 +813,8 @@ func TestInProcessServerPanicIsContained(t *testing.T) {
 	up.AddTool(mcp.NewTool("ok"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("fine"), nil
 	})
-	g, err := New(&Config{Settings: DefaultSettings()}, WithInProcessServer("f", up, nil))
+	logs := &logBuffer{}
+	g, err := New(&Config{Settings: DefaultSettings()}, WithInProcessServer("f", up, nil), WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -829,5 +830,41 @@ func TestInProcessServerPanicIsContained(t *testing.T) {
 	res, err := g.Call(ctx, CallRequest{Tool: "f:ok"})
 	if err != nil || callText(t, res) != "fine" {
 		t.Fatalf("after the panic: %v %+v", err, res)
+	}
+	if !strings.Contains(logs.String(), "boom") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+}
+
+// TestRelayPanicIsContained: what the gateway relays from an upstream to
+// its caller runs on the transport's goroutine (the stdio reader, or the
+// goroutine answering the upstream's request), which nothing else
+// recovers. A relay that panics there, a progress notification's or a
+// sampling request's, fails that relay, not the process: the progress is
+// dropped and the call still answers, the upstream's request is answered
+// an error, and the gateway keeps serving.
+func TestRelayPanicIsContained(t *testing.T) {
+	t.Parallel()
+	g, logs := startGateway(t, `{"mcpServers": {"t": `+testServerConfig(t, "stdio", `"protocolVersion": "2025-11-25"`)+`}, "gateway": {"healthInterval": "0s"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := g.Call(ctx, CallRequest{Tool: "t:progress", Arguments: json.RawMessage(`{"steps": 2}`),
+		Progress: func(Progress) { panic("progress relay") }})
+	if err != nil || callText(t, res) != "done 2 steps" {
+		t.Fatalf("a call whose progress relay panicked: %v %+v", err, res)
+	}
+	asking := WithInputAsker(ctx, func(context.Context, string, json.RawMessage) (json.RawMessage, error) { panic("sampling relay") })
+	res, err = g.Call(asking, CallRequest{Tool: "t:ask_llm", Caller: auth.Caller{Principal: auth.Anonymous()}, Arguments: json.RawMessage(`{"prompt":"p"}`)})
+	if err == nil && !res.IsError {
+		t.Fatalf("a call whose sampling relay panicked answered %+v", res)
+	}
+	res, err = g.Call(ctx, CallRequest{Tool: "t:echo", Arguments: json.RawMessage(`{"text":"still here"}`)})
+	if err != nil || !strings.Contains(callText(t, res), "still here") {
+		t.Fatalf("after the panics: %v %+v", err, res)
+	}
+	for _, want := range []string{"progress relay", "sampling relay", "goroutine"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not have %q (the panic and its stack):\n%s", want, logs.String())
+		}
 	}
 }

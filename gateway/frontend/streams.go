@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -135,6 +136,15 @@ func requestIDIn(streamID string) json.RawMessage {
 func (h *httpHandler) handOff(cs *callStream) {
 	info := StreamInfo{Session: cs.session, Principal: cs.owner}
 	id := cs.ID()
+	// A goroutine of its own, which nothing else recovers: a panic (say,
+	// in the store) stops the hand-off rather than end the process. The
+	// call goes on here, resumable on this replica; a resumer elsewhere
+	// hears, once the lease lapses, that the outcome is unknown.
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("handing a detached call stream to the other replicas panicked; it is resumable on this replica only", "stream", id, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	renew := time.NewTicker(streamLease / 3)
 	defer renew.Stop()
 	deadline := time.Now().Add(detachedLimit + time.Minute)

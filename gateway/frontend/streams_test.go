@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 )
 
 // memStreams is a CallStreamStore in memory (what Redis keeps for the
@@ -170,5 +174,42 @@ func TestCallStreamResumesOnAnotherReplica(t *testing.T) {
 	}
 	if refused != 1 {
 		t.Errorf("%d of %d simultaneous resumes refused, want 1", refused, maxSharedResumes+1)
+	}
+}
+
+// panickingStreams is a CallStreamStore whose Append panics.
+type panickingStreams struct{ memStreams }
+
+func (*panickingStreams) Append(context.Context, string, StreamInfo, []StreamEvent, bool, time.Duration) error {
+	panic("stream store")
+}
+
+// TestStreamHandOffPanicIsContained: a detached call stream is handed to
+// the other replicas from a goroutine of its own, which nothing else
+// recovers. A panic there (here the store's) stops the hand-off, not the
+// process: it is in the log with its stack, and serve keeps serving (a
+// resumer on another replica hears the stream was never handed over).
+func TestStreamHandOffPanicIsContained(t *testing.T) {
+	t.Parallel()
+	logs := &lockedBuffer{}
+	g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), nil))
+	f := New(g, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	t.Cleanup(f.Close)
+	url := serveReplica(t, &frontendFixture{g: g, f: f}, HTTPOptions{Sessions: &memDirectory{}, CallStreams: &panickingStreams{}})
+	sid := rawSession(t, url)
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := postCall(t, ctx, url, sid, `{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"a__progress","arguments":{"steps":30},"_meta":{"progressToken":"q"}}}`)
+	readSSE(t, bufio.NewReader(resp.Body), 2)
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "stream store") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "stream store") || !strings.Contains(logs.String(), "goroutine ") {
+		t.Fatalf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+	if rawSession(t, url) == "" {
+		t.Fatal("after the panic, no session")
 	}
 }

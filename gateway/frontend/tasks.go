@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -447,6 +448,17 @@ const maxInputRounds = 32
 // first, when not nil, is the call's first round, started before the task
 // (taskfirst.go): the task adopts it as its round 0.
 func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte, first *firstRound) {
+	// The task runs on a goroutine of its own, which nothing else
+	// recovers; its call's rounds recover in serveTaskCall, but asking for
+	// input, storing the outcome and auditing happen here. A panic fails
+	// the task (when storing its end is not what panicked: then its lease
+	// lapses, and it is failed as orphaned) rather than end the process.
+	defer func() {
+		if p := recover(); p != nil {
+			h.s.log.Error("a task panicked", "task", run.ID(), "tool", run.Run().Tool, "panic", p, "stack", string(debug.Stack()))
+			h.failPanickedTask(run)
+		}
+	}()
 	ctx := context.WithValue(runs.NewContext(run.Context(), run), notifierKey{}, notifier(taskNotifier{run}))
 	ctx = context.WithValue(ctx, taskCallKey{}, true)
 	asker := h.s.taskAsker(run)
@@ -481,6 +493,20 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte, fi
 		end.State = runs.Failed
 	}
 	h.s.auditTask(run.Run().Owner, run.Run().Tool, run.ID(), string(end.State), taskOutcome(end.State, result, rpcError), time.Since(run.Run().Created))
+}
+
+// failPanickedTask ends a task whose goroutine panicked as failed, with the
+// error that says to call again; a second panic, in the store, is logged
+// and left to the lease.
+func (h *httpHandler) failPanickedTask(run *runs.Handle) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.s.log.Error("a task that panicked could not be failed; its lease will lapse", "task", run.ID(), "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	if _, err := run.Finish(nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})); err != nil {
+		h.s.log.Warn("a task that panicked could not be failed; its lease will lapse", "task", run.ID(), "error", err)
+	}
 }
 
 // auditTask writes a task's event to the audit log (kind "task", the task's
@@ -558,8 +584,8 @@ func (h *httpHandler) serveTaskCall(ctx context.Context, tool string, r *http.Re
 	var answer capture
 	defer func() {
 		if p := recover(); p != nil {
-			h.s.log.Error("a task's call panicked", "tool", tool, "panic", p)
-			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: "the task's call failed inside the server"})
+			h.s.log.Error("a task's call panicked", "tool", tool, "panic", p, "stack", string(debug.Stack()))
+			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})
 		}
 	}()
 	h.inner.Handle(&answer, req)

@@ -1,14 +1,17 @@
 package frontend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -416,6 +419,13 @@ const upstreamLeak = "s3cret-in-the-question-42"
 
 func newUpstreamTaskFixture(t *testing.T, tune ...func(*TaskOptions)) *taskFixture {
 	t.Helper()
+	return newUpstreamTaskFixtureWith(t, nil, tune...)
+}
+
+// newUpstreamTaskFixtureWith is newUpstreamTaskFixture with more options
+// for the front end.
+func newUpstreamTaskFixtureWith(t *testing.T, frontendOpts []Option, tune ...func(*TaskOptions)) *taskFixture {
+	t.Helper()
 	// "confirm" is listed as running only as a task but served as an
 	// ordinary call, as the conformance fixture does: the gateway in front
 	// makes the task (an upstream that itself refuses calls without one is
@@ -471,7 +481,7 @@ func newUpstreamTaskFixture(t *testing.T, tune ...func(*TaskOptions)) *taskFixtu
 	for _, fn := range tune {
 		fn(&opts)
 	}
-	f := New(g, WithTasks(opts))
+	f := New(g, append([]Option{WithTasks(opts)}, frontendOpts...)...)
 	t.Cleanup(f.Close)
 	f.MCPServer().AddTool(mcp.NewTool("lacking", mcp.WithDescription("Needs what the client lacks.")), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, answerError(ctx, rpcError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: "lacking needs sampling"})
@@ -615,4 +625,103 @@ func TestTaskInputWaitIsBounded(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(failed["error"]), "nobody answered its input requests (tasks/update) within 300ms") {
 		t.Fatalf("the unanswered task: %v", failed)
 	}
+}
+
+// TestPanickingTaskCallIsLogged: a task's call runs on the task's own
+// goroutine; a panic there (here a hook's, before the tool's handler and
+// mcp-go's recovery) fails that task, and the log has the panic with its
+// stack, so that the bug can be found rather than only counted.
+func TestPanickingTaskCallIsLogged(t *testing.T) {
+	t.Parallel()
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { panic("task hook") })
+	logs := &lockedBuffer{}
+	g := startGateway(t, &gateway.Config{Settings: gateway.DefaultSettings(), Servers: map[string]*gateway.ServerConfig{}})
+	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
+	f := New(g, WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "job" }}),
+		func(s *Server) { s.extra = append(s.extra, server.WithHooks(hooks)) })
+	t.Cleanup(f.Close)
+	if err := f.AddTool(toolspec.Spec{Name: "job", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, toolspec.Request) (*gateway.CallResult, error) {
+			return nil, fmt.Errorf("never called")
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	h := f.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{ID: r.Header.Get("X-Test-Principal")})))
+	}))
+	t.Cleanup(srv.Close)
+	fx := &taskFixture{url: srv.URL + "/mcp"}
+	id, _ := fx.call(t, "alice", `{}`, true)["taskId"].(string)
+	if id == "" {
+		t.Fatal("no task")
+	}
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	if e, _ := failed["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), "failed inside the server") {
+		t.Fatalf("the task's error: %v", failed)
+	}
+	if !strings.Contains(logs.String(), "task hook") || !strings.Contains(logs.String(), "goroutine ") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+}
+
+// storePanicsOnAsk is a task store whose write of a task's input
+// requests panics.
+type storePanicsOnAsk struct{ *runs.MemoryStore }
+
+func (s storePanicsOnAsk) Modify(ctx context.Context, owner, id string, change func(*runs.Run, runs.Held) error) (runs.Run, error) {
+	return s.MemoryStore.Modify(ctx, owner, id, func(r *runs.Run, held runs.Held) error {
+		err := change(r, held)
+		if err == nil && r.State == runs.InputRequired {
+			panic("task store")
+		}
+		return err
+	})
+}
+
+// TestPanickingTaskIsContained: a task runs on a goroutine of its own,
+// which nothing else recovers; beside its call's rounds (recovered in
+// serveTaskCall) it asks for input, stores its outcome and audits. A panic
+// there (here the task store's, as the task asks for input) fails that
+// task with the error that says to call again, is in the log with its
+// stack, and serve keeps serving.
+func TestPanickingTaskIsContained(t *testing.T) {
+	t.Parallel()
+	logs := &lockedBuffer{}
+	fx := newUpstreamTaskFixtureWith(t, []Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, func(o *TaskOptions) {
+		o.Registry = runs.NewRegistry(storePanicsOnAsk{runs.NewMemoryStore(nil)}, runs.Options{})
+	})
+	id, _ := fx.callTool(t, "asker")["taskId"].(string)
+	if id == "" {
+		t.Fatal("no task")
+	}
+	failed := fx.waitStatus(t, "alice", id, "failed")
+	if e, _ := failed["error"].(map[string]any); !strings.Contains(fmt.Sprint(e["message"]), "failed inside the server") {
+		t.Fatalf("the task's error: %v", failed)
+	}
+	if !strings.Contains(logs.String(), "task store") || !strings.Contains(logs.String(), "goroutine ") {
+		t.Errorf("the log does not have the panic and its stack:\n%s", logs.String())
+	}
+	if id, _ := fx.callTool(t, "up__offered")["taskId"].(string); id == "" || !strings.Contains(fmt.Sprint(fx.waitStatus(t, "alice", id, "completed")["result"]), "offered ran") {
+		t.Fatal("after the panic, a task did not run")
+	}
+}
+
+// lockedBuffer is a log the server's goroutines and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -434,6 +435,8 @@ func (c *Conn) send(ctx context.Context, req transport.JSONRPCRequest) (*transpo
 		// fails this request rather than the process.
 		defer func() {
 			if r := recover(); r != nil {
+				c.s.log.Error("an in-process server's handler panicked", "server", c.s.spec.Name,
+					"method", telemetry.Clip(req.Method), "panic", r, "stack", string(debug.Stack()))
 				ch <- answer{nil, fmt.Errorf("the in-process server panicked: %v", r)}
 			}
 		}()
@@ -644,6 +647,15 @@ func (c *Conn) watchProgress(token string, fn func(Progress)) (stop func()) {
 // --- notifications from the upstream ---
 
 func (c *Conn) onNotification(n mcp.JSONRPCNotification) {
+	// The relay runs on the transport's reading goroutine (ours for stdio,
+	// mcp-go's for HTTP), which nothing else recovers: a panic in it drops
+	// this notification rather than end the process.
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("relaying an upstream's notification panicked; it was dropped", "server", c.s.spec.Name,
+				"method", telemetry.Clip(n.Method), "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
 		f := n.Params.AdditionalFields

@@ -8,13 +8,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
-func (c *Conn) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+func (c *Conn) onRequest(ctx context.Context, req transport.JSONRPCRequest) (resp *transport.JSONRPCResponse, err error) {
+	// The relay runs on a goroutine of the transport's (ours for stdio,
+	// mcp-go's for HTTP), which nothing else recovers: a panic in it
+	// answers the upstream's request an error rather than end the process.
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("relaying an upstream's request panicked", "server", c.s.spec.Name,
+				"method", telemetry.Clip(req.Method), "panic", r, "stack", string(debug.Stack()))
+			resp, err = transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, "the gateway failed relaying this request to its client", nil), nil
+		}
+	}()
 	var params json.RawMessage
 	if req.Params != nil {
 		params, _ = json.Marshal(req.Params)
