@@ -1,7 +1,6 @@
 package codemode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,26 +16,9 @@ import (
 	"github.com/sandboxrt/sandbox/examples/mcpserver"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/toolspec"
+	"github.com/sandboxrt/sandbox/internal/testlog"
 	"github.com/sandboxrt/sandbox/runtime"
 )
-
-// syncBuffer is a log that the stream's goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProgressRelayPanicIsContained: a run's events are relayed to its
 // client (notifications/progress and notifications/message) on a goroutine
@@ -46,7 +28,7 @@ func (s *syncBuffer) String() string {
 // serving.
 func TestProgressRelayPanicIsContained(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	e := newEngineFull(t, map[string]*server.MCPServer{}, gateway.DefaultSettings(), runtime.Options{Isolation: runtime.InProcess, Workers: 1},
 		Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -84,7 +66,7 @@ func (panickingObserver) RunEnded(string, *ExecuteResult, error) {}
 // serving.
 func TestRunEventPanicIsContained(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	e := newEngineFull(t, map[string]*server.MCPServer{"demo": mcpserver.New()}, gateway.DefaultSettings(), runtime.Options{Isolation: runtime.IsolateWorkers, Workers: 1},
 		Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	stop := e.ObserveRuns(panickingObserver{})
@@ -115,7 +97,7 @@ func (panickingStore) Get(context.Context, StoreScope, string) (json.RawMessage,
 // the agent.
 func TestHostPanicIsLogged(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	e := newEngineFull(t, map[string]*server.MCPServer{}, gateway.DefaultSettings(), runtime.Options{Isolation: runtime.InProcess, Workers: 1},
 		Options{Limits: runtime.Limits{Timeout: 20 * time.Second}, Store: panickingStore{}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	res := execute(t, e, ExecuteRequest{Code: `try { await sandbox.store.get("k"); return "answered" } catch (err: any) { return err.code + ": " + err.message }`})
@@ -155,7 +137,7 @@ func (*usagePanicsOnce) Evidence(context.Context, []string) (map[string]map[stri
 // panic is in the log with its stack, and the next records are written.
 func TestLearningPanicIsContained(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	usage := &usagePanicsOnce{}
 	l := newLearning(usage, slog.New(slog.NewJSONHandler(logs, nil)))
 	defer l.close()

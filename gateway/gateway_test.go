@@ -21,6 +21,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 	"github.com/sandboxrt/sandbox/gateway/internal/upstream"
+	"github.com/sandboxrt/sandbox/internal/testlog"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 )
 
@@ -44,32 +45,14 @@ func testServerConfig(t testing.TB, mode string, extra string) string {
 	return fmt.Sprintf(`{"command": %s, "env": {%q: %q}%s}`, cmd, testserver.EnvVar, mode, extra)
 }
 
-// logBuffer collects the gateway's logs for assertions.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startGateway parses cfgJSON, starts a gateway and closes it with the test.
-func startGateway(t testing.TB, cfgJSON string, opts ...Option) (*Gateway, *logBuffer) {
+func startGateway(t testing.TB, cfgJSON string, opts ...Option) (*Gateway, *testlog.Buffer) {
 	t.Helper()
 	cfg, err := ParseConfig("test.json", []byte(cfgJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	opts = append([]Option{WithLogger(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
 	g, err := New(cfg, opts...)
 	if err != nil {
@@ -813,7 +796,7 @@ func TestInProcessServerPanicIsContained(t *testing.T) {
 	up.AddTool(mcp.NewTool("ok"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("fine"), nil
 	})
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	g, err := New(&Config{Settings: DefaultSettings()}, WithInProcessServer("f", up, nil), WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)

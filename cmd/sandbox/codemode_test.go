@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/sandboxrt/sandbox/config"
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/frontend"
+	"github.com/sandboxrt/sandbox/internal/testlog"
 	"github.com/sandboxrt/sandbox/internal/testpeers"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/typegen"
@@ -265,24 +265,6 @@ func TestCodeModeBlockOfTheConfig(t *testing.T) {
 	}
 }
 
-// lockedBuffer is an io.Writer that loggers on many goroutines can share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestCodeModeWarningsReachServeLog: when re-indexing the catalog fails
 // (here: the embedding service goes down, then a server adds a tool), the
 // engine's warning reaches serve's log at WARN. serve lowers slog's default
@@ -300,7 +282,7 @@ func TestCodeModeWarningsReachServeLog(t *testing.T) {
 	}))
 	defer embeddings.Close()
 
-	var stderr lockedBuffer
+	var stderr testlog.Buffer
 	f := gatewayFlags{logLevel: "info"}
 	log, err := f.logger(&stderr)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
+	"github.com/sandboxrt/sandbox/internal/testlog"
 )
 
 // memStreams is a CallStreamStore in memory (what Redis keeps for the
@@ -191,7 +192,7 @@ func (*panickingStreams) Append(context.Context, string, StreamInfo, []StreamEve
 // resumer on another replica hears the stream was never handed over).
 func TestStreamHandOffPanicIsContained(t *testing.T) {
 	t.Parallel()
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	g := startGateway(t, nil, gateway.WithInProcessServer("a", testserver.New(), nil))
 	f := New(g, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	t.Cleanup(f.Close)

@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/sandboxrt/sandbox/gateway"
 	"github.com/sandboxrt/sandbox/gateway/internal/testserver"
 	"github.com/sandboxrt/sandbox/gateway/toolspec"
+	"github.com/sandboxrt/sandbox/internal/testlog"
 	"github.com/sandboxrt/sandbox/internal/testwait"
 	"github.com/sandboxrt/sandbox/runs"
 )
@@ -635,7 +634,7 @@ func TestPanickingTaskCallIsLogged(t *testing.T) {
 	t.Parallel()
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { panic("task hook") })
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	g := startGateway(t, &gateway.Config{Settings: gateway.DefaultSettings(), Servers: map[string]*gateway.ServerConfig{}})
 	reg := runs.NewRegistry(runs.NewMemoryStore(nil), runs.Options{})
 	f := New(g, WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithTasks(TaskOptions{Registry: reg, Tools: func(name string) bool { return name == "job" }}),
@@ -688,7 +687,7 @@ func (s storePanicsOnAsk) Modify(ctx context.Context, owner, id string, change f
 // stack, and serve keeps serving.
 func TestPanickingTaskIsContained(t *testing.T) {
 	t.Parallel()
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	fx := newUpstreamTaskFixtureWith(t, []Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, func(o *TaskOptions) {
 		o.Registry = runs.NewRegistry(storePanicsOnAsk{runs.NewMemoryStore(nil)}, runs.Options{})
 	})
@@ -706,22 +705,4 @@ func TestPanickingTaskIsContained(t *testing.T) {
 	if id, _ := fx.callTool(t, "up__offered")["taskId"].(string); id == "" || !strings.Contains(fmt.Sprint(fx.waitStatus(t, "alice", id, "completed")["result"]), "offered ran") {
 		t.Fatal("after the panic, a task did not run")
 	}
-}
-
-// lockedBuffer is a log the server's goroutines and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
