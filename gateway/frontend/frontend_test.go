@@ -85,6 +85,28 @@ func legacyClient(t *testing.T, url string, opts ...transport.StreamableHTTPCOpt
 	return c
 }
 
+// modernClient connects with the newest protocol, 2026-07-28 (stateless),
+// and fails the test if another was negotiated.
+func modernClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !mcp.IsModernProtocol(c.ProtocolVersion()) {
+		t.Fatalf("negotiated %q", c.ProtocolVersion())
+	}
+	return c
+}
+
 func toolNames(t *testing.T, c *client.Client) map[string]mcp.Tool {
 	t.Helper()
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
@@ -757,21 +779,8 @@ func TestStdioNotificationsPrecedeTheResponse(t *testing.T) {
 func TestModernClient(t *testing.T) {
 	t.Parallel()
 	fx := newFrontend(t)
-	c, err := client.NewStreamableHttpClient(fx.url + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := modernClient(t, fx.url+"/mcp")
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if !mcp.IsModernProtocol(c.ProtocolVersion()) {
-		t.Fatalf("negotiated %q", c.ProtocolVersion())
-	}
 	if _, ok := toolNames(t, c)["b__echo"]; !ok {
 		t.Fatal("tools/list on the stateless protocol lacks b__echo")
 	}
@@ -814,21 +823,8 @@ func TestPanickingCallIsContained(t *testing.T) {
 		Handler: func(context.Context, toolspec.Request) (*gateway.CallResult, error) { panic("boom") }}); err != nil {
 		t.Fatal(err)
 	}
-	modern, err := client.NewStreamableHttpClient(fx.url + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer modern.Close()
+	modern := modernClient(t, fx.url+"/mcp")
 	ctx := context.Background()
-	if err := modern.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := modern.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if !mcp.IsModernProtocol(modern.ProtocolVersion()) {
-		t.Fatalf("negotiated %q", modern.ProtocolVersion())
-	}
 	for name, c := range map[string]*client.Client{"2025-era": legacyClient(t, fx.url+"/mcp"), "2026-07-28": modern} {
 		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "boom", Arguments: map[string]any{}}})
 		if err == nil {
