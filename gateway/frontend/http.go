@@ -333,9 +333,7 @@ func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, body
 		defer func() {
 			if r := recover(); r != nil {
 				h.s.log.Error("a call panicked", "id", telemetry.Clip(string(requestID)), "panic", r, "stack", string(debug.Stack()))
-				answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": requestID,
-					"error": map[string]any{"code": mcp.INTERNAL_ERROR, "message": errRunPanicked.Error()}})
-				_, _ = cs.Write(answer)
+				writeRPC(cs, http.StatusOK, requestID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})
 				cs.Finish()
 			}
 		}()
@@ -487,15 +485,15 @@ func scanEnvelope(body []byte) (rpcEnvelope, bool) {
 		switch {
 		case !jsonscan.PlainKey(key):
 			shape = false
-		case asciiKeyIs(key, "id"):
+		case keyIs(key, "id"):
 			if shape = seen.First(0); shape {
 				m.ID = value
 			}
-		case asciiKeyIs(key, "method"):
+		case keyIs(key, "method"):
 			if shape = seen.First(1); shape {
 				m.Method, shape = jsonscan.PlainString(value)
 			}
-		case asciiKeyIs(key, "params"):
+		case keyIs(key, "params"):
 			if shape = seen.First(2); shape && string(value) != "null" {
 				shape = scanParams(value, &m)
 			}
@@ -507,12 +505,6 @@ func scanEnvelope(body []byte) (rpcEnvelope, bool) {
 	return m, isObject && shape
 }
 
-// asciiKeyIs reports whether a plain key (jsonscan.PlainKey) is name to
-// encoding/json, which matches keys to fields without regard to case.
-func asciiKeyIs(key []byte, name string) bool {
-	return strings.EqualFold(string(key), name)
-}
-
 // scanParams reads a tools/call's name and _meta for scanEnvelope.
 func scanParams(params []byte, m *rpcEnvelope) bool {
 	var seen jsonscan.Fields
@@ -521,11 +513,11 @@ func scanParams(params []byte, m *rpcEnvelope) bool {
 		switch {
 		case !jsonscan.PlainKey(key):
 			shape = false
-		case asciiKeyIs(key, "name"):
+		case keyIs(key, "name"):
 			if shape = seen.First(0); shape {
 				m.Params.Name, shape = jsonscan.PlainString(value)
 			}
-		case asciiKeyIs(key, "_meta"):
+		case keyIs(key, "_meta"):
 			// A tools/call's _meta is small (a progress token, trace
 			// context) and rare from most clients: decoded as it was.
 			if shape = seen.First(1) && value[0] == '{'; shape {
