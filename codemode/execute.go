@@ -158,14 +158,14 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 	budget := &runBudget{left: resultBudget(limits.WithDefaults().MemoryBytes)}
 	scriptCalls := &scriptRun{limits: limits.WithDefaults(), calls: calls, root: root}
 	host := runtime.HostFunc(func(ctx context.Context, call runtime.ToolCall) (_ json.RawMessage, err error) {
-		// The runtime recovers a Host's panic (the call fails HOST_ERROR,
-		// as here) but has no log: without this, a bug in the call's
+		// The runtime recovers a Host's panic (runtime.HostPanicked) but
+		// has no log: without this, a bug in the call's
 		// handling (the gateway's pipeline, sandbox.store, results, shapes
 		// learning) would be told to the agent only.
 		defer func() {
 			if r := recover(); r != nil {
 				e.log.Error("code mode: a snippet's call panicked", "target", call.Target.String(), "panic", r, "stack", string(debug.Stack()))
-				err = &runtime.ToolError{Code: runtime.CodeHostError, Message: fmt.Sprintf("the host panicked: %v", r)}
+				err = runtime.HostPanicked(r)
 			}
 		}()
 		calls.add(1)

@@ -210,10 +210,17 @@ func (h *hostSide) call(id uint64, target bindings.Target, args json.RawMessage,
 func safeCall(ctx context.Context, host Host, call ToolCall) (res json.RawMessage, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &ToolError{Code: CodeHostError, Message: fmt.Sprintf("the host panicked: %v", r)}
+			err = HostPanicked(r)
 		}
 	}()
 	return host.CallTool(ctx, call)
+}
+
+// HostPanicked is the error a snippet's call fails with when its Host
+// panicked with r: the runtime recovers such a panic itself, and a Host
+// that recovers its own first (to log it) answers the same.
+func HostPanicked(r any) error {
+	return &ToolError{Code: CodeHostError, Message: fmt.Sprintf("the host panicked: %v", r)}
 }
 
 // waitingFor says which tool calls a run that ran out of time was still
