@@ -277,12 +277,17 @@ func (cs *CallStream) emitLocked(data []byte, flush bool) {
 // flush is what finds a broken connection.
 func (cs *CallStream) flushLocked() {
 	cs.unflushed = false
+	cs.stopFlushTimerLocked()
+	if cs.out != nil && http.NewResponseController(cs.out).Flush() != nil {
+		cs.out, cs.broken = nil, true
+	}
+}
+
+// stopFlushTimerLocked stops a pending late flush.
+func (cs *CallStream) stopFlushTimerLocked() {
 	if cs.flushTimer != nil {
 		cs.flushTimer.Stop()
 		cs.flushTimer = nil
-	}
-	if cs.out != nil && http.NewResponseController(cs.out).Flush() != nil {
-		cs.out, cs.broken = nil, true
 	}
 }
 
@@ -344,9 +349,8 @@ func (cs *CallStream) Finish() {
 	}
 	if cs.unflushed && cs.resumable {
 		cs.flushLocked()
-	} else if cs.flushTimer != nil {
-		cs.flushTimer.Stop()
-		cs.flushTimer = nil
+	} else {
+		cs.stopFlushTimerLocked()
 	}
 	cs.complete = true
 	close(cs.changed)
@@ -360,10 +364,7 @@ func (cs *CallStream) Detach() bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.out = nil
-	if cs.flushTimer != nil {
-		cs.flushTimer.Stop()
-		cs.flushTimer = nil
-	}
+	cs.stopFlushTimerLocked()
 	return cs.resumable && cs.mode == sse
 }
 
