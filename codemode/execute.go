@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/errcode"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 	"github.com/sandboxrt/sandbox/runtime"
 	"github.com/sandboxrt/sandbox/vectorindex"
@@ -164,7 +164,7 @@ func (e *Engine) execute(ctx context.Context, req ExecuteRequest, nested bool, c
 		// learning) would be told to the agent only.
 		defer func() {
 			if r := recover(); r != nil {
-				e.log.Error("code mode: a snippet's call panicked", "target", call.Target.String(), "panic", r, "stack", string(debug.Stack()))
+				logx.Panic(e.log, "code mode: a snippet's call panicked", r, "target", call.Target.String())
 				err = runtime.HostPanicked(r)
 			}
 		}()
@@ -447,7 +447,7 @@ func (e *Engine) containEvents(onEvent func(runtime.Event)) func(runtime.Event) 
 	return func(ev runtime.Event) {
 		defer func() {
 			if r := recover(); r != nil {
-				e.log.Error("code mode: a listener of a run's events panicked; the event was lost", "panic", r, "stack", string(debug.Stack()))
+				logx.Panic(e.log, "code mode: a listener of a run's events panicked; the event was lost", r)
 			}
 		}()
 		onEvent(ev)

@@ -3,13 +3,13 @@ package codemode
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/vectorindex"
 )
 
@@ -125,7 +125,7 @@ func (l *learning) run() {
 func (l *learning) record(r usageRecord) {
 	defer func() {
 		if p := recover(); p != nil {
-			l.log.Error("code mode: recording what a search led to panicked; the record is lost", "panic", p, "stack", string(debug.Stack()))
+			logx.Panic(l.log, "code mode: recording what a search led to panicked; the record is lost", p)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)

@@ -3,10 +3,10 @@ package codemode
 import (
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/runtime"
 )
 
@@ -68,7 +68,7 @@ func (s *eventStream) send() {
 	// waits only for done); the run's result has them all.
 	defer func() {
 		if r := recover(); r != nil {
-			s.errLog.Error("code mode: relaying a run's progress panicked; the rest of its events are not streamed", "panic", r, "stack", string(debug.Stack()))
+			logx.Panic(s.errLog, "code mode: relaying a run's progress panicked; the rest of its events are not streamed", r)
 		}
 	}()
 	tokens := float64(streamBurst)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -332,7 +331,7 @@ func (h *httpHandler) serveToolCall(w http.ResponseWriter, r *http.Request, body
 		// process and every tenant's calls with it.
 		defer func() {
 			if r := recover(); r != nil {
-				h.s.log.Error("a call panicked", "id", telemetry.Clip(string(requestID)), "panic", r, "stack", string(debug.Stack()))
+				logx.Panic(h.s.log, "a call panicked", r, "id", telemetry.Clip(string(requestID)))
 				writeRPC(cs, http.StatusOK, requestID, nil, &rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})
 				cs.Finish()
 			}

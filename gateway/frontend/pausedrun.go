@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/logx"
 )
 
 // MaxPausedRuns is how many calls one principal may have paused at once,
@@ -379,7 +379,7 @@ func startRunWith[T any](s *Server, ctx context.Context, binding string, run fun
 		// process and every tenant's calls with it.
 		defer func() {
 			if r := recover(); r != nil {
-				s.log.Error("a call panicked", "binding", binding, "panic", r, "stack", string(debug.Stack()))
+				logx.Panic(s.log, "a call panicked", r, "binding", binding)
 				p.res, p.err = nil, errRunPanicked
 			}
 		}()

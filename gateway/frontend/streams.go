@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandboxrt/sandbox/auth"
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
 )
 
@@ -142,7 +142,7 @@ func (h *httpHandler) handOff(cs *callStream) {
 	// hears, once the lease lapses, that the outcome is unknown.
 	defer func() {
 		if r := recover(); r != nil {
-			h.s.log.Error("handing a detached call stream to the other replicas panicked; it is resumable on this replica only", "stream", id, "panic", r, "stack", string(debug.Stack()))
+			logx.Panic(h.s.log, "handing a detached call stream to the other replicas panicked; it is resumable on this replica only", r, "stream", id)
 		}
 	}()
 	renew := time.NewTicker(streamLease / 3)

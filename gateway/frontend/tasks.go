@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/sandboxrt/sandbox/auth"
 	"github.com/sandboxrt/sandbox/gateway"
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/mcphttp"
 	"github.com/sandboxrt/sandbox/runs"
 )
@@ -455,7 +455,7 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte, fi
 	// lapses, and it is failed as orphaned) rather than end the process.
 	defer func() {
 		if p := recover(); p != nil {
-			h.s.log.Error("a task panicked", "task", run.ID(), "tool", run.Run().Tool, "panic", p, "stack", string(debug.Stack()))
+			logx.Panic(h.s.log, "a task panicked", p, "task", run.ID(), "tool", run.Run().Tool)
 			h.failPanickedTask(run)
 		}
 	}()
@@ -501,7 +501,7 @@ func (h *httpHandler) runTask(run *runs.Handle, r *http.Request, body []byte, fi
 func (h *httpHandler) failPanickedTask(run *runs.Handle) {
 	defer func() {
 		if p := recover(); p != nil {
-			h.s.log.Error("a task that panicked could not be failed; its lease will lapse", "task", run.ID(), "panic", p, "stack", string(debug.Stack()))
+			logx.Panic(h.s.log, "a task that panicked could not be failed; its lease will lapse", p, "task", run.ID())
 		}
 	}()
 	if _, err := run.Finish(nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})); err != nil {
@@ -584,7 +584,7 @@ func (h *httpHandler) serveTaskCall(ctx context.Context, tool string, r *http.Re
 	var answer capture
 	defer func() {
 		if p := recover(); p != nil {
-			h.s.log.Error("a task's call panicked", "tool", tool, "panic", p, "stack", string(debug.Stack()))
+			logx.Panic(h.s.log, "a task's call panicked", p, "tool", tool)
 			result, rpcError = nil, mustJSON(rpcErr{Code: mcp.INTERNAL_ERROR, Message: errRunPanicked.Error()})
 		}
 	}()

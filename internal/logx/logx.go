@@ -4,6 +4,7 @@ package logx
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 )
 
 // DebugOnly returns a logger that writes every record to l's handler at
@@ -37,4 +38,11 @@ func DurationsInMs(_ []string, a slog.Attr) slog.Attr {
 	}
 	d := a.Value.Duration()
 	return slog.Float64(a.Key+"Ms", float64(d.Microseconds())/1000)
+}
+
+// Panic logs a recovered panic r at Error with its stack, the way every
+// goroutine serve starts for a call reports one it contained: msg says
+// what was lost, args what it belonged to.
+func Panic(l *slog.Logger, msg string, r any, args ...any) {
+	l.Error(msg, append(args, "panic", r, "stack", string(debug.Stack()))...)
 }

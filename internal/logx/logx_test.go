@@ -2,6 +2,8 @@ package logx_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -22,5 +24,24 @@ func TestDebugOnlyLowersEveryRecord(t *testing.T) {
 	l.Warn("chatter", "k", 1)
 	if got := buf.String(); !strings.Contains(got, "level=DEBUG") || !strings.Contains(got, "server=a") || !strings.Contains(got, "g.k=1") {
 		t.Fatalf("record = %q", got)
+	}
+}
+
+// TestPanicLogsValueAndStack: a contained panic is logged at Error with the
+// caller's attributes, the panic's value and the stack it came from.
+func TestPanicLogsValueAndStack(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(slog.NewJSONHandler(&buf, nil))
+	func() {
+		defer func() { logx.Panic(l, "a call panicked", recover(), "id", 7) }()
+		panic("boom")
+	}()
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["level"] != "ERROR" || rec["msg"] != "a call panicked" || rec["id"] != float64(7) || rec["panic"] != "boom" ||
+		!strings.Contains(fmt.Sprint(rec["stack"]), "TestPanicLogsValueAndStack") {
+		t.Fatalf("%s", buf.Bytes())
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
@@ -435,8 +435,7 @@ func (c *Conn) send(ctx context.Context, req transport.JSONRPCRequest) (*transpo
 		// fails this request rather than the process.
 		defer func() {
 			if r := recover(); r != nil {
-				c.s.log.Error("an in-process server's handler panicked", "server", c.s.spec.Name,
-					"method", telemetry.Clip(req.Method), "panic", r, "stack", string(debug.Stack()))
+				logx.Panic(c.s.log, "an in-process server's handler panicked", r, "server", c.s.spec.Name, "method", telemetry.Clip(req.Method))
 				ch <- answer{nil, fmt.Errorf("the in-process server panicked: %v", r)}
 			}
 		}()
@@ -652,8 +651,7 @@ func (c *Conn) onNotification(n mcp.JSONRPCNotification) {
 	// this notification rather than end the process.
 	defer func() {
 		if r := recover(); r != nil {
-			c.s.log.Error("relaying an upstream's notification panicked; it was dropped", "server", c.s.spec.Name,
-				"method", telemetry.Clip(n.Method), "panic", r, "stack", string(debug.Stack()))
+			logx.Panic(c.s.log, "relaying an upstream's notification panicked; it was dropped", r, "server", c.s.spec.Name, "method", telemetry.Clip(n.Method))
 		}
 	}()
 	switch n.Method {

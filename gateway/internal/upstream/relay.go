@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandboxrt/sandbox/internal/logx"
 	"github.com/sandboxrt/sandbox/internal/telemetry"
 )
 
@@ -23,8 +23,7 @@ func (c *Conn) onRequest(ctx context.Context, req transport.JSONRPCRequest) (res
 	// answers the upstream's request an error rather than end the process.
 	defer func() {
 		if r := recover(); r != nil {
-			c.s.log.Error("relaying an upstream's request panicked", "server", c.s.spec.Name,
-				"method", telemetry.Clip(req.Method), "panic", r, "stack", string(debug.Stack()))
+			logx.Panic(c.s.log, "relaying an upstream's request panicked", r, "server", c.s.spec.Name, "method", telemetry.Clip(req.Method))
 			resp, err = transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, "the gateway failed relaying this request to its client", nil), nil
 		}
 	}()
